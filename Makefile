@@ -1,0 +1,36 @@
+# dau-scheduler: every target sets up .venv in the checkout when it is absent.
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: help demo test lint bench gpu-check clean
+
+help:  ## list the targets
+	@grep -E '^[a-z-]+:.*## ' Makefile | sed 's/:.*## /\t/'
+
+$(STAMP): pyproject.toml
+	test -d $(VENV) || $(PY) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e '.[dev]'
+	touch $(STAMP)
+
+demo: $(STAMP)  ## generate TPC-H SF 0.1 (cached) and split all 22 queries against DuckDB
+	$(BIN)/dau demo
+
+test: $(STAMP)  ## run the test suite (no GPU needed; gpu tests skip)
+	$(BIN)/pytest -n 2 -q
+
+lint: $(STAMP)  ## ruff, and mypy --strict on src/
+	$(BIN)/ruff check src tests bench-queries
+	$(BIN)/mypy
+
+bench: $(STAMP)  ## TPC-H SF1 benchmark: plain DuckDB vs split sessions (writes bench-queries/results/)
+	$(BIN)/python bench-queries/split_overhead.py --scale 1
+
+gpu-check: $(STAMP)  ## gpu tests and TPC-H SF1 through the cudf arm (needs a GPU and '.[gpu]')
+	$(BIN)/pytest -m gpu -q
+	$(BIN)/python bench-queries/split_overhead.py --scale 1 --devices cudf
+
+clean:  ## remove the virtual environment and caches
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,157 @@
+"""The adaptive posture: the arms take morsels from opposite ends of the rows until they meet.
+
+The device arm takes morsels from the front, the host from the back, so the faster arm simply
+does more and no estimate is needed; the realized share is measured. Partials are merged in row
+order, which keeps arm order (every device morsel precedes every host morsel).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterable
+from typing import Any
+
+from dau_scheduler.errors import ArmError, SplitError
+from dau_scheduler.merge import MergeRule, check_split
+from dau_scheduler.rows import RowSource, as_row_source
+from dau_scheduler.split import SplitArm, SplitExecution, _granularity, overlap
+
+
+class _Meeting:
+    """The shared cursors: ``front`` rises as the device takes rows, ``back`` falls for the host."""
+
+    def __init__(self, n: int) -> None:
+        self.front, self.back = 0, n
+        self.lock = threading.Lock()
+        self.failed = threading.Event()
+
+    def take_front(self, size: int, grain: int) -> tuple[int, int] | None:
+        with self.lock:
+            if self.failed.is_set() or self.front >= self.back:
+                return None
+            stop = min(self.front + size, self.back)
+            if (stop - self.front) % grain:
+                stop = self.front + ((stop - self.front) // grain) * grain
+                if stop == self.front:
+                    return None
+            start, self.front = self.front, stop
+            return start, stop
+
+    def take_back(self, size: int) -> tuple[int, int] | None:
+        with self.lock:
+            if self.failed.is_set() or self.front >= self.back:
+                return None
+            start = max(self.back - size, self.front)
+            stop, self.back = self.back, start
+            return start, stop
+
+
+def _positive(name: str, value: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise SplitError(f"{name} must be a positive int, got {value!r}")
+    return value
+
+
+def execute_adaptive(
+    query: Any,
+    rows: RowSource | Iterable[Any],
+    merge: MergeRule,
+    *,
+    device: SplitArm,
+    host: SplitArm,
+    device_morsel: int,
+    host_morsel: int,
+    aggregates: Iterable[tuple[str, str]] = (),
+) -> SplitExecution:
+    """Run ``query`` by meet-in-the-middle morsels and merge the partials in row order.
+
+    Each morsel is one arm call over a :class:`RowSource` slice. If either arm raises, the other
+    stops taking morsels, both are waited for, and :class:`ArmError` names the failed arm: a
+    failure never yields a short answer.
+    """
+    began = time.perf_counter()
+    check_split(merge, aggregates)
+    _positive("device_morsel", device_morsel)
+    _positive("host_morsel", host_morsel)
+    grain = _granularity(device)
+    materialize = 0.0
+    if not isinstance(rows, RowSource):
+        t0 = time.perf_counter()
+        rows = as_row_source(rows)
+        materialize = time.perf_counter() - t0
+    source = rows
+    meeting = _Meeting(len(source))
+    size = max(grain, (device_morsel // grain) * grain)
+    outputs: dict[str, list[tuple[int, int, Any]]] = {"device": [], "host": []}
+    spans: dict[str, list[float]] = {"device": [], "host": []}
+    errors: dict[str, BaseException] = {}
+
+    def loop(name: str, arm: SplitArm) -> None:
+        while True:
+            taken = (
+                meeting.take_front(size, grain)
+                if name == "device"
+                else meeting.take_back(host_morsel)
+            )
+            if taken is None:
+                return
+            t0 = time.perf_counter()
+            try:
+                partial = arm(query, source.slice(*taken))
+            except BaseException as exc:  # noqa: BLE001 -- re-raised below, arm named
+                errors[name] = exc
+                meeting.failed.set()
+                return
+            finally:
+                spans[name] += [t0, time.perf_counter()]
+            outputs[name].append((taken[0], taken[1], partial))
+
+    worker = threading.Thread(target=loop, args=("host", host), name="dau-host")
+    worker.start()
+    loop("device", device)
+    worker.join()
+    for name in ("device", "host"):
+        if name in errors:
+            exc = errors[name]
+            if isinstance(exc, ArmError):
+                raise exc
+            raise ArmError(name, f"{type(exc).__name__}: {exc}") from exc
+
+    ordered = sorted(outputs["device"] + outputs["host"], key=lambda item: item[0])
+    t0 = time.perf_counter()
+    result = merge.merge([partial for _, _, partial in ordered])
+    merge_seconds = time.perf_counter() - t0
+    device_rows = sum(stop - start for start, stop, _ in outputs["device"])
+    n = len(source)
+
+    def interval(name: str) -> tuple[float, float]:
+        marks = spans[name]
+        return (min(marks), max(marks)) if marks else (0.0, 0.0)
+
+    def busy(name: str) -> float:
+        marks = spans[name]
+        return sum(marks[i + 1] - marks[i] for i in range(0, len(marks), 2))
+
+    return SplitExecution(
+        posture="adaptive",
+        device_share=device_rows / n if n else 0.0,
+        terminal=merge.terminal,
+        device_rows=device_rows,
+        host_rows=n - device_rows,
+        device_seconds=busy("device"),
+        host_seconds=busy("host"),
+        wall_seconds=time.perf_counter() - began,
+        overlap_seconds=(
+            overlap(interval("device"), interval("host"))
+            if spans["device"] and spans["host"]
+            else 0.0
+        ),
+        materialize_seconds=materialize,
+        merge_seconds=merge_seconds,
+        device_granularity=grain,
+        result=result,
+    )
+
+
+__all__ = ["execute_adaptive"]

@@ -1,0 +1,34 @@
+"""The error hierarchy: one root, a subclass per phase, each mixing in the builtin that fits."""
+
+from __future__ import annotations
+
+
+class DauError(Exception):
+    """Root of every error this package raises on purpose."""
+
+
+class PostureError(DauError, ValueError):
+    """A posture was requested that cannot be resolved into a share."""
+
+
+class SplitError(DauError, ValueError):
+    """A split was asked for that cannot be executed or merged as asked."""
+
+
+class ProfileError(DauError, ValueError):
+    """A profile, span list or link rate that cannot be used as given."""
+
+
+class SqlError(DauError, ValueError):
+    """A query or data set the SQL front end refuses before any engine runs."""
+
+
+class ArmError(DauError, RuntimeError):
+    """An arm failed while running its share; ``arm`` says which (``"device"`` or ``"host"``)."""
+
+    def __init__(self, arm: str, message: str) -> None:
+        super().__init__(f"{arm} arm failed: {message}")
+        self.arm = arm
+
+
+__all__ = ["ArmError", "DauError", "PostureError", "ProfileError", "SplitError", "SqlError"]

@@ -1,0 +1,337 @@
+"""Measured costs: query profiles, link rates, and the on-disk cache that keeps them.
+
+A :class:`QueryProfile` prices a row count on one host as ``fixed + per_row * rows``, from a
+measurement, never a model. It goes stale when the row count drifts too far from what was measured
+or the engine version differs (an unknown version is stale). A :class:`LinkRate` is a measured
+host-to-device transfer rate at one transfer size. :class:`ProfileCache` keeps both as plain JSON.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import platform
+import tempfile
+import warnings
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import TypeVar
+
+from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
+
+from dau_scheduler.errors import ProfileError
+
+_M = TypeVar("_M", bound=BaseModel)
+
+
+def _finite_non_negative(name: str, value: float) -> None:
+    if not math.isfinite(value) or value < 0:
+        raise ValueError(f"{name} must be finite and non-negative, got {value!r}")
+
+
+def _revalidate(model: BaseModel) -> None:
+    try:
+        type(model).model_validate(model.model_dump())
+    except ValidationError as exc:
+        raise ProfileError(f"invalid {type(model).__name__}: {exc}") from exc
+
+
+class NodeCost(BaseModel):
+    """One plan node's measured cost, and whether it scales with rows."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    node: str
+    seconds: float
+    scales_with_rows: bool
+
+    @model_validator(mode="after")
+    def _seconds_is_finite(self) -> NodeCost:
+        _finite_non_negative("seconds", self.seconds)
+        return self
+
+    def check(self) -> NodeCost:
+        """Re-run the invariants and return ``self``."""
+        _revalidate(self)
+        return self
+
+
+class QueryProfile(BaseModel):
+    """A measured host cost for one plan on one host.
+
+    ``selectivity`` (the fraction of rows surviving the filters) stays ``None`` unless measured.
+    ``engine_version`` defaults to ``""``, unknown, never to whatever happens to be installed.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    plan_key: str
+    host: str
+    rows: int
+    fixed_seconds: float
+    per_row_seconds: float
+    nodes: tuple[NodeCost, ...] = ()
+    selectivity: float | None = None
+    engine_version: str = ""
+
+    @model_validator(mode="after")
+    def _costs_are_sane(self) -> QueryProfile:
+        if self.rows < 0:
+            raise ValueError(f"rows must be non-negative, got {self.rows}")
+        _finite_non_negative("fixed_seconds", self.fixed_seconds)
+        _finite_non_negative("per_row_seconds", self.per_row_seconds)
+        if self.selectivity is not None and not (
+            math.isfinite(self.selectivity) and 0.0 <= self.selectivity <= 1.0
+        ):
+            raise ValueError(f"selectivity must be in [0, 1], got {self.selectivity!r}")
+        if not self.plan_key:
+            raise ValueError("plan_key must not be empty")
+        if not self.host:
+            raise ValueError("host must not be empty")
+        return self
+
+    def check(self) -> QueryProfile:
+        """Re-run the invariants (``model_copy(update=...)`` skips them) and return ``self``."""
+        _revalidate(self)
+        for node in self.nodes:
+            node.check()
+        return self
+
+    def estimate(self, rows: int) -> float:
+        """Host seconds for ``rows``: ``fixed_seconds + per_row_seconds * rows``."""
+        self.check()
+        if isinstance(rows, bool) or not isinstance(rows, int) or rows < 0:
+            raise ProfileError(f"rows must be a non-negative int, got {rows!r}")
+        return self.fixed_seconds + self.per_row_seconds * rows
+
+    def is_stale_for(self, rows: int, *, engine_version: str, factor: float = 10.0) -> bool:
+        """Whether this measurement can no longer price ``rows`` on the engine installed now.
+
+        One predicate answers both ways a measurement goes stale, so no caller can ask one and
+        forget the other: the row count has moved more than ``factor`` times away from what was
+        measured, or the engine version differs. An unrecorded version is unknown, hence stale.
+        """
+        self.check()
+        if not math.isfinite(factor) or factor < 1.0:
+            raise ProfileError(f"factor must be a finite number >= 1, got {factor!r}")
+        if isinstance(rows, bool) or not isinstance(rows, int) or rows < 0:
+            raise ProfileError(f"rows must be a non-negative int, got {rows!r}")
+        if not self.engine_version or self.engine_version != engine_version:
+            return True
+        lo, hi = sorted((max(rows, 1), max(self.rows, 1)))
+        return hi / lo > factor
+
+
+class LinkRate(BaseModel):
+    """The measured host-to-device transfer rate of one link at one transfer size.
+
+    Keyed by host, device and ``transfer_bytes``: small transfers lose rate to per-transfer setup,
+    so
+    a rate at one size says little about another. ``samples`` keeps the individual rates so their
+    spread stays visible; ``measured_at`` (seconds since the epoch) is what staleness is judged by.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    host: str
+    device: str
+    bytes_per_second: float
+    transfer_bytes: int
+    samples: tuple[float, ...] = ()
+    measured_at: float = 0.0
+
+    @model_validator(mode="after")
+    def _rate_is_usable(self) -> LinkRate:
+        if not math.isfinite(self.bytes_per_second) or self.bytes_per_second <= 0:
+            raise ValueError(
+                f"bytes_per_second must be finite and positive: {self.bytes_per_second}"
+            )
+        if self.transfer_bytes <= 0:
+            raise ValueError(f"transfer_bytes must be positive, got {self.transfer_bytes}")
+        for sample in self.samples:
+            if not math.isfinite(sample) or sample <= 0:
+                raise ValueError(f"every sample must be finite and positive, got {sample!r}")
+        _finite_non_negative("measured_at", self.measured_at)
+        if not self.host or not self.device:
+            raise ValueError("host and device must not be empty")
+        return self
+
+    def check(self) -> LinkRate:
+        """Re-run the invariants and return ``self``."""
+        _revalidate(self)
+        return self
+
+    def is_stale(self, *, now: float, max_age_seconds: float) -> bool:
+        """Older than ``max_age_seconds`` at ``now``, or never dated."""
+        self.check()
+        if self.measured_at <= 0.0:
+            return True
+        return now - self.measured_at > max_age_seconds
+
+
+def host_identity() -> str:
+    """A name for the machine a profile is measured on (``DAU_HOST`` overrides it)."""
+    return os.environ.get("DAU_HOST") or platform.node() or "unknown-host"
+
+
+def _union_length(intervals: Iterable[tuple[float, float]]) -> float:
+    total, current_start, current_end = 0.0, None, None
+    for start, end in sorted(intervals):
+        if current_end is None or start > current_end:
+            if current_end is not None and current_start is not None:
+                total += current_end - current_start
+            current_start, current_end = start, end
+        else:
+            current_end = max(current_end, end)
+    if current_end is not None and current_start is not None:
+        total += current_end - current_start
+    return total
+
+
+def profile_from_spans(
+    spans: Iterable[tuple[int, int, str]],
+    *,
+    rows: int,
+    plan_key: str,
+    host: str | None = None,
+    is_fixed: Callable[[str], bool] = lambda _node: False,
+    selectivity: float | None = None,
+    engine_version: str = "",
+) -> QueryProfile:
+    """A profile from an engine's per-node ``(start, end, node)`` timings in microseconds.
+
+    Nodes overlap and leave gaps, so summing their durations is not elapsed time. Elapsed time is
+    the span from the first start to the last end; the fixed nodes (``is_fixed``) cost the union of
+    their intervals; everything else, gaps included, is work that scales with ``rows``. With
+    ``rows == 0`` nothing can be divided by the row count, so all elapsed time is fixed.
+    Each :class:`NodeCost` is the union of that node's own intervals.
+    """
+    items = list(spans)
+    if not items:
+        raise ProfileError("profile_from_spans needs at least one span")
+    if isinstance(rows, bool) or not isinstance(rows, int) or rows < 0:
+        raise ProfileError(f"rows must be a non-negative int, got {rows!r}")
+    by_node: dict[str, list[tuple[float, float]]] = {}
+    for item in items:
+        start, end, node = item
+        if not (math.isfinite(start) and math.isfinite(end)) or end < start:
+            raise ProfileError(f"span {item!r} does not run forward in time")
+        by_node.setdefault(node, []).append((float(start), float(end)))
+    elapsed = max(end for _, end, _ in items) - min(start for start, _, _ in items)
+    fixed = _union_length(iv for node, ivs in by_node.items() if is_fixed(node) for iv in ivs)
+    scaling = max(0.0, elapsed - fixed)
+    if rows == 0:
+        fixed, scaling = float(elapsed), 0.0
+    nodes = tuple(
+        NodeCost(node=node, seconds=_union_length(ivs) / 1e6, scales_with_rows=not is_fixed(node))
+        for node, ivs in by_node.items()
+    )
+    return QueryProfile(
+        plan_key=plan_key,
+        host=host if host is not None else host_identity(),
+        rows=rows,
+        fixed_seconds=fixed / 1e6,
+        per_row_seconds=(scaling / 1e6 / rows) if rows else 0.0,
+        nodes=nodes,
+        selectivity=selectivity,
+        engine_version=engine_version,
+    )
+
+
+class ProfileCache:
+    """Profiles keyed by plan and host, and link rates by device, host and size, as JSON files.
+
+    A plain directory on purpose: entries are small, readable, and can be deleted by hand. Every
+    key component is percent-encoded (only ASCII letters and digits pass through), so any key maps
+    to one flat, reversible file name directly under ``root``. Writes go to a temporary file that is
+    renamed into place, so readers never see a torn file. A corrupt entry is a miss with a warning.
+    The engine version is not part of the key: a version change is staleness, re-measured in place.
+    """
+
+    def __init__(self, root: Path | str) -> None:
+        self.root = Path(root)
+
+    @staticmethod
+    def _component(text: str) -> str:
+        return "".join(
+            ch if ch.isascii() and ch.isalnum() else "".join(f"%{b:02X}" for b in ch.encode())
+            for ch in text
+        )
+
+    def _under_root(self, name: str) -> Path:
+        path = self.root / name
+        if path.resolve().parent != self.root.resolve() or path.name != name:
+            raise ProfileError(f"cache entry {name!r} would fall outside {self.root}")
+        return path
+
+    def _path(self, plan_key: str, host: str) -> Path:
+        return self._under_root(
+            f"profile--{self._component(plan_key)}--{self._component(host)}.json"
+        )
+
+    def _link_path(self, device: str, host: str, transfer_bytes: int) -> Path:
+        name = (
+            f"link--{self._component(device)}--{self._component(host)}--{int(transfer_bytes)}.json"
+        )
+        return self._under_root(name)
+
+    def _write(self, path: Path, text: str) -> Path:
+        self.root.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=self.root, prefix=".tmp-", suffix=".json")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                handle.write(text)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+        return path
+
+    def _read(self, path: Path, model: type[_M]) -> _M | None:
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return None
+        try:
+            return model.model_validate(json.loads(text))
+        except (ValueError, TypeError) as exc:
+            warnings.warn(
+                f"ignoring unreadable cache entry {path}: {exc}", RuntimeWarning, stacklevel=3
+            )
+            return None
+
+    def get(self, plan_key: str, host: str | None = None) -> QueryProfile | None:
+        return self._read(self._path(plan_key, host or host_identity()), QueryProfile)
+
+    def put(self, profile: QueryProfile) -> Path:
+        profile.check()
+        return self._write(self._path(profile.plan_key, profile.host), profile.model_dump_json())
+
+    def entries(self) -> Iterable[Path]:
+        if not self.root.is_dir():
+            return []
+        return sorted(p for p in self.root.glob("*.json") if not p.name.startswith(".tmp-"))
+
+    def get_link_rate(
+        self, device: str, transfer_bytes: int, host: str | None = None
+    ) -> LinkRate | None:
+        path = self._link_path(device, host or host_identity(), transfer_bytes)
+        return self._read(path, LinkRate)
+
+    def put_link_rate(self, rate: LinkRate) -> Path:
+        rate.check()
+        path = self._link_path(rate.device, rate.host, rate.transfer_bytes)
+        return self._write(path, rate.model_dump_json())
+
+
+__all__ = [
+    "LinkRate",
+    "NodeCost",
+    "ProfileCache",
+    "QueryProfile",
+    "host_identity",
+    "profile_from_spans",
+]
