@@ -79,3 +79,8 @@ __all__ = [
     "plan_split",
     "profile_from_spans",
 ]
+
+from dau_scheduler.rewrite.planner import SplitPlan
+from dau_scheduler.session import Session, SqlResult, run_sql
+
+__all__ += ["Session", "SplitPlan", "SqlResult", "run_sql"]

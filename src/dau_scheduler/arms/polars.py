@@ -1,0 +1,186 @@
+"""The Polars arm: the partial query through Polars' SQL front end, on the CPU engine or, as the
+``cudf`` arm, on the GPU engine (cudf-polars) with ``raise_on_fail=True``.
+
+Polars' SQL differs from DuckDB's in ways that change answers, so the partial is translated:
+
+- Decimal x decimal keeps ``max(s1, s2)`` digits in Polars but ``s1 + s2`` in DuckDB. Decimal
+  columns are loaded at scale ``DECIMAL_SCALE`` so products of such columns stay exact there, and
+  decimal literals (Float64 in Polars) are written as decimals of that scale.
+- ``a / b`` is DOUBLE division in DuckDB for integers and decimals; it is written as such.
+- ``BETWEEN`` is written as two comparisons; date literals as ``DATE 'yyyy-mm-dd'``.
+
+Every partial is then cast to the host's partial schema with a safe cast, so a value Polars did
+not compute exactly raises rather than merging as a wrong answer.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import polars as pl
+import pyarrow as pa
+from sqlglot import exp
+from sqlglot.dialects.postgres import Postgres
+from sqlglot.errors import SqlglotError
+
+from dau_scheduler.arms.base import cast_partial
+from dau_scheduler.errors import SqlError
+from dau_scheduler.rewrite.planner import PLACEHOLDER, CompiledSplit
+
+#: The scale decimal columns are held at on the Polars side (see the module docstring).
+DECIMAL_SCALE = 12
+_DECIMAL = re.compile(r"DECIMAL\((\d+),\s*(\d+)\)")
+
+
+class _PolarsSQL(Postgres):
+    """Postgres-flavoured SQL, which is what Polars' SQL front end reads, with its quirks."""
+
+    class Generator(Postgres.Generator):  # type: ignore[misc,valid-type]
+        def cast_sql(self, expression: exp.Cast, safe_prefix: str | None = None) -> str:
+            inner = expression.this
+            if (
+                expression.to.is_type(exp.DataType.Type.DATE)
+                and isinstance(inner, exp.Literal)
+                and inner.is_string
+            ):
+                return f"DATE '{inner.this}'"
+            return str(super().cast_sql(expression, safe_prefix))
+
+
+def _decimal_literal(node: exp.Expr) -> exp.Expr | None:
+    if isinstance(node, exp.Literal) and not node.is_string and not node.is_int:
+        text = str(node.this)
+        if "e" not in text.lower():
+            return exp.Cast(
+                this=exp.Literal.string(text),
+                to=exp.DataType.build(f"DECIMAL(38, {DECIMAL_SCALE})"),
+            )
+    return None
+
+
+def _translate(node: exp.Expr) -> exp.Expr:
+    decimal = _decimal_literal(node)
+    if decimal is not None:
+        return decimal
+    if isinstance(node, exp.Div):
+        double = exp.DataType.build("DOUBLE")
+        return exp.Div(
+            this=exp.Cast(this=_translated(node.this), to=double),
+            expression=exp.Cast(this=_translated(node.expression), to=double),
+        )
+    if isinstance(node, exp.Between):
+        return exp.and_(
+            exp.GTE(this=_translated(node.this), expression=_translated(node.args["low"])),
+            exp.LTE(this=_translated(node.this), expression=_translated(node.args["high"])),
+        )
+    return node
+
+
+def _translated(node: exp.Expr) -> exp.Expr:
+    return node.copy().transform(_translate)
+
+
+def polars_sql(compiled: CompiledSplit) -> str:
+    """The partial query in the SQL Polars reads, with DuckDB's arithmetic (module docstring)."""
+    if compiled.partial is None:
+        raise SqlError("this query has no partial to run")
+    return str(_translated(compiled.partial).sql(dialect=_PolarsSQL))
+
+
+def _widen_decimals(frame: pl.DataFrame) -> pl.DataFrame:
+    casts = [
+        pl.col(name).cast(pl.Decimal(38, max(DECIMAL_SCALE, dtype.scale or 0)))
+        for name, dtype in frame.schema.items()
+        if isinstance(dtype, pl.Decimal)
+    ]
+    return frame.with_columns(casts) if casts else frame
+
+
+class PolarsArm:
+    """Runs partial queries with Polars; ``engine="gpu"`` makes it the ``cudf`` arm."""
+
+    def __init__(self, *, engine: str = "cpu", name: str | None = None) -> None:
+        if engine not in {"cpu", "gpu"}:
+            raise SqlError(f"unknown Polars engine {engine!r}; expected 'cpu' or 'gpu'")
+        self.engine = engine
+        self.name = name or ("cudf" if engine == "gpu" else "polars")
+        self.frames: dict[str, pl.LazyFrame] = {}
+        self._collect_engine: Any = "auto"
+        if engine == "gpu":
+            self._collect_engine = _gpu_engine()
+
+    def load(self, tables: dict[str, pa.Table]) -> None:
+        frames = {}
+        for name, table in tables.items():
+            frame = pl.from_arrow(table)
+            if not isinstance(frame, pl.DataFrame):
+                raise SqlError(f"table {name!r} did not load as a Polars DataFrame")
+            frames[name] = _widen_decimals(frame.rechunk()).lazy()
+        self.frames = frames
+
+    def _context(self, split_table: str, start: int, stop: int) -> pl.SQLContext[Any]:
+        frames = dict(self.frames)
+        frames[PLACEHOLDER] = self.frames[split_table].slice(start, stop - start)
+        return pl.SQLContext(frames=frames)
+
+    def sql_for(self, compiled: CompiledSplit) -> str:
+        text = compiled.arm_sql.get(self.name)
+        if text is None:
+            text = polars_sql(compiled)
+            compiled.arm_sql[self.name] = text
+        return text
+
+    def refusal(self, compiled: CompiledSplit) -> str | None:
+        """Why Polars cannot run this partial (it fails to plan, or needs more decimal digits)."""
+        for column, type_name in zip(compiled.partial_columns, compiled.partial_types, strict=True):
+            match = _DECIMAL.search(type_name)
+            if match and int(match.group(2)) > DECIMAL_SCALE:
+                return (
+                    f"{self.name} arm: partial column {column} is {type_name}, finer than the "
+                    f"{DECIMAL_SCALE} decimal digits the Polars arm computes exactly"
+                )
+        try:
+            text = self.sql_for(compiled)
+            frame = self._context(compiled.plan.split_table or "", 0, 0).execute(text)
+            frame.collect_schema()
+        except (SqlglotError, pl.exceptions.PolarsError, SqlError) as exc:
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            return f"{self.name} arm cannot run this query's partial: {first}"
+        return None
+
+    def run_partial(self, compiled: CompiledSplit, start: int, stop: int) -> pa.Table:
+        frame = self._context(compiled.plan.split_table or "", start, stop).execute(
+            self.sql_for(compiled)
+        )
+        result = frame.lazy().collect(engine=self._collect_engine)
+        return cast_partial(result.to_arrow(), compiled.partial_schema, self.name)
+
+
+def _gpu_engine() -> Any:
+    """The Polars GPU engine, imported only here; a missing GPU stack is a clear error."""
+    try:
+        import cudf_polars  # noqa: F401
+    except ImportError as exc:
+        raise SqlError(
+            "device 'cudf' needs cudf-polars and a CUDA GPU: pip install -e '.[gpu]'"
+        ) from exc
+    return pl.GPUEngine(raise_on_fail=True)
+
+
+def gpu_available() -> bool:
+    """Whether the cudf arm can be built here (cudf-polars importable and a CUDA device)."""
+    try:
+        import cudf_polars  # noqa: F401
+        import rmm  # type: ignore[import-not-found]  # noqa: F401
+    except ImportError:
+        return False
+    try:
+        import cupy
+
+        return int(cupy.cuda.runtime.getDeviceCount()) > 0
+    except (ImportError, RuntimeError):
+        return False
+
+
+__all__ = ["DECIMAL_SCALE", "PolarsArm", "gpu_available", "polars_sql"]

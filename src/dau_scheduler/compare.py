@@ -1,0 +1,64 @@
+"""Compare two answers the way engine test suites do: same names and Arrow types, same rows;
+integers, decimals and strings exact, floats within a relative tolerance, NULL and NaN as
+themselves."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pyarrow as pa
+
+#: Relative tolerance for floating-point values (DOUBLE, FLOAT).
+FLOAT_REL = 1e-9
+
+
+def _row_key(row: tuple[Any, ...]) -> tuple[Any, ...]:
+    def part(v: Any) -> tuple[int, Any]:
+        if v is None:
+            return (2, 0)
+        if isinstance(v, float) and math.isnan(v):
+            return (1, 0)
+        return (0, v)
+
+    return tuple(part(v) for v in row)
+
+
+def _same_value(a: Any, b: Any, rel: float) -> bool:
+    if a is None or b is None:
+        return a is None and b is None
+    if isinstance(a, float) or isinstance(b, float):
+        fa, fb = float(a), float(b)
+        if math.isnan(fa) or math.isnan(fb):
+            return math.isnan(fa) and math.isnan(fb)
+        return fa == fb or abs(fa - fb) <= rel * max(abs(fa), abs(fb))
+    return bool(a == b)
+
+
+def compare_tables(
+    got: pa.Table, expected: pa.Table, *, ordered: bool = True, rel: float = FLOAT_REL
+) -> str | None:
+    """None when ``got`` matches ``expected``; otherwise what differs first.
+
+    ``ordered=False`` compares rows as multisets (for queries without a top-level ORDER BY).
+    """
+    if got.schema.names != expected.schema.names:
+        return f"column names differ: {got.schema.names} != {expected.schema.names}"
+    for field_got, field_exp in zip(got.schema, expected.schema, strict=True):
+        if field_got.type != field_exp.type:
+            return f"column {field_got.name!r}: type {field_got.type} != {field_exp.type}"
+    if got.num_rows != expected.num_rows:
+        return f"row count {got.num_rows} != {expected.num_rows}"
+    rows_got = list(zip(*(c.to_pylist() for c in got.columns), strict=True))
+    rows_exp = list(zip(*(c.to_pylist() for c in expected.columns), strict=True))
+    if not ordered:
+        rows_got.sort(key=_row_key)
+        rows_exp.sort(key=_row_key)
+    for index, (a, b) in enumerate(zip(rows_got, rows_exp, strict=True)):
+        for name, va, vb in zip(got.schema.names, a, b, strict=True):
+            if not _same_value(va, vb, rel):
+                return f"row {index}, column {name!r}: {va!r} != {vb!r}"
+    return None
+
+
+__all__ = ["FLOAT_REL", "compare_tables"]

@@ -1,0 +1,134 @@
+"""Aggregate kinds and their merge steps: kind -> (partial aggregates, merge over partial columns).
+
+A kind is DuckDB's lower-case function name (``count(*)`` is ``count_star``; a DISTINCT aggregate
+is ``<name>_distinct``). Only kinds registered here are split; everything else is refused by
+:func:`dau_scheduler.merge.check_split` with the reason from ``AGGREGATE_REFUSALS``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from sqlglot import exp
+
+# sqlglot renders these under another dialect's name; DuckDB's own name is the kind.
+_NAMES: dict[type[exp.Expr], str] = {exp.GroupConcat: "string_agg"}
+
+
+def aggregate_kind(node: exp.Expr) -> str:
+    """DuckDB's lower-case name for an aggregate call (``count_star``, ``sum_distinct``, ...)."""
+    inner = node.this if isinstance(node, exp.Filter) else node
+    if isinstance(inner, exp.Count) and isinstance(inner.this, exp.Star):
+        return "count_star"
+    if isinstance(inner, exp.Anonymous):
+        name = str(inner.this).lower()
+    elif type(inner) in _NAMES:
+        name = _NAMES[type(inner)]
+    else:
+        name = inner.sql(dialect="duckdb").split("(", 1)[0].strip().lower()
+    distinct = isinstance(inner.this, exp.Distinct) if isinstance(inner, exp.Func) else False
+    return f"{name}_distinct" if distinct else name
+
+
+def _argument(node: exp.Expr) -> exp.Expr:
+    inner = node.this if isinstance(node, exp.Filter) else node
+    return inner.this if isinstance(inner, exp.Func) else inner
+
+
+def _with_filter(agg: exp.Expr, original: exp.Expr) -> exp.Expr:
+    """Carry the original call's FILTER (WHERE ...) clause onto a partial aggregate."""
+    if isinstance(original, exp.Filter):
+        return exp.Filter(this=agg, expression=original.expression.copy())
+    return agg
+
+
+@dataclass(frozen=True)
+class MergeStep:
+    """How one aggregate kind splits.
+
+    ``partials(call)`` are the aggregates each arm computes over its rows; ``merge(columns)`` folds
+    those partial columns (one per partial, all arms' rows together) into the unsplit value.
+    Empty-range and all-NULL behaviour is stated per step below and matches DuckDB.
+    """
+
+    partials: Callable[[exp.Expr], list[exp.Expr]]
+    merge: Callable[[Sequence[exp.Expr]], exp.Expr]
+
+
+def _sum_partials(call: exp.Expr) -> list[exp.Expr]:
+    return [_with_filter(exp.Sum(this=_argument(call).copy()), call)]
+
+
+def _count_partials(call: exp.Expr) -> list[exp.Expr]:
+    return [_with_filter(exp.Count(this=_argument(call).copy()), call)]
+
+
+def _count_star_partials(call: exp.Expr) -> list[exp.Expr]:
+    return [_with_filter(exp.Count(this=exp.Star()), call)]
+
+
+def _same(cls: type[exp.Func]) -> Callable[[exp.Expr], list[exp.Expr]]:
+    def partials(call: exp.Expr) -> list[exp.Expr]:
+        return [_with_filter(cls(this=_argument(call).copy()), call)]
+
+    return partials
+
+
+def _merge_sum(cols: Sequence[exp.Expr]) -> exp.Expr:
+    # SUM over partial sums: NULL when every partial is NULL (no rows, or only NULLs), as SUM is.
+    return exp.Sum(this=cols[0].copy())
+
+
+def _merge_count(cols: Sequence[exp.Expr]) -> exp.Expr:
+    # Counts add; with no partial rows at all (both arms empty) COUNT is still 0.
+    return exp.Coalesce(this=exp.Sum(this=cols[0].copy()), expressions=[exp.Literal.number(0)])
+
+
+def _merge_with(cls: type[exp.Func]) -> Callable[[Sequence[exp.Expr]], exp.Expr]:
+    def merge(cols: Sequence[exp.Expr]) -> exp.Expr:
+        # The statistic of the partials; NULL partials (empty or all-NULL arms) are ignored.
+        return cls(this=cols[0].copy())
+
+    return merge
+
+
+def _avg_partials(call: exp.Expr) -> list[exp.Expr]:
+    arg = _argument(call)
+    return [
+        _with_filter(exp.Sum(this=arg.copy()), call),
+        _with_filter(exp.Count(this=arg.copy()), call),
+    ]
+
+
+def _merge_avg(cols: Sequence[exp.Expr]) -> exp.Expr:
+    # A ratio of merged sums, never a mean of means; NULL when no non-NULL value was seen.
+    total, count = exp.Sum(this=cols[0].copy()), exp.Sum(this=cols[1].copy())
+    ratio = exp.Div(
+        this=exp.Cast(this=total, to=exp.DataType.build("DOUBLE")),
+        expression=count.copy(),
+    )
+    return exp.If(
+        this=exp.GT(
+            this=exp.Coalesce(this=count, expressions=[exp.Literal.number(0)]),
+            expression=exp.Literal.number(0),
+        ),
+        true=ratio,
+        false=exp.Null(),
+    )
+
+
+#: The registry: aggregate kind -> merge step. Register, don't branch.
+MERGE_STEPS: dict[str, MergeStep] = {
+    "sum": MergeStep(_sum_partials, _merge_sum),
+    "count": MergeStep(_count_partials, _merge_count),
+    "count_star": MergeStep(_count_star_partials, _merge_count),
+    "min": MergeStep(_same(exp.Min), _merge_with(exp.Min)),
+    "max": MergeStep(_same(exp.Max), _merge_with(exp.Max)),
+    "avg": MergeStep(_avg_partials, _merge_avg),
+    "mean": MergeStep(_avg_partials, _merge_avg),
+    "bool_and": MergeStep(_same(exp.LogicalAnd), _merge_with(exp.LogicalAnd)),
+    "bool_or": MergeStep(_same(exp.LogicalOr), _merge_with(exp.LogicalOr)),
+}
+
+__all__ = ["MERGE_STEPS", "MergeStep", "aggregate_kind"]

@@ -1,0 +1,659 @@
+"""Compile one SQL query into a split: the partial query each arm runs, and the final query.
+
+The steps, in order (DESIGN.md section 4):
+
+1. parse and qualify the query (sqlglot, DuckDB dialect), then run the rewrite steps in ``STEPS``;
+2. pick the split table (the caller's, else the largest base table with a splittable occurrence);
+3. find the *split block*: the query block reading that occurrence in its FROM on a row-linear
+   path, lifted through row-level derived tables;
+4. build the partial block (the split block over the arm's rows, aggregates decomposed) and the
+   final query (the original with the split block replaced by a re-aggregation of the partials,
+   every output cast back to the unsplit type).
+
+Anything not proven safe is refused by name; a refused query runs unsplit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+
+import pyarrow as pa
+import sqlglot
+from pydantic import BaseModel, ConfigDict
+from sqlglot import exp
+from sqlglot.errors import SqlglotError
+from sqlglot.optimizer.qualify import qualify
+from sqlglot.optimizer.scope import Scope, build_scope
+
+from dau_scheduler.errors import SplitError
+from dau_scheduler.merge import MergeRule, check_split
+from dau_scheduler.rewrite.aggregates import MERGE_STEPS, aggregate_kind
+from dau_scheduler.rewrite.steps import STEPS
+
+#: The table name an arm binds to its own row range of the split table.
+PLACEHOLDER = "__dau_split__"
+#: The table name the final query reads the arms' partials from.
+PARTIALS = "__dau_partials"
+_RESERVED = "__dau_"
+
+#: Functions whose value differs between the arms' and the final query's evaluations.
+NONDETERMINISTIC: frozenset[str] = frozenset(
+    {
+        "random",
+        "rand",
+        "uuid",
+        "gen_random_uuid",
+        "uuidv4",
+        "uuidv7",
+        "setseed",
+        "nextval",
+        "currval",
+        "now",
+        "current_timestamp",
+        "get_current_timestamp",
+        "transaction_timestamp",
+        "current_time",
+        "current_localtime",
+        "current_localtimestamp",
+    }
+)
+
+#: A binder: SQL -> (column names, DuckDB type names, Arrow schema), without executing anything.
+Binder = Callable[[str], tuple[list[str], list[str], pa.Schema]]
+
+
+class SplitPlan(BaseModel):
+    """What a split will run: the table cut between the arms, the partial and final SQL, the
+    aggregates as ``(output, kind)``, or the refusal that sends the query unsplit to the host."""
+
+    model_config = ConfigDict(frozen=True)
+
+    split_table: str | None = None
+    partial_sql: str | None = None
+    final_sql: str | None = None
+    aggregates: tuple[tuple[str, str], ...] = ()
+    refusal: str | None = None
+
+
+@dataclass(frozen=True)
+class CompiledSplit:
+    """A plan plus what the arms and the merge need to run it; built once per query text."""
+
+    sql: str
+    plan: SplitPlan
+    columns: tuple[str, ...]
+    types: tuple[str, ...]
+    partial: exp.Select | None = None
+    final: exp.Expr | None = None
+    partial_columns: tuple[str, ...] = ()
+    partial_types: tuple[str, ...] = ()
+    partial_schema: pa.Schema | None = None
+    ordered: bool = False
+    arm_sql: dict[str, str] = field(default_factory=dict, compare=False)
+
+    @property
+    def splittable(self) -> bool:
+        return self.plan.refusal is None
+
+
+class _Refuse(Exception):
+    """Raised inside the planner to abandon one candidate with a reason."""
+
+
+def _own_nodes(root: exp.Expr) -> Iterator[exp.Expr]:
+    """The nodes of ``root`` that belong to its own query block (nested queries excluded)."""
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        yield node
+        for child in node.iter_expressions():
+            if isinstance(child, (exp.Query, exp.Subquery)):
+                continue
+            stack.append(child)
+
+
+def _is_aggregate(node: exp.Expr, aggregate_names: frozenset[str]) -> bool:
+    if isinstance(node, exp.Filter):
+        return _is_aggregate(node.this, aggregate_names)
+    if isinstance(node, exp.AggFunc):
+        return True
+    return isinstance(node, exp.Anonymous) and str(node.this).lower() in aggregate_names
+
+
+def _aggregate_calls(select: exp.Select, names: frozenset[str]) -> list[exp.Expr]:
+    """Aggregate calls of this block (in SELECT, HAVING, ORDER BY), outermost call only."""
+    calls: list[exp.Expr] = []
+    roots = [*select.expressions]
+    for key in ("having", "order"):
+        if select.args.get(key) is not None:
+            roots.append(select.args[key])
+    stack = list(reversed(roots))
+    while stack:
+        node = stack.pop()
+        if _is_aggregate(node, names):
+            calls.append(node)
+            continue
+        if isinstance(node, (exp.Query, exp.Subquery, exp.Window)):
+            continue
+        stack.extend(reversed(list(node.iter_expressions())))
+    return calls
+
+
+def _function_name(node: exp.Expr) -> str:
+    if isinstance(node, exp.Anonymous):
+        return str(node.this).lower()
+    return node.sql(dialect="duckdb").split("(", 1)[0].strip().lower()
+
+
+def _block_refusal(select: exp.Select, source: exp.Expr, table: str) -> str | None:
+    """Why ``source`` (a FROM item of ``select``) is not on a row-linear path, or None."""
+    from_ = select.args.get("from_") or select.args.get("from")
+    joins = list(select.args.get("joins") or [])
+    position = -1 if from_ is not None and from_.this is source else None
+    for index, join in enumerate(joins):
+        if join.this is source:
+            position = index
+    if position is None:
+        return f"{table} is not read in the FROM of its query block"
+    for index, join in enumerate(joins):
+        side, kind, method = (join.side or "").upper(), (join.kind or "").upper(), join.method
+        if (
+            method
+            or isinstance(join.this, exp.Lateral)
+            or kind not in {"", "INNER", "CROSS", "OUTER", "SEMI", "ANTI"}
+        ):
+            return f"{table} is in a block with a {method or kind or 'LATERAL'} join"
+        if side in {"RIGHT", "FULL"}:
+            return f"{table} is in a block with a {side} OUTER JOIN, which adds unmatched rows"
+        if index == position and side == "LEFT":
+            return f"{table} is on the nullable side of a LEFT JOIN"
+        if index == position and kind in {"SEMI", "ANTI"}:
+            return f"{table} is the inner side of a {kind} JOIN"
+    if select.args.get("qualify") is not None:
+        return f"the block reading {table} has a QUALIFY clause (a window over its rows)"
+    if isinstance(select.args.get("distinct"), exp.Distinct) and select.args["distinct"].args.get(
+        "on"
+    ):
+        return f"the block reading {table} uses DISTINCT ON, which keeps one row per key by order"
+    for node in _own_nodes(select):
+        if isinstance(node, exp.Window):
+            return f"a window function ({node.sql(dialect='duckdb')[:60]}) runs over {table}"
+        if isinstance(node, (exp.Rand, exp.Uuid)) or (
+            isinstance(node, exp.Func) and _function_name(node) in NONDETERMINISTIC
+        ):
+            return f"the non-deterministic function {_function_name(node)}() reads {table}'s rows"
+        if isinstance(node, (exp.Rollup, exp.Cube, exp.GroupingSets)):
+            return "GROUPING SETS, ROLLUP and CUBE are not split"
+        if isinstance(node, exp.TableSample):
+            return f"a sample of {table} depends on the rows each arm holds"
+    return None
+
+
+def _is_plain(select: exp.Select, names: frozenset[str]) -> bool:
+    """A row-level block: no aggregation, DISTINCT, LIMIT, OFFSET or window."""
+    return not (
+        _aggregate_calls(select, names)
+        or select.args.get("group")
+        or select.args.get("distinct")
+        or select.args.get("limit")
+        or select.args.get("offset")
+        or any(isinstance(node, exp.Window) for node in _own_nodes(select))
+    )
+
+
+@dataclass
+class _Candidate:
+    table: str
+    occurrence: exp.Table
+    block: exp.Select
+
+
+def _scopes_by_block(root: Scope) -> dict[int, Scope]:
+    return {id(scope.expression): scope for scope in root.traverse()}
+
+
+def _find_block(
+    occurrence: exp.Table, scope: Scope, scopes: dict[int, Scope], names: frozenset[str], table: str
+) -> exp.Select:
+    """The split block for one occurrence, lifted through row-level derived tables."""
+    block = scope.expression
+    if not isinstance(block, exp.Select):
+        raise _Refuse(f"{table} is read by a {type(block).__name__}, not a SELECT block")
+    if scope.external_columns:
+        raise _Refuse(
+            f"the block reading {table} is a correlated subquery (run once per outer row)"
+        )
+    reason = _block_refusal(block, occurrence, table)
+    if reason:
+        raise _Refuse(reason)
+    while _is_plain(block, names):
+        wrapper = block.parent
+        if not isinstance(wrapper, exp.Subquery) or not isinstance(
+            wrapper.parent, (exp.From, exp.Join)
+        ):
+            break
+        outer = wrapper.parent.parent
+        outer_scope = scopes.get(id(outer))
+        if not isinstance(outer, exp.Select) or outer_scope is None:
+            break
+        if outer_scope.external_columns or _block_refusal(outer, wrapper, table):
+            break
+        block = outer
+    return block
+
+
+def _candidates(
+    tree: exp.Expr, table: str, names: frozenset[str]
+) -> Iterator[_Candidate | str]:
+    root = build_scope(tree)
+    if root is None:
+        yield "the query has no analysable scope"
+        return
+    scopes = _scopes_by_block(root)
+    for scope in root.traverse():
+        for _alias, (node, source) in scope.selected_sources.items():
+            if not isinstance(source, exp.Table) or source.name.lower() != table:
+                continue
+            if not isinstance(node, exp.Table):
+                continue
+            try:
+                yield _Candidate(table, node, _find_block(node, scope, scopes, names, table))
+            except _Refuse as refusal:
+                yield str(refusal)
+
+
+def _output_name(call: exp.Expr, block: exp.Select) -> str:
+    node: exp.Expr | None = call
+    while node is not None and node.parent is not block:
+        node = node.parent
+    if node is None:
+        return "?"
+    if node.arg_key == "expressions":
+        return node.alias_or_name or node.sql(dialect="duckdb")
+    return (node.arg_key or "?").upper()
+
+
+def _literal_int(node: exp.Expr | None, what: str) -> int:
+    if node is None:
+        return 0
+    value = node.expression if isinstance(node, (exp.Limit, exp.Offset)) else node
+    if isinstance(value, exp.Literal) and value.is_int:
+        return int(value.this)
+    raise _Refuse(f"{what} is not a constant integer")
+
+
+@dataclass
+class _Built:
+    partial: exp.Select
+    replacement: exp.Select
+    aggregates: list[tuple[str, str]]
+    probe_extra: list[exp.Expr]
+    ordered: bool
+
+
+def _replace_outside_subqueries(
+    node: exp.Expr, fun: Callable[[exp.Expr], exp.Expr | None]
+) -> exp.Expr:
+    """Copy ``node`` with ``fun``'s replacements, not descending into nested queries."""
+
+    def visit(current: exp.Expr) -> exp.Expr:
+        replacement = fun(current)
+        if replacement is not None:
+            return replacement
+        if isinstance(current, (exp.Query, exp.Subquery)):
+            return current.copy()
+        return current
+
+    return node.transform(visit)
+
+
+def _build_aggregate(block: exp.Select, names: frozenset[str]) -> _Built:
+    calls = _aggregate_calls(block, names)
+    group = block.args.get("group")
+    keys = list(group.expressions) if group is not None else []
+    aggregates: list[tuple[str, str]] = []
+    for call in calls:
+        pair = (_output_name(call, block), aggregate_kind(call))
+        if pair not in aggregates:
+            aggregates.append(pair)
+    try:
+        check_split(
+            MergeRule("this query", combine=list, mergeable=frozenset(MERGE_STEPS)), aggregates
+        )
+    except SplitError as exc:
+        raise _Refuse(str(exc)) from None
+
+    projections: list[exp.Expr] = [
+        exp.alias_(key.copy(), f"__dau_g{i}") for i, key in enumerate(keys)
+    ]
+    merged: dict[str, tuple[exp.Expr, int]] = {}
+    probe_extra: list[exp.Expr] = []
+    for call in calls:
+        text = call.sql(dialect="duckdb")
+        if text in merged:
+            continue
+        step = MERGE_STEPS[aggregate_kind(call)]
+        columns = []
+        for partial in step.partials(call):
+            name = f"__dau_p{len(projections) - len(keys)}"
+            projections.append(exp.alias_(partial, name))
+            columns.append(exp.column(name))
+        merged[text] = (step.merge(columns), len(probe_extra))
+        probe_extra.append(exp.alias_(call.copy(), f"__dau_t{len(probe_extra)}"))
+
+    partial = block.copy()
+    partial.set("expressions", projections)
+    for key in ("having", "order", "limit", "offset", "distinct"):
+        partial.set(key, None)
+
+    aliases = {p.alias for p in block.expressions if p.alias}
+
+    def fold(node: exp.Expr) -> exp.Expr | None:
+        if _is_aggregate(node, names):
+            expression, index = merged[node.sql(dialect="duckdb")]
+            # Typed once the partial is bound: the merged value takes the unsplit aggregate's type.
+            cast = exp.Cast(this=expression.copy(), to=exp.DataType.build("UNKNOWN"))
+            cast.meta["dau_cast"] = index
+            return cast
+        for i, key in enumerate(keys):
+            if node == key:
+                return exp.column(f"__dau_g{i}")
+        if isinstance(node, exp.Column):
+            if not node.table and node.name in aliases:
+                return None
+            raise _Refuse(f"column {node.sql(dialect='duckdb')} is neither grouped nor aggregated")
+        return None
+
+    replacement = exp.Select(
+        expressions=[_replace_outside_subqueries(p, fold) for p in block.expressions]
+    ).from_(PARTIALS)
+    if keys:
+        replacement = replacement.group_by(*[exp.column(f"__dau_g{i}") for i in range(len(keys))])
+    for key in ("having", "order"):
+        if block.args.get(key) is not None:
+            replacement.set(key, _replace_outside_subqueries(block.args[key], fold))
+    for key in ("limit", "offset", "distinct"):
+        if block.args.get(key) is not None:
+            replacement.set(key, block.args[key].copy())
+    return _Built(partial, replacement, aggregates, probe_extra, ordered=False)
+
+
+def _build_rows(block: exp.Select) -> _Built:
+    """A block without aggregation: each arm's rows, concatenated in arm order (top-k per arm)."""
+    projections = [
+        exp.alias_(p.unalias().copy(), f"__dau_c{i}") for i, p in enumerate(block.expressions)
+    ]
+    outputs = [p.alias_or_name for p in block.expressions]
+    limit, offset = block.args.get("limit"), block.args.get("offset")
+    order = block.args.get("order")
+    final_order: list[exp.Ordered] = []
+    hidden = 0
+    if order is not None:
+        for ordered in order.expressions:
+            target = ordered.this
+            index = next(
+                (
+                    i
+                    for i, p in enumerate(block.expressions)
+                    if p.unalias() == target
+                    or (
+                        isinstance(target, exp.Column)
+                        and not target.table
+                        and p.alias == target.name
+                    )
+                ),
+                None,
+            )
+            if index is None:
+                name = f"__dau_o{hidden}"
+                hidden += 1
+                projections.append(exp.alias_(target.copy(), name))
+            else:
+                name = f"__dau_c{index}"
+            final_ordered = ordered.copy()
+            final_ordered.set("this", exp.column(name))
+            final_order.append(final_ordered)
+
+    partial = block.copy()
+    partial.set("expressions", projections)
+    partial.set("offset", None)
+    if limit is not None:
+        total = _literal_int(limit, "LIMIT") + _literal_int(offset, "OFFSET")
+        partial.set("limit", exp.Limit(expression=exp.Literal.number(total)))
+    else:
+        partial.set("order", None)
+
+    replacement = exp.Select(
+        expressions=[
+            exp.alias_(exp.column(f"__dau_c{i}"), name, quoted=True)
+            for i, name in enumerate(outputs)
+        ]
+    ).from_(PARTIALS)
+    if block.args.get("distinct") is not None:
+        replacement.set("distinct", block.args["distinct"].copy())
+    if final_order:
+        replacement.set("order", exp.Order(expressions=final_order))
+    for key in ("limit", "offset"):
+        if block.args.get(key) is not None:
+            replacement.set(key, block.args[key].copy())
+    return _Built(partial, replacement, [], [], ordered=order is None)
+
+
+def _mark(tree: exp.Expr, occurrence: exp.Table, block: exp.Select) -> None:
+    for node in tree.walk():
+        node.meta.pop("dau", None)
+    occurrence.meta["dau"] = "occurrence"
+    block.meta["dau"] = "block"
+
+
+def _marked(tree: exp.Expr, mark: str) -> exp.Expr:
+    for node in tree.walk():
+        if node.meta.get("dau") == mark:
+            return node
+    raise SplitError(f"internal: lost the {mark} while rewriting")
+
+
+def _placeholder(occurrence: exp.Table) -> exp.Table:
+    alias = occurrence.alias or occurrence.name
+    return exp.Table(
+        this=exp.to_identifier(PLACEHOLDER),
+        alias=exp.TableAlias(this=exp.to_identifier(alias, quoted=True)),
+    )
+
+
+def _attach_ctes(partial: exp.Select, tree: exp.Expr, block: exp.Select) -> None:
+    if block is tree or partial.args.get("with") is not None:
+        return
+    with_ = tree.args.get("with")
+    if with_ is not None:
+        partial.set("with", with_.copy())
+
+
+def _cast_outputs(
+    final: exp.Expr, columns: Sequence[str], types: Sequence[str]
+) -> exp.Expr:
+    """Cast every output to the unsplit query's type and name it as DuckDB names it."""
+
+    def target(type_name: str) -> exp.DataType:
+        try:
+            return exp.DataType.build(type_name, dialect="duckdb")
+        except (SqlglotError, ValueError) as exc:
+            raise _Refuse(
+                f"output type {type_name} cannot be expressed for the final cast"
+            ) from exc
+
+    if (
+        isinstance(final, exp.Select)
+        and len(final.expressions) == len(columns)
+        and not any(isinstance(p, exp.Star) for p in final.expressions)
+    ):
+        final.set(
+            "expressions",
+            [
+                exp.alias_(exp.Cast(this=p.unalias(), to=target(t)), name, quoted=True)
+                for p, name, t in zip(final.expressions, columns, types, strict=True)
+            ],
+        )
+        return final
+    raise _Refuse("the query's top level is not a plain SELECT list the final cast can wrap")
+
+
+def _analyse(sql: str, schema: dict[str, dict[str, str]]) -> exp.Expr:
+    tree: exp.Expr = sqlglot.parse_one(sql, read="duckdb")
+    tree = qualify(
+        tree,
+        schema=dict(schema),
+        dialect="duckdb",
+        validate_qualify_columns=True,
+        quote_identifiers=True,
+        identify=True,
+    )
+    for step in STEPS:
+        tree = step(tree)
+    return tree
+
+
+def compile_split(
+    sql: str,
+    *,
+    row_counts: dict[str, int],
+    schema: dict[str, dict[str, str]],
+    aggregate_names: frozenset[str],
+    binder: Binder,
+    columns: Sequence[str],
+    types: Sequence[str],
+    split_table: str | None = None,
+) -> CompiledSplit:
+    """Compile ``sql`` into a :class:`CompiledSplit`, or one that carries its refusal.
+
+    ``row_counts`` and ``schema`` describe the tables both arms hold; ``aggregate_names`` are the
+    engine's aggregate functions (so an aggregate sqlglot does not know is still seen as one);
+    ``binder`` types SQL without running it; ``columns``/``types`` are the unsplit output.
+    """
+
+    def refused(
+        reason: str, table: str | None = None, aggregates: Sequence[tuple[str, str]] = ()
+    ) -> CompiledSplit:
+        return CompiledSplit(
+            sql,
+            SplitPlan(split_table=table, refusal=reason, aggregates=tuple(aggregates)),
+            tuple(columns),
+            tuple(types),
+        )
+
+    if _RESERVED in sql.lower():
+        return refused(f"names starting with {_RESERVED} are reserved for the split's own tables")
+    try:
+        tree = _analyse(sql, schema)
+    except (SqlglotError, ValueError, KeyError) as exc:
+        return refused(f"the query could not be analysed for splitting: {exc}")
+
+    read = sorted(
+        {t.name.lower() for t in tree.find_all(exp.Table) if t.name.lower() in schema},
+        key=lambda name: (-row_counts.get(name, 0), name),
+    )
+    tables = [split_table.lower()] if split_table else read
+    reasons: list[str] = []
+    first_refusal: tuple[str, str, list[tuple[str, str]]] | None = None
+    for table in tables:
+        for found in _candidates(tree, table, aggregate_names):
+            if isinstance(found, str):
+                reasons.append(found)
+                continue
+            try:
+                return _compile_candidate(sql, tree, found, aggregate_names, binder, columns, types)
+            except _Refuse as refusal:
+                aggregates = _aggregates_of(found.block, aggregate_names)
+                if first_refusal is None:
+                    first_refusal = (str(refusal), table, aggregates)
+                reasons.append(str(refusal))
+    if first_refusal is not None:
+        return refused(*first_refusal)
+    reason = reasons[0] if reasons else "the query reads no table both arms hold"
+    return refused(reason, tables[0] if tables else None)
+
+
+def _aggregates_of(block: exp.Select, names: frozenset[str]) -> list[tuple[str, str]]:
+    pairs: list[tuple[str, str]] = []
+    for call in _aggregate_calls(block, names):
+        pair = (_output_name(call, block), aggregate_kind(call))
+        if pair not in pairs:
+            pairs.append(pair)
+    return pairs
+
+
+def _compile_candidate(
+    sql: str,
+    tree: exp.Expr,
+    found: _Candidate,
+    names: frozenset[str],
+    binder: Binder,
+    columns: Sequence[str],
+    types: Sequence[str],
+) -> CompiledSplit:
+    _mark(tree, found.occurrence, found.block)
+    block = found.block
+    aggregated = bool(_aggregate_calls(block, names) or block.args.get("group"))
+    built = _build_aggregate(block, names) if aggregated else _build_rows(block)
+
+    partial = built.partial
+    _marked(partial, "occurrence").replace(_placeholder(found.occurrence))
+    _attach_ctes(partial, tree, block)
+
+    probe = partial.copy()
+    _marked_table(probe).replace(found.occurrence.copy())
+    probe.set("expressions", [*probe.expressions, *[p.copy() for p in built.probe_extra]])
+    probe.set("limit", exp.Limit(expression=exp.Literal.number(0)))
+    try:
+        names_out, types_out, schema_out = binder(probe.sql(dialect="duckdb"))
+    except (SplitError, ValueError, RuntimeError) as exc:
+        raise _Refuse(f"the partial query does not bind: {exc}") from exc
+    width = len(partial.expressions)
+    partial_columns, partial_types = names_out[:width], types_out[:width]
+    for node in built.replacement.walk():
+        if "dau_cast" in node.meta:
+            index = node.meta.pop("dau_cast")
+            node.set("to", exp.DataType.build(types_out[width + index], dialect="duckdb"))
+
+    final_tree = tree.copy()
+    target = _marked(final_tree, "block")
+    replacement = built.replacement
+    if target is final_tree:
+        if final_tree.args.get("with") is not None:
+            replacement.set("with", final_tree.args["with"].copy())
+        final_tree = replacement
+    else:
+        target.replace(replacement)
+    final_tree = _cast_outputs(final_tree, columns, types)
+    for node in final_tree.walk():
+        node.meta.pop("dau", None)
+
+    plan = SplitPlan(
+        split_table=found.table,
+        partial_sql=partial.sql(dialect="duckdb", pretty=True),
+        final_sql=final_tree.sql(dialect="duckdb", pretty=True),
+        aggregates=tuple(built.aggregates),
+    )
+    return CompiledSplit(
+        sql,
+        plan,
+        tuple(columns),
+        tuple(types),
+        partial=partial,
+        final=final_tree,
+        partial_columns=tuple(partial_columns),
+        partial_types=tuple(partial_types),
+        partial_schema=pa.schema(list(schema_out)[:width]),
+        ordered=built.ordered,
+    )
+
+
+def _marked_table(tree: exp.Expr) -> exp.Table:
+    for node in tree.find_all(exp.Table):
+        if node.name == PLACEHOLDER:
+            return node
+    raise SplitError("internal: the partial lost its split table")
+
+
+__all__ = ["PARTIALS", "PLACEHOLDER", "CompiledSplit", "SplitPlan", "compile_split"]

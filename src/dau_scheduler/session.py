@@ -1,0 +1,333 @@
+"""The SQL front end: a Session holds the tables resident in both arms and runs split SQL.
+
+``Session.sql`` compiles the query once (cached per text and split table), then either runs the
+split (partials on both arms at once, folded by the final query in DuckDB) or, when the query is
+refused or the device arm fails, the unsplit query on the host, saying why.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import duckdb
+import pyarrow as pa
+
+from dau_scheduler.adaptive import execute_adaptive
+from dau_scheduler.arms.base import Arm, cast_partial
+from dau_scheduler.arms.duckdb import DuckDBArm
+from dau_scheduler.arms.polars import PolarsArm, gpu_available
+from dau_scheduler.errors import ArmError, PostureError, SplitError, SqlError
+from dau_scheduler.merge import MergeRule
+from dau_scheduler.posture import POSTURES, WorkSplit, plan_split
+from dau_scheduler.rewrite.aggregates import MERGE_STEPS
+from dau_scheduler.rewrite.planner import PARTIALS, CompiledSplit, SplitPlan, compile_split
+from dau_scheduler.rows import RowRange, RowSource
+from dau_scheduler.split import SplitExecution, execute_split
+from dau_scheduler.tables import resolve_tables
+
+DEVICES: tuple[str, ...] = ("auto", "cudf", "polars", "duckdb")
+#: Adaptive morsels per arm: the rows are cut into about this many morsels in all.
+ADAPTIVE_MORSELS = 8
+
+
+@dataclass(frozen=True)
+class SqlResult:
+    """A query's answer and how it was produced.
+
+    ``table`` has DuckDB's unsplit column names, Arrow types and rows. ``execution`` is None when
+    the query ran unsplit; ``refusal`` says why it was not split, ``fallback`` why a device
+    failure sent it back to the host.
+    """
+
+    table: pa.Table
+    execution: SplitExecution | None
+    plan: SplitPlan
+    refusal: str | None = None
+    fallback: str | None = None
+
+
+def _device_arm(device: str | Arm | None) -> Arm | None:
+    if device is None:
+        return None
+    if not isinstance(device, str):
+        if not isinstance(device, Arm):
+            raise SqlError(f"device must be one of {DEVICES}, None, or an Arm; got {device!r}")
+        return device
+    if device not in DEVICES:
+        raise SqlError(f"unknown device {device!r}; expected one of {', '.join(DEVICES)} or None")
+    if device == "auto":
+        device = "cudf" if gpu_available() else "polars"
+    if device == "cudf":
+        from dau_scheduler.arms.cudf import CudfArm
+
+        return CudfArm()
+    if device == "polars":
+        return PolarsArm()
+    return "duckdb-shared"  # type: ignore[return-value]  # resolved once the host exists
+
+
+def _check_share(device_share: float | None) -> None:
+    if device_share is None:
+        return
+    if isinstance(device_share, bool) or not isinstance(device_share, (int, float)):
+        raise SqlError(f"device_share must be a number in [0, 1], got {device_share!r}")
+    if not math.isfinite(device_share) or not 0.0 <= device_share <= 1.0:
+        raise SqlError(f"device_share must be a finite number in [0, 1], got {device_share!r}")
+
+
+class Session:
+    """Tables loaded once and kept resident by both arms; split SQL over them.
+
+    Args:
+        tables: a data folder, a mapping ``name -> path | pyarrow.Table | polars.DataFrame``, or a
+            DuckDB connection whose tables are used.
+        device: ``"auto"``, ``"cudf"``, ``"polars"``, ``"duckdb"``, ``None`` (host only), or an
+            :class:`~dau_scheduler.arms.Arm`.
+        threads: DuckDB threads for the host arm (default: DuckDB's own).
+    """
+
+    def __init__(
+        self, tables: Any, device: str | Arm | None = "auto", *, threads: int | None = None
+    ) -> None:
+        arm = _device_arm(device)
+        self.tables = resolve_tables(tables)
+        self.host = DuckDBArm(threads=threads)
+        self.host.load(self.tables)
+        if arm == "duckdb-shared":  # type: ignore[comparison-overlap]
+            arm = DuckDBArm(share=self.host, name="duckdb")
+        self.device: Arm | None = arm
+        if self.device is not None:
+            self.device.load(self.tables)
+        self.row_counts = {name: t.num_rows for name, t in self.tables.items()}
+        self.schema = {
+            name: {f.name: _duck_type(self.host, name, f.name) for f in t.schema}
+            for name, t in self.tables.items()
+        }
+        self._aggregates = frozenset(
+            row[0].lower()
+            for row in self.host.con.execute(
+                "SELECT DISTINCT function_name FROM duckdb_functions() "
+                "WHERE function_type = 'aggregate'"
+            ).fetchall()
+        )
+        self._plans: dict[tuple[str, str | None], CompiledSplit] = {}
+        self._lock = threading.Lock()
+        self._closed = False
+
+    def __enter__(self) -> Session:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if not self._closed:
+            self.host.con.close()
+            self._closed = True
+
+    # -- compiling ---------------------------------------------------------------------------
+
+    def _bind(self, sql: str) -> tuple[list[str], list[str], pa.Schema]:
+        cursor = self.host.cursor()
+        try:
+            relation = cursor.sql(sql)
+            schema = relation.limit(0).to_arrow_table().schema
+        except duckdb.Error as exc:
+            raise SqlError(str(exc).strip()) from exc
+        return list(relation.columns), [str(t) for t in relation.types], schema
+
+    def _validate(self, sql: str) -> None:
+        if not isinstance(sql, str) or not sql.strip():
+            raise SqlError("the query is empty")
+        try:
+            statements = duckdb.extract_statements(sql)
+        except duckdb.Error as exc:
+            raise SqlError(f"malformed SQL: {str(exc).strip()}") from exc
+        if len(statements) != 1:
+            raise SqlError(f"expected one statement, got {len(statements)}; run them one by one")
+        kind = statements[0].type
+        if kind != duckdb.StatementType.SELECT:
+            raise SqlError(f"only queries (SELECT) are run here; got a {kind.name} statement")
+
+    def compile(self, sql: str, split_table: str | None = None) -> CompiledSplit:
+        """The compiled split for ``sql`` (cached), validating the query first."""
+        if self._closed:
+            raise SqlError("this Session is closed")
+        key = (sql, split_table.lower() if split_table else None)
+        with self._lock:
+            cached = self._plans.get(key)
+        if cached is not None:
+            return cached
+        self._validate(sql)
+        if split_table is not None and split_table.lower() not in self.tables:
+            raise SqlError(
+                f"split_table {split_table!r} is not a table of this session; "
+                f"tables: {', '.join(sorted(self.tables))}"
+            )
+        columns, types, _ = self._bind(sql)
+        compiled = compile_split(
+            sql,
+            row_counts=self.row_counts,
+            schema=self.schema,
+            aggregate_names=self._aggregates,
+            binder=self._bind,
+            columns=columns,
+            types=types,
+            split_table=split_table,
+        )
+        if split_table is not None and compiled.plan.refusal and compiled.partial is None:
+            import sqlglot
+            from sqlglot import exp
+
+            read = {
+                t.name.lower() for t in sqlglot.parse_one(sql, read="duckdb").find_all(exp.Table)
+            }
+            if split_table.lower() not in read:
+                raise SqlError(f"split_table {split_table!r} is not read by this query")
+        with self._lock:
+            self._plans[key] = compiled
+        return compiled
+
+    def explain(self, sql: str, split_table: str | None = None) -> SplitPlan:
+        """The split plan for ``sql``: nothing is executed."""
+        return self.compile(sql, split_table).plan
+
+    # -- running -----------------------------------------------------------------------------
+
+    def _unsplit(self, compiled: CompiledSplit) -> pa.Table:
+        return self.host.cursor().sql(compiled.sql).to_arrow_table()
+
+    def _merge_rule(self, compiled: CompiledSplit) -> MergeRule:
+        schema = compiled.partial_schema
+        final_sql = compiled.final.sql(dialect="duckdb") if compiled.final is not None else ""
+
+        def combine(partials: Sequence[pa.Table]) -> pa.Table:
+            assert schema is not None
+            tables = [cast_partial(p, schema, "host") for p in partials]
+            merged = pa.concat_tables(tables) if tables else schema.empty_table()
+            cursor = self.host.cursor()
+            cursor.register(PARTIALS, merged)
+            try:
+                return cursor.sql(final_sql).to_arrow_table()
+            finally:
+                cursor.unregister(PARTIALS)
+
+        return MergeRule(terminal="sql", combine=combine, mergeable=frozenset(MERGE_STEPS))
+
+    def _arm_call(self, arm: Arm, compiled: CompiledSplit) -> Any:
+        def call(query: Any, rows: RowSource) -> pa.Table:
+            return arm.run_partial(compiled, rows.start, rows.stop)
+
+        return call
+
+    def sql(
+        self,
+        sql: str,
+        *,
+        posture: str = "adaptive",
+        device_share: float | None = None,
+        split_table: str | None = None,
+        strict: bool = False,
+    ) -> SqlResult:
+        """Run ``sql`` split between the arms; the answer is DuckDB's unsplit answer.
+
+        Raises:
+            SqlError: bad SQL, unknown table/column/posture, a bad share (before anything runs).
+            SplitError: ``strict=True`` and the query is refused or the device arm fails.
+            PostureError: a posture that needs figures this session does not have.
+        """
+        if posture not in POSTURES:
+            raise SqlError(f"unknown posture {posture!r}; expected one of {', '.join(POSTURES)}")
+        _check_share(device_share)
+        compiled = self.compile(sql, split_table)
+        plan = compiled.plan
+        refusal = plan.refusal
+        if refusal is None and self.device is not None:
+            refusal = self.device.refusal(compiled)
+            if refusal is not None:
+                plan = plan.model_copy(update={"refusal": refusal})
+        if refusal is not None:
+            if strict:
+                raise SplitError(f"query refused for splitting: {refusal}")
+            return SqlResult(self._unsplit(compiled), None, plan, refusal=refusal)
+
+        split = self._work_split(posture, device_share)
+        n = self.row_counts[plan.split_table or ""]
+        rule = self._merge_rule(compiled)
+        host = self._arm_call(self.host, compiled)
+        device = self._arm_call(self.device, compiled) if self.device is not None else host
+        try:
+            if split.posture == "adaptive" and device_share is None:
+                morsel = max(1, math.ceil(n / ADAPTIVE_MORSELS))
+                execution = execute_adaptive(
+                    compiled,
+                    RowRange(0, n),
+                    rule,
+                    device=device,
+                    host=host,
+                    device_morsel=morsel,
+                    host_morsel=morsel,
+                    aggregates=plan.aggregates,
+                )
+            else:
+                execution = execute_split(
+                    compiled,
+                    RowRange(0, n),
+                    split,
+                    rule,
+                    device=device,
+                    host=host,
+                    aggregates=plan.aggregates,
+                )
+        except ArmError as exc:
+            if exc.arm != "device" or strict:
+                if strict and exc.arm == "device":
+                    raise SplitError(f"device arm failed and strict=True: {exc}") from exc
+                raise
+            started = time.perf_counter()
+            table = self._unsplit(compiled)
+            del started
+            return SqlResult(table, None, plan, fallback=f"{exc}; the host re-ran the whole query")
+        return SqlResult(execution.result, execution, plan)
+
+    def _work_split(self, posture: str, device_share: float | None) -> WorkSplit:
+        if self.device is None:
+            return WorkSplit(
+                posture="cpu", device_share=0.0, rationale="cpu: this session has no device arm"
+            )
+        if device_share is not None:
+            return WorkSplit(
+                posture="collaborative",
+                device_share=float(device_share),
+                rationale=f"device_share={device_share} given; posture ignored",
+            )
+        if posture == "collaborative":
+            raise PostureError(
+                "collaborative needs measured host and device profiles for this query; "
+                "pass device_share, or use posture='adaptive'"
+            )
+        return plan_split(posture)  # type: ignore[arg-type]
+
+
+def _duck_type(host: DuckDBArm, table: str, column: str) -> str:
+    row = host.con.execute(
+        "SELECT data_type FROM information_schema.columns WHERE table_name = ? AND column_name = ?",
+        [table, column],
+    ).fetchone()
+    return str(row[0]) if row else "VARCHAR"
+
+
+def run_sql(
+    sql: str, tables: Any, *, device: str | Arm | None = "auto", **kwargs: Any
+) -> SqlResult:
+    """A one-shot Session: load ``tables``, run ``sql`` split, close."""
+    with Session(tables, device=device) as session:
+        return session.sql(sql, **kwargs)
+
+
+__all__ = ["DEVICES", "Session", "SqlResult", "run_sql"]
