@@ -1,0 +1,208 @@
+"""The ``dau`` command: run and explain split SQL, generate TPC-H data, and the demo."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Annotated, Any
+
+import pyarrow as pa
+import typer
+from rich.console import Console
+from rich.progress import Progress
+from rich.table import Table
+
+from dau_scheduler import tpch
+from dau_scheduler.compare import compare_tables
+from dau_scheduler.errors import DauError
+from dau_scheduler.session import Session, SqlResult
+
+app = typer.Typer(help="Split analytic SQL between a GPU arm and a DuckDB host arm.",
+                  no_args_is_help=True, add_completion=False)
+tpch_app = typer.Typer(help="TPC-H data and queries.", no_args_is_help=True)
+app.add_typer(tpch_app, name="tpch")
+
+out = Console()
+err = Console(stderr=True)
+
+DataOpt = Annotated[Path, typer.Option("--data", help="folder of <table>.parquet files")]
+DeviceOpt = Annotated[str, typer.Option("--device", help="auto, cudf, polars, duckdb or none")]
+SplitOpt = Annotated[str | None, typer.Option("--split-table", help="table to cut between arms")]
+
+
+def _device(name: str) -> str | None:
+    return None if name.lower() == "none" else name
+
+
+def _query_text(query: str) -> str:
+    path = Path(query)
+    if query.endswith(".sql"):
+        if not path.is_file():
+            raise DauError(f"query file {query} does not exist")
+        return path.read_text()
+    named = tpch.queries()
+    return named.get(query.lower(), query)
+
+
+def _fail(exc: Exception) -> typer.Exit:
+    err.print(f"[bold red]error:[/] {exc}")
+    return typer.Exit(code=2)
+
+
+def _print_table(table: pa.Table, fmt: str) -> None:
+    if fmt == "csv":
+        import pyarrow.csv as pacsv
+
+        sink = pa.BufferOutputStream()
+        pacsv.write_csv(table, sink)
+        sys.stdout.write(sink.getvalue().to_pybytes().decode())
+    elif fmt == "json":
+        sys.stdout.write(json.dumps(table.to_pylist(), default=str, indent=1) + "\n")
+    else:
+        view = Table(*table.schema.names, show_lines=False)
+        for row in table.to_pylist()[:200]:
+            view.add_row(*("NULL" if v is None else str(v) for v in row.values()))
+        out.print(view)
+        if table.num_rows > 200:
+            out.print(f"... {table.num_rows - 200} more rows")
+
+
+def split_report(result: SqlResult) -> Table:
+    """The split report: posture, share, rows and seconds per arm, overlap, merge, refusal."""
+    report = Table("", "", title="split report", show_header=False)
+    plan, ex = result.plan, result.execution
+    report.add_row("split table", str(plan.split_table))
+    if ex is not None:
+        report.add_row("posture", ex.posture)
+        report.add_row("device share", f"{ex.device_share:.4f}")
+        report.add_row("device rows / s", f"{ex.device_rows} / {ex.device_seconds:.4f}")
+        report.add_row("host rows / s", f"{ex.host_rows} / {ex.host_seconds:.4f}")
+        report.add_row("overlap s", f"{ex.overlap_seconds:.4f}")
+        report.add_row("merge s", f"{ex.merge_seconds:.4f}")
+        report.add_row("wall s", f"{ex.wall_seconds:.4f}")
+    if result.refusal:
+        report.add_row("refusal", result.refusal)
+    if result.fallback:
+        report.add_row("fallback", result.fallback)
+    return report
+
+
+@app.command()
+def run(
+    query: Annotated[str, typer.Argument(help="a .sql file, a TPC-H name (q01), or SQL text")],
+    data: DataOpt,
+    device: DeviceOpt = "auto",
+    posture: Annotated[str, typer.Option(help="cpu, offload, collaborative, adaptive")] = "adaptive",
+    share: Annotated[float | None, typer.Option(help="device share in [0, 1]")] = None,
+    split_table: SplitOpt = None,
+    format: Annotated[str, typer.Option("--format", help="table, csv or json")] = "table",
+) -> None:
+    """Run a query split between the arms; print the answer and the split report."""
+    if format not in {"table", "csv", "json"}:
+        raise _fail(DauError(f"unknown format {format!r}; expected table, csv or json"))
+    try:
+        sql = _query_text(query)
+        with Session(data, device=_device(device)) as session:
+            result = session.sql(sql, posture=posture, device_share=share,
+                                 split_table=split_table)
+    except DauError as exc:
+        raise _fail(exc) from None
+    _print_table(result.table, format)
+    err.print(split_report(result))
+
+
+@app.command()
+def explain(
+    query: Annotated[str, typer.Argument(help="a .sql file, a TPC-H name (q01), or SQL text")],
+    data: DataOpt,
+    split_table: SplitOpt = None,
+) -> None:
+    """Print the split plan: split table, partial and final SQL, aggregates, refusal."""
+    try:
+        with Session(data, device=None) as session:
+            plan = session.explain(_query_text(query), split_table=split_table)
+    except DauError as exc:
+        raise _fail(exc) from None
+    out.print(f"[bold]split table:[/] {plan.split_table}")
+    out.print(f"[bold]aggregates:[/] {', '.join(f'{o} ({k})' for o, k in plan.aggregates) or '-'}")
+    if plan.refusal:
+        out.print(f"[bold]refusal:[/] {plan.refusal}")
+    else:
+        out.print("[bold]partial SQL (each arm, over its rows of the split table):[/]")
+        out.print(plan.partial_sql, markup=False, highlight=False)
+        out.print("[bold]final SQL (DuckDB, over the partials in arm order):[/]")
+        out.print(plan.final_sql, markup=False, highlight=False)
+
+
+@tpch_app.command("generate")
+def tpch_generate(
+    scale: Annotated[float, typer.Option("--scale", help="scale factor, e.g. 0.1 or 1")],
+    out_dir: Annotated[Path, typer.Option("--out", help="output folder")],
+) -> None:
+    """Generate TPC-H Parquet data with tpchgen-cli (one file per table)."""
+    try:
+        folder = tpch.generate(scale, out_dir)
+    except DauError as exc:
+        raise _fail(exc) from None
+    out.print(f"wrote TPC-H SF {scale:g} to {folder}")
+
+
+@app.command()
+def demo(
+    scale: Annotated[float, typer.Option(help="TPC-H scale factor")] = 0.1,
+    device: DeviceOpt = "auto",
+) -> None:
+    """Split all 22 TPC-H queries and check every answer against DuckDB's unsplit answer."""
+    try:
+        data = tpch.cached(scale)
+        session = Session(data, device=_device(device))
+    except DauError as exc:
+        raise _fail(exc) from None
+    arm = session.device.name if session.device is not None else "none"
+    view = Table("query", "split table", "posture", "device share", "split s", "unsplit s",
+                 "matches DuckDB", "note",
+                 title=f"TPC-H SF {scale:g}: device arm {arm}, host arm duckdb")
+    mismatches = 0
+    with session, Progress(console=err, transient=True) as progress:
+        named = tpch.queries()
+        task = progress.add_task("splitting TPC-H", total=len(named))
+        for name, sql in named.items():
+            row, ok = _demo_row(session, name, sql)
+            mismatches += not ok
+            view.add_row(*row)
+            progress.advance(task)
+    out.print(view)
+    out.print(f"{len(named) - mismatches} of {len(named)} answers match DuckDB's unsplit answer")
+    if mismatches:
+        raise typer.Exit(code=1)
+
+
+def _demo_row(session: Session, name: str, sql: str) -> tuple[list[str], bool]:
+    t0 = time.perf_counter()
+    expected = session.host.cursor().sql(sql).to_arrow_table()
+    unsplit = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    result = session.sql(sql)
+    split = time.perf_counter() - t0
+    diff = compare_tables(result.table, expected)
+    ex = result.execution
+    note: Any = result.refusal or result.fallback or diff or ""
+    return [
+        name,
+        str(result.plan.split_table),
+        ex.posture if ex else "unsplit",
+        f"{ex.device_share:.3f}" if ex else "-",
+        f"{split:.3f}",
+        f"{unsplit:.3f}",
+        "yes" if diff is None else "NO",
+        str(note)[:70],
+    ], diff is None
+
+
+def main() -> None:
+    app()
+
+
+__all__ = ["app", "main", "split_report"]
