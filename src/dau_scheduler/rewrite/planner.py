@@ -470,6 +470,12 @@ def _attach_ctes(partial: exp.Select, tree: exp.Expr, block: exp.Select) -> None
         partial.set("with", with_.copy())
 
 
+def _cast(node: exp.Expr, to: exp.DataType) -> exp.Expr:
+    if isinstance(node, exp.Cast) and node.to == to:
+        return node
+    return exp.Cast(this=node, to=to)
+
+
 def _cast_outputs(
     final: exp.Expr, columns: Sequence[str], types: Sequence[str]
 ) -> exp.Expr:
@@ -488,13 +494,24 @@ def _cast_outputs(
         and len(final.expressions) == len(columns)
         and not any(isinstance(p, exp.Star) for p in final.expressions)
     ):
+        renamed = {
+            p.alias: name
+            for p, name in zip(final.expressions, columns, strict=True)
+            if p.alias and p.alias != name
+        }
         final.set(
             "expressions",
             [
-                exp.alias_(exp.Cast(this=p.unalias(), to=target(t)), name, quoted=True)
+                exp.alias_(_cast(p.unalias(), target(t)), name, quoted=True)
                 for p, name, t in zip(final.expressions, columns, types, strict=True)
             ],
         )
+        order = final.args.get("order")
+        if order is not None and renamed:
+            # ORDER BY may name an output by the alias qualify gave it; follow the rename.
+            for column in list(order.find_all(exp.Column)):
+                if not column.table and column.name in renamed:
+                    column.replace(exp.column(renamed[column.name], quoted=True))
         return final
     raise _Refuse("the query's top level is not a plain SELECT list the final cast can wrap")
 
