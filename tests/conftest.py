@@ -13,8 +13,10 @@ from dau_scheduler.arms.polars import gpu_available
 DEVICES = [
     "duckdb",
     "polars",
-    pytest.param("cudf", marks=[pytest.mark.gpu,
-                                pytest.mark.skipif(not gpu_available(), reason="no CUDA GPU")]),
+    pytest.param(
+        "cudf",
+        marks=[pytest.mark.gpu, pytest.mark.skipif(not gpu_available(), reason="no CUDA GPU")],
+    ),
 ]
 
 

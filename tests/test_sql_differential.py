@@ -16,10 +16,18 @@ from hypothesis import strategies as st
 from dau_scheduler import Session
 from dau_scheduler.compare import compare_tables
 
-FACT = pa.schema([
-    ("seq", pa.int64()), ("k1", pa.int32()), ("k2", pa.string()), ("d", pa.date32()),
-    ("v", pa.decimal128(10, 2)), ("x", pa.float64()), ("i", pa.int64()), ("fk", pa.int32()),
-])
+FACT = pa.schema(
+    [
+        ("seq", pa.int64()),
+        ("k1", pa.int32()),
+        ("k2", pa.string()),
+        ("d", pa.date32()),
+        ("v", pa.decimal128(10, 2)),
+        ("x", pa.float64()),
+        ("i", pa.int64()),
+        ("fk", pa.int32()),
+    ]
+)
 
 maybe = st.none().__or__
 rows = st.lists(
@@ -37,28 +45,54 @@ rows = st.lists(
 
 KEYS = ["f.k1", "f.k2", "f.d", "g.name", "f.k1 % 2"]
 AGGREGATES = [
-    "sum(f.v)", "sum(f.i)", "sum(f.x)", "count(*)", "count(f.v)", "min(f.k2)", "max(f.d)",
-    "avg(f.v)", "avg(f.x)", "min(f.x)", "max(f.i)", "sum(f.v) / nullif(count(*), 0)",
-    "sum(case when f.k1 > 1 then f.v else 0 end)", "count(f.x) + 1", "max(f.v) - min(f.v)",
-    "sum(f.i) filter (where f.k2 = 'a')", "median(f.x)", "count(distinct f.k1)",
+    "sum(f.v)",
+    "sum(f.i)",
+    "sum(f.x)",
+    "count(*)",
+    "count(f.v)",
+    "min(f.k2)",
+    "max(f.d)",
+    "avg(f.v)",
+    "avg(f.x)",
+    "min(f.x)",
+    "max(f.i)",
+    "sum(f.v) / nullif(count(*), 0)",
+    "sum(case when f.k1 > 1 then f.v else 0 end)",
+    "count(f.x) + 1",
+    "max(f.v) - min(f.v)",
+    "sum(f.i) filter (where f.k2 = 'a')",
+    "median(f.x)",
+    "count(distinct f.k1)",
 ]
 FILTERS = [
-    "", "f.i > 0", "f.k1 is not null", "f.d >= date '2020-01-03'", "f.v < 10.5",
-    "f.seq < {half}", "f.seq >= {half}", "f.seq < 0", "f.k2 in ('a', 'é')",
+    "",
+    "f.i > 0",
+    "f.k1 is not null",
+    "f.d >= date '2020-01-03'",
+    "f.v < 10.5",
+    "f.seq < {half}",
+    "f.seq >= {half}",
+    "f.seq < 0",
+    "f.k2 in ('a', 'é')",
 ]
 
 
 @st.composite
 def queries(draw: st.DrawFn, n: int) -> str:
     join = draw(st.booleans())
-    keys = draw(st.lists(st.sampled_from([k for k in KEYS if join or "g." not in k]),
-                         unique=True, max_size=2))
+    keys = draw(
+        st.lists(
+            st.sampled_from([k for k in KEYS if join or "g." not in k]), unique=True, max_size=2
+        )
+    )
     where = draw(st.sampled_from(FILTERS)).format(half=n // 2)
     source = "fact f" + (" join dim g on f.fk = g.fk" if join else "")
     if draw(st.integers(0, 5)) == 0:  # a row-level query: concatenation, or per-arm top-k
         limit = draw(st.sampled_from(["", " limit 3", " limit 2 offset 1"]))
-        return (f"select f.seq, f.k2, f.v from {source}"
-                f"{' where ' + where if where else ''} order by f.seq{limit}")
+        return (
+            f"select f.seq, f.k2, f.v from {source}"
+            f"{' where ' + where if where else ''} order by f.seq{limit}"
+        )
     aggs = draw(st.lists(st.sampled_from(AGGREGATES), min_size=1, max_size=3, unique=True))
     select = ", ".join([*keys, *(f"{a} as a{i}" for i, a in enumerate(aggs))])
     sql = f"select {select} from {source}"
@@ -77,8 +111,9 @@ def queries(draw: st.DrawFn, n: int) -> str:
 def tables(data: list[tuple[Any, ...]]) -> dict[str, pa.Table]:
     columns = list(zip(*data, strict=True)) if data else [[] for _ in range(7)]
     fact = pa.table([list(range(len(data))), *columns], schema=FACT)
-    dim = pa.table({"fk": pa.array([0, 1, 2, 3], pa.int32()),
-                    "name": ["zero", "one", None, "three"]})
+    dim = pa.table(
+        {"fk": pa.array([0, 1, 2, 3], pa.int32()), "name": ["zero", "one", None, "three"]}
+    )
     return {"fact": fact, "dim": dim}
 
 
@@ -86,12 +121,17 @@ def tables(data: list[tuple[Any, ...]]) -> dict[str, pa.Table]:
 @pytest.mark.parametrize("device", ["duckdb", "polars"])
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=rows, pick=st.data())
-def test_split_equals_unsplit_or_is_refused(device: str, data: list[tuple[Any, ...]],
-                                            pick: st.DataObject) -> None:
+def test_split_equals_unsplit_or_is_refused(
+    device: str, data: list[tuple[Any, ...]], pick: st.DataObject
+) -> None:
     n = len(data)
     sql = pick.draw(queries(n), label="sql")
-    share = pick.draw(st.sampled_from([0.0, 1.0, 0.25, 0.5, 1 / n if n else 0.0,
-                                       (n - 1) / n if n else 1.0, None]), label="share")
+    share = pick.draw(
+        st.sampled_from(
+            [0.0, 1.0, 0.25, 0.5, 1 / n if n else 0.0, (n - 1) / n if n else 1.0, None]
+        ),
+        label="share",
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
         with Session(tables(data), device=device) as session:
@@ -109,8 +149,12 @@ def test_split_equals_unsplit_or_is_refused(device: str, data: list[tuple[Any, .
 
 def test_decimals_stay_exact_through_the_polars_arm() -> None:
     values = [Decimal("0.07"), Decimal("1.25"), Decimal("3.33"), None]
-    data = pa.table({"v": pa.array(values, pa.decimal128(15, 2)),
-                     "w": pa.array([Decimal("0.11")] * 4, pa.decimal128(15, 2))})
+    data = pa.table(
+        {
+            "v": pa.array(values, pa.decimal128(15, 2)),
+            "w": pa.array([Decimal("0.11")] * 4, pa.decimal128(15, 2)),
+        }
+    )
     sql = "select sum(v * w) as s, sum(v * (1 - w) * (1 + w)) as t, sum(v) * 0.5 as h from t"
     with Session({"t": data}, device="polars") as session:
         result = session.sql(sql, device_share=0.5)

@@ -32,8 +32,9 @@ def test_every_share_matches_duckdb(tpch_session: Session, name: str) -> None:
         assert result.fallback is None, result.fallback
         if result.refusal is None:
             assert result.execution is not None
-            assert result.execution.device_rows + result.execution.host_rows == (
-                tpch_session.row_counts[result.plan.split_table or ""]
+            assert (
+                result.execution.device_rows + result.execution.host_rows
+                == (tpch_session.row_counts[result.plan.split_table or ""])
             )
 
 

@@ -19,13 +19,16 @@ from dau_scheduler.compare import compare_tables
 from dau_scheduler.errors import DauError
 from dau_scheduler.session import Session, SqlResult
 
-app = typer.Typer(help="Split analytic SQL between a GPU arm and a DuckDB host arm.",
-                  no_args_is_help=True, add_completion=False)
+app = typer.Typer(
+    help="Split analytic SQL between a GPU arm and a DuckDB host arm.",
+    no_args_is_help=True,
+    add_completion=False,
+)
 tpch_app = typer.Typer(help="TPC-H data and queries.", no_args_is_help=True)
 app.add_typer(tpch_app, name="tpch")
 
 out = Console()
-err = Console(stderr=True)
+err = Console(stderr=True, soft_wrap=True)
 
 DataOpt = Annotated[Path, typer.Option("--data", help="folder of <table>.parquet files")]
 DeviceOpt = Annotated[str, typer.Option("--device", help="auto, cudf, polars, duckdb or none")]
@@ -94,7 +97,9 @@ def run(
     query: Annotated[str, typer.Argument(help="a .sql file, a TPC-H name (q01), or SQL text")],
     data: DataOpt,
     device: DeviceOpt = "auto",
-    posture: Annotated[str, typer.Option(help="cpu, offload, collaborative, adaptive")] = "adaptive",
+    posture: Annotated[
+        str, typer.Option(help="cpu, offload, collaborative, adaptive")
+    ] = "adaptive",
     share: Annotated[float | None, typer.Option(help="device share in [0, 1]")] = None,
     split_table: SplitOpt = None,
     format: Annotated[str, typer.Option("--format", help="table, csv or json")] = "table",
@@ -105,8 +110,7 @@ def run(
     try:
         sql = _query_text(query)
         with Session(data, device=_device(device)) as session:
-            result = session.sql(sql, posture=posture, device_share=share,
-                                 split_table=split_table)
+            result = session.sql(sql, posture=posture, device_share=share, split_table=split_table)
     except DauError as exc:
         raise _fail(exc) from None
     _print_table(result.table, format)
@@ -161,9 +165,17 @@ def demo(
     except DauError as exc:
         raise _fail(exc) from None
     arm = session.device.name if session.device is not None else "none"
-    view = Table("query", "split table", "posture", "device share", "split s", "unsplit s",
-                 "matches DuckDB", "note",
-                 title=f"TPC-H SF {scale:g}: device arm {arm}, host arm duckdb")
+    view = Table(
+        "query",
+        "split table",
+        "posture",
+        "device share",
+        "split s",
+        "unsplit s",
+        "matches DuckDB",
+        "note",
+        title=f"TPC-H SF {scale:g}: device arm {arm}, host arm duckdb",
+    )
     mismatches = 0
     with session, Progress(console=err, transient=True) as progress:
         named = tpch.queries()

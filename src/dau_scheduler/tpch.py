@@ -15,7 +15,14 @@ import platformdirs
 from dau_scheduler.errors import SqlError
 
 TABLES: tuple[str, ...] = (
-    "customer", "lineitem", "nation", "orders", "part", "partsupp", "region", "supplier",
+    "customer",
+    "lineitem",
+    "nation",
+    "orders",
+    "part",
+    "partsupp",
+    "region",
+    "supplier",
 )
 
 
@@ -46,9 +53,12 @@ def _generator() -> str:
 
 
 def _check_scale(scale: float) -> float:
-    if isinstance(scale, bool) or not isinstance(scale, (int, float)) or not math.isfinite(
-        scale
-    ) or scale <= 0:
+    if (
+        isinstance(scale, bool)
+        or not isinstance(scale, (int, float))
+        or not math.isfinite(scale)
+        or scale <= 0
+    ):
         raise SqlError(f"scale must be a positive number, got {scale!r}")
     return float(scale)
 

@@ -7,7 +7,8 @@ Polars' SQL differs from DuckDB's in ways that change answers, so the partial is
   columns are loaded at scale ``DECIMAL_SCALE`` so products of such columns stay exact there, and
   decimal literals (Float64 in Polars) are written as decimals of that scale.
 - ``a / b`` is DOUBLE division in DuckDB for integers and decimals; it is written as such.
-- ``BETWEEN`` is written as two comparisons; date literals as ``DATE 'yyyy-mm-dd'``.
+- ``BETWEEN`` is written as two comparisons; date literals as ``DATE 'yyyy-mm-dd'``;
+  ``BOOL_AND``/``BOOL_OR`` as ``MIN``/``MAX``.
 
 Every partial is then cast to the host's partial schema with a safe cast, so a value Polars did
 not compute exactly raises rather than merging as a wrong answer.
@@ -69,6 +70,10 @@ def _translate(node: exp.Expr) -> exp.Expr:
             this=exp.Cast(this=_translated(node.this), to=double),
             expression=exp.Cast(this=_translated(node.expression), to=double),
         )
+    if isinstance(node, (exp.LogicalAnd, exp.LogicalOr)):
+        # Polars has no BOOL_AND/BOOL_OR; over booleans they are MIN and MAX (false < true).
+        cls = exp.Min if isinstance(node, exp.LogicalAnd) else exp.Max
+        return cls(this=_translated(node.this))
     if isinstance(node, exp.Between):
         return exp.and_(
             exp.GTE(this=_translated(node.this), expression=_translated(node.args["low"])),

@@ -178,7 +178,7 @@ def _block_refusal(select: exp.Select, source: exp.Expr, table: str) -> str | No
         return f"the block reading {table} uses DISTINCT ON, which keeps one row per key by order"
     for node in _own_nodes(select):
         if isinstance(node, exp.Window):
-            return f"a window function ({node.sql(dialect='duckdb')[:60]}) runs over {table}"
+            return f"a window function ({_function_name(node.this)}() OVER ...) runs over {table}"
         if isinstance(node, (exp.Rand, exp.Uuid)) or (
             isinstance(node, exp.Func) and _function_name(node) in NONDETERMINISTIC
         ):
@@ -243,9 +243,7 @@ def _find_block(
     return block
 
 
-def _candidates(
-    tree: exp.Expr, table: str, names: frozenset[str]
-) -> Iterator[_Candidate | str]:
+def _candidates(tree: exp.Expr, table: str, names: frozenset[str]) -> Iterator[_Candidate | str]:
     root = build_scope(tree)
     if root is None:
         yield "the query has no analysable scope"
@@ -421,6 +419,9 @@ def _build_rows(block: exp.Select) -> _Built:
     if limit is not None:
         total = _literal_int(limit, "LIMIT") + _literal_int(offset, "OFFSET")
         partial.set("limit", exp.Limit(expression=exp.Literal.number(total)))
+        if final_order:
+            # Per-arm top-k: order by the partial's own output columns, as the final does.
+            partial.set("order", exp.Order(expressions=[o.copy() for o in final_order]))
     else:
         partial.set("order", None)
 
@@ -476,9 +477,7 @@ def _cast(node: exp.Expr, to: exp.DataType) -> exp.Expr:
     return exp.Cast(this=node, to=to)
 
 
-def _cast_outputs(
-    final: exp.Expr, columns: Sequence[str], types: Sequence[str]
-) -> exp.Expr:
+def _cast_outputs(final: exp.Expr, columns: Sequence[str], types: Sequence[str]) -> exp.Expr:
     """Cast every output to the unsplit query's type and name it as DuckDB names it."""
 
     def target(type_name: str) -> exp.DataType:

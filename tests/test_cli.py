@@ -1,0 +1,78 @@
+"""The dau command, end to end through typer's runner."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from dau_scheduler.cli import app
+
+runner = CliRunner()
+
+
+def test_run_prints_the_answer_and_the_split_report(tpch_dir: Path) -> None:
+    result = runner.invoke(
+        app,
+        [
+            "run",
+            "q06",
+            "--data",
+            str(tpch_dir),
+            "--device",
+            "duckdb",
+            "--share",
+            "0.5",
+            "--format",
+            "json",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    rows = json.loads(result.stdout)
+    assert list(rows[0]) == ["revenue"]
+    assert "split report" in result.stderr and "device share" in result.stderr
+
+
+def test_run_sql_text_and_csv(tpch_dir: Path) -> None:
+    result = runner.invoke(
+        app,
+        [
+            "run",
+            "select count(*) as n from nation",
+            "--data",
+            str(tpch_dir),
+            "--device",
+            "none",
+            "--format",
+            "csv",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines() == ['"n"', "25"]
+
+
+def test_explain_shows_partial_and_final_sql(tpch_dir: Path) -> None:
+    result = runner.invoke(app, ["explain", "q01", "--data", str(tpch_dir)])
+    assert result.exit_code == 0, result.output
+    assert "split table: lineitem" in result.stdout
+    assert "__dau_split__" in result.stdout and "__dau_partials" in result.stdout
+
+
+def test_errors_are_named_with_exit_code_2(tpch_dir: Path, tmp_path: Path) -> None:
+    bad = runner.invoke(app, ["run", "select nope from nation", "--data", str(tpch_dir)])
+    assert bad.exit_code == 2 and "nope" in bad.stderr
+    missing = runner.invoke(app, ["run", "q01", "--data", str(tmp_path / "none")])
+    assert missing.exit_code == 2 and "does not exist" in missing.stderr
+    share = runner.invoke(app, ["run", "q01", "--data", str(tpch_dir), "--share", "2"])
+    assert share.exit_code == 2 and "device_share" in share.stderr
+
+
+def test_tpch_generate(tmp_path: Path) -> None:
+    result = runner.invoke(
+        app, ["tpch", "generate", "--scale", "0.001", "--out", str(tmp_path / "d")]
+    )
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "d" / "lineitem.parquet").exists()
+    bad = runner.invoke(app, ["tpch", "generate", "--scale", "-1", "--out", str(tmp_path)])
+    assert bad.exit_code == 2 and "scale" in bad.stderr

@@ -1,0 +1,94 @@
+"""Arms: both in flight at once, and a failing arm never yields a short answer."""
+
+from __future__ import annotations
+
+import threading
+import warnings
+from typing import Any
+
+import pyarrow as pa
+import pytest
+
+from dau_scheduler import ArmError, Session, SplitError
+from dau_scheduler.arms import PolarsArm
+from dau_scheduler.compare import compare_tables
+from dau_scheduler.rewrite import CompiledSplit
+
+SQL = "select k % 7 as g, sum(v) as s, count(*) as n from t group by 1 order by 1"
+
+
+def data() -> dict[str, pa.Table]:
+    n = 5000
+    return {"t": pa.table({"k": list(range(n)), "v": [float(i % 13) for i in range(n)]})}
+
+
+class FailingPolars(PolarsArm):
+    """The real Polars arm, made to fail on its first partial: before running the engine, or
+    mid-run (after the engine has done the partial's work, before it is handed back)."""
+
+    def __init__(self, when: str) -> None:
+        super().__init__()
+        self.when, self.calls = when, 0
+
+    def run_partial(self, compiled: CompiledSplit, start: int, stop: int) -> pa.Table:
+        self.calls += 1
+        if self.when == "before-start":
+            raise RuntimeError("injected failure before the engine ran")
+        super().run_partial(compiled, start, stop)
+        raise RuntimeError("injected failure after the engine ran")
+
+
+@pytest.fixture(autouse=True)
+def _quiet() -> Any:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        yield
+
+
+@pytest.mark.parametrize("when", ["before-start", "mid-run"])
+@pytest.mark.parametrize("posture", ["share", "adaptive"])
+def test_device_failure_reruns_on_host(when: str, posture: str) -> None:
+    with Session(data(), device=FailingPolars(when)) as session:
+        expected = session.host.cursor().sql(SQL).to_arrow_table()
+        kwargs: dict[str, Any] = {"device_share": 0.5} if posture == "share" else {}
+        result = session.sql(SQL, **kwargs)
+        assert result.execution is None
+        assert result.fallback is not None and "injected failure" in result.fallback
+        assert compare_tables(result.table, expected) is None
+        with pytest.raises(SplitError, match="injected failure"):
+            session.sql(SQL, strict=True, **kwargs)
+
+
+@pytest.mark.parametrize("fail_on", [1, 2], ids=["before-start", "mid-run"])
+def test_host_failure_raises_never_a_short_answer(fail_on: int) -> None:
+    with Session(data(), device="polars") as session:
+        real = session.host.run_partial
+        calls = {"n": 0}
+
+        def failing(compiled: CompiledSplit, start: int, stop: int) -> pa.Table:
+            calls["n"] += 1
+            if calls["n"] == fail_on:
+                raise RuntimeError("host engine lost")
+            return real(compiled, start, stop)
+
+        session.host.run_partial = failing  # type: ignore[method-assign]
+        with pytest.raises(ArmError, match=r"host arm failed.*host engine lost"):
+            session.sql(SQL) if fail_on == 2 else session.sql(SQL, device_share=0.5)
+
+
+def test_both_arms_are_in_flight_together() -> None:
+    barrier = threading.Barrier(2, timeout=30)
+    with Session(data(), device="polars") as session:
+        for arm in (session.host, session.device):
+            real = arm.run_partial  # type: ignore[union-attr]
+
+            def meet(compiled: CompiledSplit, start: int, stop: int, real: Any = real) -> Any:
+                barrier.wait()  # returns only once the other arm is running too
+                return real(compiled, start, stop)
+
+            arm.run_partial = meet  # type: ignore[union-attr,method-assign]
+        result = session.sql(SQL, device_share=0.5)
+    ex = result.execution
+    assert ex is not None and ex.device_rows == ex.host_rows == 2500
+    assert ex.overlap_seconds > 0
+    assert ex.overlap_seconds <= min(ex.device_seconds, ex.host_seconds) + 1e-6

@@ -1,0 +1,111 @@
+"""Bad input: a clear error naming the problem, raised before any arm runs; the data untouched."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pytest
+
+from dau_scheduler import Session, SqlError, run_sql
+from dau_scheduler.arms import DuckDBArm
+from dau_scheduler.rewrite import CompiledSplit
+
+
+class CountingArm(DuckDBArm):
+    """A real DuckDB arm that counts the partials it is asked to run."""
+
+    def __init__(self) -> None:
+        super().__init__(name="counting")
+        self.calls = 0
+
+    def run_partial(self, compiled: CompiledSplit, start: int, stop: int) -> pa.Table:
+        self.calls += 1
+        return super().run_partial(compiled, start, stop)
+
+
+@pytest.fixture
+def session() -> Any:
+    data = pa.table({"k": [1, 2, 3, 4], "v": [1.0, 2.0, 3.0, None]})
+    arm = CountingArm()
+    with Session({"t": data, "d": pa.table({"k": [1, 2]})}, device=arm) as s:
+        yield s, arm
+
+
+BAD_QUERIES = [
+    ("select sum(v from t", "malformed|Parser|syntax"),
+    ("select * from missing_table", "missing_table"),
+    ("select nope from t", "nope"),
+    ("insert into t values (5, 5.0)", "INSERT"),
+    ("drop table t", "DROP"),
+    ("update t set v = 0", "UPDATE"),
+    ("create table x as select 1", "CREATE"),
+    ("select 1; select 2", "one statement"),
+    ("", "empty"),
+]
+
+
+@pytest.mark.parametrize(("sql", "named"), BAD_QUERIES)
+def test_bad_queries_are_named_and_nothing_runs(session: Any, sql: str, named: str) -> None:
+    s, arm = session
+    with pytest.raises(SqlError, match=named):
+        s.sql(sql)
+    assert arm.calls == 0
+    assert s.host.cursor().sql("select count(*), sum(v) from t").fetchall() == [(4, 6.0)]
+    assert s.host.cursor().sql("select count(*) from d").fetchall() == [(2,)]
+
+
+@pytest.mark.parametrize("share", [-0.1, 1.01, float("nan"), float("inf"), "half", True])
+def test_bad_shares_are_named(session: Any, share: Any) -> None:
+    s, arm = session
+    with pytest.raises(SqlError, match="device_share"):
+        s.sql("select sum(v) from t", device_share=share)
+    assert arm.calls == 0
+
+
+def test_unknown_posture_and_split_table_are_named(session: Any) -> None:
+    s, arm = session
+    with pytest.raises(SqlError, match="'turbo'"):
+        s.sql("select sum(v) from t", posture="turbo")
+    with pytest.raises(SqlError, match="'nosuch'"):
+        s.sql("select sum(v) from t", split_table="nosuch")
+    with pytest.raises(SqlError, match="'d' is not read by this query"):
+        s.sql("select sum(v) from t", split_table="d")
+    assert arm.calls == 0
+
+
+def test_unknown_device_and_missing_folder_are_named(tmp_path: Path) -> None:
+    with pytest.raises(SqlError, match="'tpu'"):
+        Session({"t": pa.table({"a": [1]})}, device="tpu")
+    with pytest.raises(SqlError, match="does not exist"):
+        Session(tmp_path / "nowhere")
+    with pytest.raises(SqlError, match="holds no"):
+        Session(tmp_path)
+    with pytest.raises(SqlError, match="expected a path"):
+        Session({"t": 42})
+    with pytest.raises(SqlError, match="plain identifier"):
+        Session({"bad name": pa.table({"a": [1]})})
+
+
+def test_strict_refusal_raises_and_default_answers_unsplit(session: Any) -> None:
+    s, _ = session
+    sql = "select median(v) as m from t"
+    result = s.sql(sql)
+    assert result.execution is None and result.refusal and "'m'" in result.refusal
+    assert result.table.column("m").to_pylist() == [2.0]
+    from dau_scheduler import SplitError
+
+    with pytest.raises(SplitError, match="median"):
+        s.sql(sql, strict=True)
+
+
+def test_run_sql_one_shot() -> None:
+    result = run_sql(
+        "select count(*) as n from t",
+        {"t": pa.table({"a": [1, 2, 3]})},
+        device="duckdb",
+        device_share=0.5,
+    )
+    assert result.table.column("n").to_pylist() == [3]
+    assert result.execution is not None and result.execution.device_rows == 2

@@ -1,0 +1,71 @@
+"""NULL and empty matrix: every mergeable aggregate, with one arm empty, all-NULL input, or both
+arms empty, grouped and scalar: exactly DuckDB's answer (COUNT 0, the others NULL)."""
+
+from __future__ import annotations
+
+import warnings
+
+import pyarrow as pa
+import pytest
+
+from dau_scheduler import Session
+from dau_scheduler.compare import compare_tables
+
+AGGREGATES = {
+    "sum": "sum(x)",
+    "count": "count(x)",
+    "count_star": "count(*)",
+    "min": "min(x)",
+    "max": "max(x)",
+    "avg": "avg(x)",
+    "bool_and": "bool_and(b)",
+    "bool_or": "bool_or(b)",
+}
+N = 20
+
+
+def table(case: str) -> pa.Table:
+    n = 0 if case == "no rows" else N
+    nulls = case == "all NULL"
+    return pa.table(
+        {
+            "seq": pa.array(range(n), pa.int64()),
+            "g": pa.array([i % 3 for i in range(n)], pa.int32()),
+            "x": pa.array([None if nulls else float(i) for i in range(n)], pa.float64()),
+            "b": pa.array([None if nulls else i % 2 == 0 for i in range(n)], pa.bool_()),
+        }
+    )
+
+
+CASES = {
+    # case -> (table kind, filter); the split is always at 0.5 (device takes seq < 10).
+    "device arm empty": ("rows", "seq >= 10"),
+    "host arm empty": ("rows", "seq < 10"),
+    "all NULL": ("all NULL", "true"),
+    "both arms empty": ("rows", "seq < 0"),
+    "no rows": ("no rows", "true"),
+}
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")
+@pytest.mark.parametrize("device", ["duckdb", "polars"])
+@pytest.mark.parametrize("grouped", [False, True], ids=["scalar", "grouped"])
+@pytest.mark.parametrize("case", sorted(CASES))
+@pytest.mark.parametrize("kind", sorted(AGGREGATES))
+def test_null_and_empty(kind: str, case: str, grouped: bool, device: str) -> None:
+    data, where = CASES[case]
+    select = f"{'g, ' if grouped else ''}{AGGREGATES[kind]} as a"
+    sql = f"select {select} from t where {where}{' group by g order by g' if grouped else ''}"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        with Session({"t": table(data)}, device=device) as session:
+            expected = session.host.cursor().sql(sql).to_arrow_table()
+            result = session.sql(sql, device_share=0.5)
+    assert result.refusal is None and result.fallback is None
+    assert compare_tables(result.table, expected) is None
+    values = result.table.column("a").to_pylist()
+    if not grouped and case in {"both arms empty", "no rows", "all NULL"}:
+        if kind == "count_star":
+            assert values == [0 if case != "all NULL" else N]
+        else:
+            assert values == [0 if kind == "count" else None]
