@@ -134,7 +134,8 @@ def test_split_equals_unsplit_or_is_refused(
     )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
-        with Session(tables(data), device=device) as session:
+        fast = pick.draw(st.booleans(), label="fast_fold")
+        with Session(tables(data), device=device, fast_fold=fast) as session:
             expected = session.host.cursor().sql(sql).to_arrow_table()
             result = session.sql(sql, device_share=share, split_table="fact")
     assert result.fallback is None, result.fallback

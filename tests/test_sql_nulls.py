@@ -48,17 +48,18 @@ CASES = {
 
 
 @pytest.mark.filterwarnings("ignore::DeprecationWarning")
+@pytest.mark.parametrize("fast_fold", [True, False], ids=["arrow-fold", "sql-fold"])
 @pytest.mark.parametrize("device", ["duckdb", "polars"])
 @pytest.mark.parametrize("grouped", [False, True], ids=["scalar", "grouped"])
 @pytest.mark.parametrize("case", sorted(CASES))
 @pytest.mark.parametrize("kind", sorted(AGGREGATES))
-def test_null_and_empty(kind: str, case: str, grouped: bool, device: str) -> None:
+def test_null_and_empty(kind: str, case: str, grouped: bool, device: str, fast_fold: bool) -> None:
     data, where = CASES[case]
     select = f"{'g, ' if grouped else ''}{AGGREGATES[kind]} as a"
     sql = f"select {select} from t where {where}{' group by g order by g' if grouped else ''}"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
-        with Session({"t": table(data)}, device=device) as session:
+        with Session({"t": table(data)}, device=device, fast_fold=fast_fold) as session:
             expected = session.host.cursor().sql(sql).to_arrow_table()
             result = session.sql(sql, device_share=0.5)
     assert result.refusal is None and result.fallback is None

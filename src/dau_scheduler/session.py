@@ -27,7 +27,7 @@ from dau_scheduler.posture import POSTURES, WorkSplit, plan_split
 from dau_scheduler.rewrite.aggregates import MERGE_STEPS
 from dau_scheduler.rewrite.planner import PARTIALS, CompiledSplit, SplitPlan, compile_split
 from dau_scheduler.rows import RowRange, RowSource
-from dau_scheduler.split import SplitExecution, execute_split
+from dau_scheduler.split import SplitExecution, device_cut, execute_split
 from dau_scheduler.tables import resolve_tables
 
 DEVICES: tuple[str, ...] = ("auto", "cudf", "polars", "duckdb")
@@ -89,12 +89,19 @@ class Session:
         device: ``"auto"``, ``"cudf"``, ``"polars"``, ``"duckdb"``, ``None`` (host only), or an
             :class:`~dau_scheduler.arms.Arm`.
         threads: DuckDB threads for the host arm (default: DuckDB's own).
+        fast_fold: fold simple partials in pyarrow rather than DuckDB (see ``rewrite.fold``).
     """
 
     def __init__(
-        self, tables: Any, device: str | Arm | None = "auto", *, threads: int | None = None
+        self,
+        tables: Any,
+        device: str | Arm | None = "auto",
+        *,
+        threads: int | None = None,
+        fast_fold: bool = True,
     ) -> None:
         arm = _device_arm(device)
+        self.fast_fold = fast_fold
         self.tables = resolve_tables(tables)
         self.host = DuckDBArm(threads=threads)
         self.host.load(self.tables)
@@ -169,7 +176,7 @@ class Session:
                 f"split_table {split_table!r} is not a table of this session; "
                 f"tables: {', '.join(sorted(self.tables))}"
             )
-        columns, types, _ = self._bind(sql)
+        columns, types, output_schema = self._bind(sql)
         compiled = compile_split(
             sql,
             row_counts=self.row_counts,
@@ -178,6 +185,7 @@ class Session:
             binder=self._bind,
             columns=columns,
             types=types,
+            output_schema=output_schema,
             split_table=split_table,
         )
         if split_table is not None and compiled.plan.refusal and compiled.partial is None:
@@ -206,10 +214,15 @@ class Session:
         schema = compiled.partial_schema
         final_sql = compiled.final.sql(dialect="duckdb") if compiled.final is not None else ""
 
+        fast = compiled.fast if self.fast_fold else None
+        output_schema = compiled.schema
+
         def combine(partials: Sequence[pa.Table]) -> pa.Table:
             assert schema is not None
             tables = [cast_partial(p, schema, "host") for p in partials]
             merged = pa.concat_tables(tables) if tables else schema.empty_table()
+            if fast is not None and output_schema is not None:
+                return fast.run(merged, output_schema)
             cursor = self.host.cursor()
             cursor.register(PARTIALS, merged)
             try:
@@ -261,6 +274,8 @@ class Session:
         rule = self._merge_rule(compiled)
         host = self._arm_call(self.host, compiled)
         device = self._arm_call(self.device, compiled) if self.device is not None else host
+        if split.posture != "adaptive" and device_cut(split.device_share, n) == 0:
+            return self._run_host_only(compiled, split, n, plan)
         try:
             if split.posture == "adaptive" and device_share is None:
                 morsel = max(1, math.ceil(n / ADAPTIVE_MORSELS))
@@ -289,11 +304,35 @@ class Session:
                 if strict and exc.arm == "device":
                     raise SplitError(f"device arm failed and strict=True: {exc}") from exc
                 raise
-            started = time.perf_counter()
             table = self._unsplit(compiled)
-            del started
             return SqlResult(table, None, plan, fallback=f"{exc}; the host re-ran the whole query")
         return SqlResult(execution.result, execution, plan)
+
+    def _run_host_only(
+        self, compiled: CompiledSplit, split: WorkSplit, n: int, plan: SplitPlan
+    ) -> SqlResult:
+        """A split that gives the device no rows is the unsplit query on the host: run that.
+
+        Partial plus final would compute the same answer with two statements' fixed costs.
+        """
+        t0 = time.perf_counter()
+        table = self._unsplit(compiled)
+        seconds = time.perf_counter() - t0
+        execution = SplitExecution(
+            posture=split.posture,
+            device_share=split.device_share,
+            terminal="sql",
+            device_rows=0,
+            host_rows=n,
+            device_seconds=0.0,
+            host_seconds=seconds,
+            wall_seconds=seconds,
+            overlap_seconds=0.0,
+            materialize_seconds=0.0,
+            merge_seconds=0.0,
+            result=table,
+        )
+        return SqlResult(table, execution, plan)
 
     def _work_split(self, posture: str, device_share: float | None) -> WorkSplit:
         if self.device is None:

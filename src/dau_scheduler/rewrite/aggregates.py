@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+import pyarrow as pa
+import pyarrow.compute as pc
 from sqlglot import exp
 
 # sqlglot renders these under another dialect's name; DuckDB's own name is the kind.
@@ -48,12 +50,17 @@ class MergeStep:
     """How one aggregate kind splits.
 
     ``partials(call)`` are the aggregates each arm computes over its rows; ``merge(columns)`` folds
-    those partial columns (one per partial, all arms' rows together) into the unsplit value.
-    Empty-range and all-NULL behaviour is stated per step below and matches DuckDB.
+    those partial columns (one per partial, all arms' rows together) into the unsplit value, as
+    SQL for the final query. ``arrow`` and ``finish`` are the same fold in pyarrow, for the fast
+    path: one hash aggregate per partial column (NULL when a group saw no non-NULL partial), then
+    ``finish`` turns the folded columns into the value. Empty-range and all-NULL behaviour is
+    stated per step below and matches DuckDB.
     """
 
     partials: Callable[[exp.Expr], list[exp.Expr]]
     merge: Callable[[Sequence[exp.Expr]], exp.Expr]
+    arrow: tuple[str, ...]
+    finish: Callable[[Sequence[pa.Array]], pa.Array]
 
 
 def _sum_partials(call: exp.Expr) -> list[exp.Expr]:
@@ -118,17 +125,35 @@ def _merge_avg(cols: Sequence[exp.Expr]) -> exp.Expr:
     )
 
 
+def _as_is(cols: Sequence[pa.Array]) -> pa.Array:
+    return cols[0]
+
+
+def _zero_if_null(cols: Sequence[pa.Array]) -> pa.Array:
+    # COUNT is 0, never NULL, even when no partial row exists at all.
+    return pc.fill_null(cols[0], 0)
+
+
+def _ratio(cols: Sequence[pa.Array]) -> pa.Array:
+    # As _merge_avg: DOUBLE sum over the merged count, NULL when no value was counted.
+    total = pc.cast(cols[0], pa.float64())
+    count = pc.fill_null(cols[1], 0)
+    positive = pc.greater(count, 0)
+    ratio = pc.divide(total, pc.cast(count, pa.float64()))
+    return pc.if_else(positive, ratio, pa.scalar(None, pa.float64()))
+
+
 #: The registry: aggregate kind -> merge step. Register, don't branch.
 MERGE_STEPS: dict[str, MergeStep] = {
-    "sum": MergeStep(_sum_partials, _merge_sum),
-    "count": MergeStep(_count_partials, _merge_count),
-    "count_star": MergeStep(_count_star_partials, _merge_count),
-    "min": MergeStep(_same(exp.Min), _merge_with(exp.Min)),
-    "max": MergeStep(_same(exp.Max), _merge_with(exp.Max)),
-    "avg": MergeStep(_avg_partials, _merge_avg),
-    "mean": MergeStep(_avg_partials, _merge_avg),
-    "bool_and": MergeStep(_same(exp.LogicalAnd), _merge_with(exp.LogicalAnd)),
-    "bool_or": MergeStep(_same(exp.LogicalOr), _merge_with(exp.LogicalOr)),
+    "sum": MergeStep(_sum_partials, _merge_sum, ("sum",), _as_is),
+    "count": MergeStep(_count_partials, _merge_count, ("sum",), _zero_if_null),
+    "count_star": MergeStep(_count_star_partials, _merge_count, ("sum",), _zero_if_null),
+    "min": MergeStep(_same(exp.Min), _merge_with(exp.Min), ("min",), _as_is),
+    "max": MergeStep(_same(exp.Max), _merge_with(exp.Max), ("max",), _as_is),
+    "avg": MergeStep(_avg_partials, _merge_avg, ("sum", "sum"), _ratio),
+    "mean": MergeStep(_avg_partials, _merge_avg, ("sum", "sum"), _ratio),
+    "bool_and": MergeStep(_same(exp.LogicalAnd), _merge_with(exp.LogicalAnd), ("all",), _as_is),
+    "bool_or": MergeStep(_same(exp.LogicalOr), _merge_with(exp.LogicalOr), ("any",), _as_is),
 }
 
 __all__ = ["MERGE_STEPS", "MergeStep", "aggregate_kind"]

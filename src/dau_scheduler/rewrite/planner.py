@@ -29,6 +29,7 @@ from sqlglot.optimizer.scope import Scope, build_scope
 from dau_scheduler.errors import SplitError
 from dau_scheduler.merge import MergeRule, check_split
 from dau_scheduler.rewrite.aggregates import MERGE_STEPS, aggregate_kind
+from dau_scheduler.rewrite.fold import FastFold, FoldCall
 from dau_scheduler.rewrite.steps import STEPS
 
 #: The table name an arm binds to its own row range of the split table.
@@ -89,6 +90,8 @@ class CompiledSplit:
     partial_columns: tuple[str, ...] = ()
     partial_types: tuple[str, ...] = ()
     partial_schema: pa.Schema | None = None
+    schema: pa.Schema | None = None
+    fast: FastFold | None = None
     ordered: bool = False
     arm_sql: dict[str, str] = field(default_factory=dict, compare=False)
 
@@ -288,6 +291,7 @@ class _Built:
     aggregates: list[tuple[str, str]]
     probe_extra: list[exp.Expr]
     ordered: bool
+    fast: FastFold | None = None
 
 
 def _replace_outside_subqueries(
@@ -327,17 +331,20 @@ def _build_aggregate(block: exp.Select, names: frozenset[str]) -> _Built:
     ]
     merged: dict[str, tuple[exp.Expr, int]] = {}
     probe_extra: list[exp.Expr] = []
+    fold_calls: list[FoldCall] = []
     for call in calls:
         text = call.sql(dialect="duckdb")
         if text in merged:
             continue
-        step = MERGE_STEPS[aggregate_kind(call)]
+        kind = aggregate_kind(call)
+        step = MERGE_STEPS[kind]
         columns = []
         for partial in step.partials(call):
             name = f"__dau_p{len(projections) - len(keys)}"
             projections.append(exp.alias_(partial, name))
             columns.append(exp.column(name))
         merged[text] = (step.merge(columns), len(probe_extra))
+        fold_calls.append(FoldCall(kind, tuple(c.name for c in columns)))
         probe_extra.append(exp.alias_(call.copy(), f"__dau_t{len(probe_extra)}"))
 
     partial = block.copy()
@@ -374,7 +381,53 @@ def _build_aggregate(block: exp.Select, names: frozenset[str]) -> _Built:
     for key in ("limit", "offset", "distinct"):
         if block.args.get(key) is not None:
             replacement.set(key, block.args[key].copy())
-    return _Built(partial, replacement, aggregates, probe_extra, ordered=False)
+    fast = _fast_fold(block, keys, list(merged), fold_calls, names)
+    return _Built(partial, replacement, aggregates, probe_extra, ordered=False, fast=fast)
+
+
+def _fast_fold(
+    block: exp.Select,
+    keys: list[exp.Expr],
+    call_texts: list[str],
+    calls: list[FoldCall],
+    names: frozenset[str],
+) -> FastFold | None:
+    """The pyarrow fold for this block, when its shape allows one (see ``rewrite.fold``)."""
+    if any(block.args.get(k) is not None for k in ("having", "distinct", "qualify")):
+        return None
+    outputs: list[tuple[str, int]] = []
+    for projection in block.expressions:
+        expression = projection.unalias()
+        key = next((i for i, k in enumerate(keys) if expression == k), None)
+        if key is not None:
+            outputs.append(("key", key))
+        elif _is_aggregate(expression, names):
+            outputs.append(("agg", call_texts.index(expression.sql(dialect="duckdb"))))
+        else:
+            return None
+    order: list[tuple[int, bool]] = []
+    if block.args.get("order") is not None:
+        for ordered in block.args["order"].expressions:
+            if ordered.args.get("nulls_first"):
+                return None
+            target = ordered.this
+            index = next(
+                (i for i, p in enumerate(block.expressions)
+                 if p.unalias() == target or (
+                     isinstance(target, exp.Column) and not target.table
+                     and p.alias == target.name)),
+                None,
+            )
+            if index is None:
+                return None
+            order.append((index, bool(ordered.args.get("desc"))))
+    try:
+        limit = _literal_int(block.args.get("limit"), "LIMIT") if block.args.get("limit") else None
+        offset = _literal_int(block.args.get("offset"), "OFFSET")
+    except _Refuse:
+        return None
+    return FastFold(tuple(f"__dau_g{i}" for i in range(len(keys))), tuple(calls),
+                    tuple(outputs), tuple(order), limit, offset)
 
 
 def _build_rows(block: exp.Select) -> _Built:
@@ -539,6 +592,7 @@ def compile_split(
     binder: Binder,
     columns: Sequence[str],
     types: Sequence[str],
+    output_schema: pa.Schema | None = None,
     split_table: str | None = None,
 ) -> CompiledSplit:
     """Compile ``sql`` into a :class:`CompiledSplit`, or one that carries its refusal.
@@ -578,7 +632,9 @@ def compile_split(
                 reasons.append(found)
                 continue
             try:
-                return _compile_candidate(sql, tree, found, aggregate_names, binder, columns, types)
+                return _compile_candidate(
+                    sql, tree, found, aggregate_names, binder, columns, types, output_schema
+                )
             except _Refuse as refusal:
                 aggregates = _aggregates_of(found.block, aggregate_names)
                 if first_refusal is None:
@@ -607,6 +663,7 @@ def _compile_candidate(
     binder: Binder,
     columns: Sequence[str],
     types: Sequence[str],
+    output_schema: pa.Schema | None,
 ) -> CompiledSplit:
     _mark(tree, found.occurrence, found.block)
     block = found.block
@@ -634,6 +691,11 @@ def _compile_candidate(
 
     final_tree = tree.copy()
     target = _marked(final_tree, "block")
+    fast = built.fast if target is final_tree and output_schema is not None else None
+    if fast is not None and output_schema is not None and any(
+        pa.types.is_floating(output_schema.field(i).type) for i, _ in fast.order
+    ):
+        fast = None  # NaN ordering is DuckDB's own; leave float sorts to DuckDB
     replacement = built.replacement
     if target is final_tree:
         if final_tree.args.get("with") is not None:
