@@ -724,6 +724,8 @@ def _compile_candidate(
         partial_types=tuple(partial_types),
         partial_schema=pa.schema(list(schema_out)[:width]),
         ordered=built.ordered,
+        schema=output_schema,
+        fast=fast,
     )
 
 
