@@ -62,18 +62,28 @@ def execute_adaptive(
     host: SplitArm,
     device_morsel: int,
     host_morsel: int,
+    growth: float = 1.0,
+    max_morsel: int | None = None,
     aggregates: Iterable[tuple[str, str]] = (),
 ) -> SplitExecution:
     """Run ``query`` by meet-in-the-middle morsels and merge the partials in row order.
 
-    Each morsel is one arm call over a :class:`RowSource` slice. If either arm raises, the other
-    stops taking morsels, both are waited for, and :class:`ArmError` names the failed arm: a
-    failure never yields a short answer.
+    Each morsel is one arm call over a :class:`RowSource` slice. ``device_morsel`` and
+    ``host_morsel`` are each arm's first morsel; every next morsel is ``growth`` times larger, up
+    to ``max_morsel`` rows. Starting small bounds what a slow arm's first morsel can cost the
+    wall time; growing keeps the per-morsel fixed cost small on the arm that keeps up.
+
+    If either arm raises, the other stops taking morsels, both are waited for, and
+    :class:`ArmError` names the failed arm: a failure never yields a short answer.
     """
     began = time.perf_counter()
     check_split(merge, aggregates)
     _positive("device_morsel", device_morsel)
     _positive("host_morsel", host_morsel)
+    if not growth >= 1.0 or growth == float("inf"):
+        raise SplitError(f"growth must be a finite number >= 1, got {growth!r}")
+    if max_morsel is not None:
+        _positive("max_morsel", max_morsel)
     grain = _granularity(device)
     materialize = 0.0
     if not isinstance(rows, RowSource):
@@ -82,18 +92,21 @@ def execute_adaptive(
         materialize = time.perf_counter() - t0
     source = rows
     meeting = _Meeting(len(source))
-    size = max(grain, (device_morsel // grain) * grain)
+    cap = max_morsel if max_morsel is not None else len(source) or 1
     outputs: dict[str, list[tuple[int, int, Any]]] = {"device": [], "host": []}
     spans: dict[str, list[float]] = {"device": [], "host": []}
     errors: dict[str, BaseException] = {}
 
     def loop(name: str, arm: SplitArm) -> None:
+        size = float(device_morsel if name == "device" else host_morsel)
         while True:
+            rows_now = max(1, min(int(size), cap))
             taken = (
-                meeting.take_front(size, grain)
+                meeting.take_front(max(grain, (rows_now // grain) * grain), grain)
                 if name == "device"
-                else meeting.take_back(host_morsel)
+                else meeting.take_back(rows_now)
             )
+            size *= growth
             if taken is None:
                 return
             t0 = time.perf_counter()

@@ -31,8 +31,11 @@ from dau_scheduler.split import SplitExecution, device_cut, execute_split
 from dau_scheduler.tables import resolve_tables
 
 DEVICES: tuple[str, ...] = ("auto", "cudf", "polars", "duckdb")
-#: Adaptive morsels per arm: the rows are cut into about this many morsels in all.
-ADAPTIVE_MORSELS = 8
+#: Adaptive morsels (until profiles size them): each arm's first morsel is 1/FIRST of the rows,
+#: every next one twice the last, none over 1/LARGEST. Small first morsels bound what a slow arm
+#: can cost the wall; doubling keeps the number of statements (each ~2-3 ms of fixed cost) low.
+ADAPTIVE_FIRST = 64
+ADAPTIVE_LARGEST = 4
 
 
 @dataclass(frozen=True)
@@ -278,7 +281,7 @@ class Session:
             return self._run_host_only(compiled, split, n, plan)
         try:
             if split.posture == "adaptive" and device_share is None:
-                morsel = max(1, math.ceil(n / ADAPTIVE_MORSELS))
+                morsel = max(1, math.ceil(n / ADAPTIVE_FIRST))
                 execution = execute_adaptive(
                     compiled,
                     RowRange(0, n),
@@ -287,6 +290,8 @@ class Session:
                     host=host,
                     device_morsel=morsel,
                     host_morsel=morsel,
+                    growth=2.0,
+                    max_morsel=max(1, math.ceil(n / ADAPTIVE_LARGEST)),
                     aggregates=plan.aggregates,
                 )
             else:

@@ -44,8 +44,15 @@ class FastFold:
 
     def run(self, partials: pa.Table, schema: pa.Schema) -> pa.Table:
         """Fold the arms' partials into the answer, in the unsplit query's ``schema``."""
-        wanted = [(column, op) for call in self.calls
-                  for column, op in zip(call.columns, MERGE_STEPS[call.kind].arrow, strict=True)]
+        # One fold per distinct (column, op): calls may share a partial column (SUM for AVG too).
+        wanted = list(
+            dict.fromkeys(
+                (column, op)
+                for call in self.calls
+                for column, op in zip(call.columns, MERGE_STEPS[call.kind].arrow, strict=True)
+            )
+        )
+
         folded = partials.group_by(list(self.keys)).aggregate(
             [(column, op, _AT_LEAST_ONE) for column, op in wanted]
         )
@@ -56,16 +63,19 @@ class FastFold:
                 continue
             call = self.calls[index]
             ops = MERGE_STEPS[call.kind].arrow
-            cols = [folded.column(f"{c}_{op}").combine_chunks()
-                    for c, op in zip(call.columns, ops, strict=True)]
+            cols = [
+                folded.column(f"{c}_{op}").combine_chunks()
+                for c, op in zip(call.columns, ops, strict=True)
+            ]
             arrays.append(MERGE_STEPS[call.kind].finish(cols))
         result = pa.table(arrays, names=[f"c{i}" for i in range(len(arrays))])
         if self.order:
             indices = pc.sort_indices(
                 result,
-                sort_keys=[(f"c{i}", "descending" if desc else "ascending")
-                           for i, desc in self.order],
-                null_placement="at_end",
+                sort_keys=[
+                    (f"c{i}", "descending" if desc else "ascending", "at_end")
+                    for i, desc in self.order
+                ],
             )
             result = result.take(indices)
         if self.offset or self.limit is not None:

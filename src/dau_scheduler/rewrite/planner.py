@@ -332,6 +332,7 @@ def _build_aggregate(block: exp.Select, names: frozenset[str]) -> _Built:
     merged: dict[str, tuple[exp.Expr, int]] = {}
     probe_extra: list[exp.Expr] = []
     fold_calls: list[FoldCall] = []
+    partial_names: dict[str, str] = {}
     for call in calls:
         text = call.sql(dialect="duckdb")
         if text in merged:
@@ -340,8 +341,11 @@ def _build_aggregate(block: exp.Select, names: frozenset[str]) -> _Built:
         step = MERGE_STEPS[kind]
         columns = []
         for partial in step.partials(call):
-            name = f"__dau_p{len(projections) - len(keys)}"
-            projections.append(exp.alias_(partial, name))
+            text_partial = partial.sql(dialect="duckdb")
+            name = partial_names.get(text_partial, f"__dau_p{len(projections) - len(keys)}")
+            if text_partial not in partial_names:  # arms compute each distinct partial once
+                partial_names[text_partial] = name
+                projections.append(exp.alias_(partial, name))
             columns.append(exp.column(name))
         merged[text] = (step.merge(columns), len(probe_extra))
         fold_calls.append(FoldCall(kind, tuple(c.name for c in columns)))
@@ -412,10 +416,16 @@ def _fast_fold(
                 return None
             target = ordered.this
             index = next(
-                (i for i, p in enumerate(block.expressions)
-                 if p.unalias() == target or (
-                     isinstance(target, exp.Column) and not target.table
-                     and p.alias == target.name)),
+                (
+                    i
+                    for i, p in enumerate(block.expressions)
+                    if p.unalias() == target
+                    or (
+                        isinstance(target, exp.Column)
+                        and not target.table
+                        and p.alias == target.name
+                    )
+                ),
                 None,
             )
             if index is None:
@@ -426,8 +436,14 @@ def _fast_fold(
         offset = _literal_int(block.args.get("offset"), "OFFSET")
     except _Refuse:
         return None
-    return FastFold(tuple(f"__dau_g{i}" for i in range(len(keys))), tuple(calls),
-                    tuple(outputs), tuple(order), limit, offset)
+    return FastFold(
+        tuple(f"__dau_g{i}" for i in range(len(keys))),
+        tuple(calls),
+        tuple(outputs),
+        tuple(order),
+        limit,
+        offset,
+    )
 
 
 def _build_rows(block: exp.Select) -> _Built:
@@ -692,8 +708,10 @@ def _compile_candidate(
     final_tree = tree.copy()
     target = _marked(final_tree, "block")
     fast = built.fast if target is final_tree and output_schema is not None else None
-    if fast is not None and output_schema is not None and any(
-        pa.types.is_floating(output_schema.field(i).type) for i, _ in fast.order
+    if (
+        fast is not None
+        and output_schema is not None
+        and any(pa.types.is_floating(output_schema.field(i).type) for i, _ in fast.order)
     ):
         fast = None  # NaN ordering is DuckDB's own; leave float sorts to DuckDB
     replacement = built.replacement
