@@ -230,3 +230,15 @@ def test_adaptive_arm_failure_mid_run_is_an_error_not_a_short_answer() -> None:
             device_morsel=5,
             host_morsel=5,
         )
+
+
+@given(st.lists(st.integers(-5, 5), max_size=80), st.integers(1, 9), st.integers(1, 9))
+def test_exclusive_adaptive_still_covers_every_row(data: list[int], dm: int, hm: int) -> None:
+    def slow_device(query: Any, rows: RowSource) -> dict[str, Any]:
+        time.sleep(0.001)
+        return summing_arm(data)(query, rows)
+
+    ex = execute_adaptive("q", RowRange(0, len(data)), TOTALS, device=slow_device,
+                          host=summing_arm(data), device_morsel=dm, host_morsel=hm,
+                          growth=2.0, exclusive=True)
+    assert ex.result == {"s": sum(data) if data else None, "n": len(data)}

@@ -25,6 +25,39 @@ class _Meeting:
         self.front, self.back = 0, n
         self.lock = threading.Lock()
         self.failed = threading.Event()
+        #: Arms that stopped taking morsels (finished, or quit as the slower of two on shared
+        #: cores); the other arm then takes everything left in one morsel.
+        self.stopped: set[str] = set()
+        self.rows = {"device": 0, "host": 0}
+        self.busy = {"device": 0.0, "host": 0.0}
+
+    def record(self, name: str, rows: int, seconds: float) -> None:
+        with self.lock:
+            self.rows[name] += rows
+            self.busy[name] += seconds
+
+    def quit_if_slower(self, name: str) -> bool:
+        """Stop ``name`` if it measured a lower rate than the other arm, which must still be
+        running (so the rows left always have an arm to take them)."""
+        other = "host" if name == "device" else "device"
+        with self.lock:
+            if other in self.stopped or not (self.busy[name] > 0 and self.busy[other] > 0):
+                return False
+            mine = self.rows[name] / self.busy[name]
+            theirs = self.rows[other] / self.busy[other]
+            if mine < theirs:
+                self.stopped.add(name)
+                return True
+            return False
+
+    def alone(self, name: str) -> bool:
+        other = "host" if name == "device" else "device"
+        with self.lock:
+            return other in self.stopped
+
+    def stop(self, name: str) -> None:
+        with self.lock:
+            self.stopped.add(name)
 
     def take_front(self, size: int, grain: int) -> tuple[int, int] | None:
         with self.lock:
@@ -64,6 +97,7 @@ def execute_adaptive(
     host_morsel: int,
     growth: float = 1.0,
     max_morsel: int | None = None,
+    exclusive: bool = False,
     aggregates: Iterable[tuple[str, str]] = (),
 ) -> SplitExecution:
     """Run ``query`` by meet-in-the-middle morsels and merge the partials in row order.
@@ -72,6 +106,10 @@ def execute_adaptive(
     ``host_morsel`` are each arm's first morsel; every next morsel is ``growth`` times larger, up
     to ``max_morsel`` rows. Starting small bounds what a slow arm's first morsel can cost the
     wall time; growing keeps the per-morsel fixed cost small on the arm that keeps up.
+
+    ``exclusive`` says the arms compute on the same cores, so running both adds no compute: once
+    each has finished a morsel, the one with the lower measured rate stops. Whenever one arm has
+    stopped, the other takes everything left in one morsel (no more per-morsel fixed costs).
 
     If either arm raises, the other stops taking morsels, both are waited for, and
     :class:`ArmError` names the failed arm: a failure never yields a short answer.
@@ -101,6 +139,8 @@ def execute_adaptive(
         size = float(device_morsel if name == "device" else host_morsel)
         while True:
             rows_now = max(1, min(int(size), cap))
+            if meeting.alone(name):
+                rows_now = len(source)
             taken = (
                 meeting.take_front(max(grain, (rows_now // grain) * grain), grain)
                 if name == "device"
@@ -108,6 +148,7 @@ def execute_adaptive(
             )
             size *= growth
             if taken is None:
+                meeting.stop(name)
                 return
             t0 = time.perf_counter()
             try:
@@ -117,8 +158,12 @@ def execute_adaptive(
                 meeting.failed.set()
                 return
             finally:
-                spans[name] += [t0, time.perf_counter()]
+                t1 = time.perf_counter()
+                spans[name] += [t0, t1]
             outputs[name].append((taken[0], taken[1], partial))
+            meeting.record(name, taken[1] - taken[0], t1 - t0)
+            if exclusive and meeting.quit_if_slower(name):
+                return
 
     worker = threading.Thread(target=loop, args=("host", host), name="dau-host")
     worker.start()
@@ -132,6 +177,9 @@ def execute_adaptive(
             raise ArmError(name, f"{type(exc).__name__}: {exc}") from exc
 
     ordered = sorted(outputs["device"] + outputs["host"], key=lambda item: item[0])
+    covered = sum(stop - start for start, stop, _ in ordered)
+    if covered != len(source):  # the invariant that makes a short answer impossible
+        raise SplitError(f"internal: the arms covered {covered} of {len(source)} rows")
     t0 = time.perf_counter()
     result = merge.merge([partial for _, _, partial in ordered])
     merge_seconds = time.perf_counter() - t0

@@ -16,10 +16,12 @@ class Arm(Protocol):
 
     ``load`` receives every table once (the arm keeps them resident); ``refusal`` answers, before
     anything runs, why this arm cannot run a query (None when it can); ``run_partial`` returns the
-    partial over rows ``[start, stop)`` of the split table as Arrow.
+    partial over rows ``[start, stop)`` of the split table as Arrow. ``shares_host_cores`` says the
+    arm computes on the same CPU cores as the host arm, so running both adds no compute.
     """
 
     name: str
+    shares_host_cores: bool
 
     def load(self, tables: dict[str, pa.Table]) -> None: ...
 

@@ -28,6 +28,8 @@ class DuckDBArm:
         self, *, share: DuckDBArm | None = None, threads: int | None = None, name: str = "duckdb"
     ) -> None:
         self.name = name
+        #: A DuckDB device runs on the host's own cores: the arms' rates do not add.
+        self.shares_host_cores = True
         self._shared = share is not None
         self.con: duckdb.DuckDBPyConnection = (
             share.con if share is not None else duckdb.connect(":memory:")
@@ -62,10 +64,16 @@ class DuckDBArm:
         return text
 
     def run_partial(self, compiled: CompiledSplit, start: int, stop: int) -> pa.Table:
+        return self.run_partial_on(self.cursor(), compiled, start, stop)
+
+    def run_partial_on(
+        self, cursor: duckdb.DuckDBPyConnection, compiled: CompiledSplit, start: int, stop: int
+    ) -> pa.Table:
+        """The partial over rows ``[start, stop)`` on a given cursor (e.g. one profiling)."""
         table = quote(compiled.plan.split_table or "")
         rows = f"(SELECT * FROM {table} WHERE rowid >= {int(start)} AND rowid < {int(stop)})"
         sql = _TOKEN.sub(lambda _m: rows, self.sql_for(compiled))
-        return self.cursor().sql(sql).to_arrow_table()
+        return cursor.sql(sql).to_arrow_table()
 
 
 __all__ = ["DuckDBArm", "quote"]

@@ -110,6 +110,8 @@ class PolarsArm:
             raise SqlError(f"unknown Polars engine {engine!r}; expected 'cpu' or 'gpu'")
         self.engine = engine
         self.name = name or ("cudf" if engine == "gpu" else "polars")
+        #: The CPU engine runs on the host's cores (the arms' rates do not add); the GPU does not.
+        self.shares_host_cores = engine == "cpu"
         self.frames: dict[str, pl.LazyFrame] = {}
         self._collect_engine: Any = "auto"
         if engine == "gpu":

@@ -1,0 +1,218 @@
+"""Measured profiles for a Session's queries: plan keys, host and device measurements, the fit,
+and the work split they imply.
+
+- The **plan key** names a query's shape and the data it runs on: a hash of the sqlglot-normalized
+  SQL, the split table, and the tables' names and column types. Row counts are deliberately not in
+  it: data that grew is the same plan with a stale profile, re-measured in place.
+- A **host profile** runs the host arm's partial over row prefixes of the split table with DuckDB's
+  JSON profiling on; each run becomes a :class:`QueryProfile` through ``profile_from_duckdb``
+  (elapsed time is DuckDB's measured latency), and fixed and per-row seconds are fitted by least
+  squares over the prefixes, so ``estimate`` extrapolates.
+- A **device profile** times the device arm's partial over the same prefixes (wall seconds); its
+  host is the device's identity, its fixed cost is the ``device_fixed_seconds`` of ``plan_split``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import statistics
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import polars as pl
+import sqlglot
+
+from dau_scheduler.duckdb_profile import profile_from_duckdb
+from dau_scheduler.errors import PostureError, ProfileError
+from dau_scheduler.profile import NodeCost, QueryProfile, host_identity
+from dau_scheduler.rewrite.planner import CompiledSplit
+
+if TYPE_CHECKING:
+    from dau_scheduler.session import Session
+
+#: Row prefixes measured, as fractions of the split table.
+FRACTIONS: tuple[float, ...] = (0.25, 0.5, 1.0)
+REPEATS = 3
+
+
+def plan_key(compiled: CompiledSplit, schema: dict[str, dict[str, str]]) -> str:
+    """A stable key of the query's shape and the data it runs on (module docstring)."""
+    try:
+        normalized = sqlglot.parse_one(compiled.sql, read="duckdb").sql(
+            dialect="duckdb", normalize=True, comments=False
+        )
+    except sqlglot.errors.SqlglotError:
+        normalized = " ".join(compiled.sql.split())
+    fingerprint = sorted((t, sorted(cols.items())) for t, cols in schema.items())
+    payload = json.dumps([normalized, compiled.plan.split_table, fingerprint])
+    return "q-" + hashlib.sha256(payload.encode()).hexdigest()[:20]
+
+
+def device_identity(arm_name: str) -> str:
+    """The host field of a device profile: this machine and the device arm."""
+    return f"{host_identity()}/{arm_name}"
+
+
+def device_version(arm_name: str) -> str:
+    """The engine version a device profile is measured under."""
+    if arm_name == "duckdb":
+        import duckdb
+
+        return f"duckdb {duckdb.__version__}"
+    version = f"polars {pl.__version__}"
+    if arm_name == "cudf":
+        try:
+            import cudf_polars
+
+            version += f" cudf-polars {cudf_polars.__version__}"
+        except ImportError:
+            version += " cudf-polars missing"
+    return version
+
+
+def host_version() -> str:
+    import duckdb
+
+    return f"duckdb {duckdb.__version__}"
+
+
+def fit(points: Sequence[tuple[int, float]]) -> tuple[float, float]:
+    """Least-squares ``seconds = fixed + per_row * rows`` over distinct row counts, both >= 0."""
+    if len({rows for rows, _ in points}) < 2:
+        raise ProfileError("a profile needs measurements at two or more row counts")
+    mean_r = statistics.fmean(r for r, _ in points)
+    mean_t = statistics.fmean(t for _, t in points)
+    var = sum((r - mean_r) ** 2 for r, _ in points)
+    per_row = max(0.0, sum((r - mean_r) * (t - mean_t) for r, t in points) / var)
+    fixed = mean_t - per_row * mean_r
+    if fixed < 0:  # the line crosses below zero: keep the rate, and no negative fixed cost
+        fixed = 0.0
+    return fixed, per_row
+
+
+def _prefixes(n: int, fractions: Sequence[float]) -> list[int]:
+    sizes = sorted({max(1, round(f * n)) for f in fractions})
+    if len(sizes) < 2:
+        raise ProfileError(f"the split table has {n} rows: too few to measure two row counts")
+    return sizes
+
+
+def _host_run(session: Session, compiled: CompiledSplit, rows: int, key: str) -> QueryProfile:
+    cursor = session.host.cursor()
+    with tempfile.TemporaryDirectory() as folder:
+        output = Path(folder) / "profile.json"
+        cursor.execute("SET enable_profiling = 'json'")
+        cursor.execute(f"SET profiling_output = '{output}'")
+        cursor.execute("SET profiling_mode = 'detailed'")
+        try:
+            session.host.run_partial_on(cursor, compiled, 0, rows)
+        finally:
+            cursor.execute("SET enable_profiling = 'no_output'")
+        return profile_from_duckdb(output, rows=rows, plan_key=key, engine_version=host_version())
+
+
+def measure(
+    session: Session,
+    compiled: CompiledSplit,
+    *,
+    arm: str,
+    fractions: Sequence[float] = FRACTIONS,
+    repeats: int = REPEATS,
+) -> QueryProfile:
+    """Measure the ``arm`` ("host" or "device") on row prefixes and fit its profile."""
+    if compiled.plan.refusal is not None or compiled.plan.split_table is None:
+        raise ProfileError(f"this query is not split, so it has no arm to profile: "
+                           f"{compiled.plan.refusal}")
+    key = plan_key(compiled, session.schema)
+    n = session.row_counts[compiled.plan.split_table]
+    sizes = _prefixes(n, fractions)
+    points: list[tuple[int, float]] = []
+    nodes: tuple[NodeCost, ...] = ()
+    if arm == "host":
+        for rows in sizes:
+            runs = [_host_run(session, compiled, rows, key) for _ in range(repeats)]
+            points.append((rows, statistics.median(p.estimate(p.rows) for p in runs)))
+            nodes = runs[-1].nodes
+        host, version = host_identity(), host_version()
+    elif arm == "device":
+        device = session.device
+        if device is None:
+            raise ProfileError("this session has no device arm to profile")
+        device.run_partial(compiled, 0, sizes[0])  # warm-up: first-call costs are not per query
+        for rows in sizes:
+            seconds = []
+            for _ in range(repeats):
+                t0 = time.perf_counter()
+                device.run_partial(compiled, 0, rows)
+                seconds.append(time.perf_counter() - t0)
+            points.append((rows, statistics.median(seconds)))
+        host, version = device_identity(device.name), device_version(device.name)
+    else:
+        raise ProfileError(f"unknown arm {arm!r}; expected 'host' or 'device'")
+    fixed, per_row = fit(points)
+    return QueryProfile(
+        plan_key=key, host=host, rows=sizes[-1], fixed_seconds=fixed, per_row_seconds=per_row,
+        nodes=nodes, engine_version=version,
+    )
+
+
+def missing_message(arm: str, why: str) -> str:
+    return (
+        f"collaborative needs a {arm} profile for this query on this machine ({why}): run "
+        f"`dau profile QUERY --data DIR --arm {arm}`, or Session.profile(sql, arm='{arm}'), or "
+        "pass profile='auto' to measure it now"
+    )
+
+
+def profiles_for(
+    session: Session, compiled: CompiledSplit, *, auto: bool
+) -> tuple[QueryProfile, QueryProfile, list[str]]:
+    """The cached host and device profiles, re-measured when stale; measured when missing only
+    with ``auto``. Returns them and the arms measured now."""
+    device = session.device
+    if device is None:
+        raise PostureError("collaborative needs a device arm; this session has none")
+    assert compiled.plan.split_table is not None
+    key = plan_key(compiled, session.schema)
+    n = session.row_counts[compiled.plan.split_table]
+    measured: list[str] = []
+    found: dict[str, QueryProfile] = {}
+    for arm, who, version in (
+        ("host", host_identity(), host_version()),
+        ("device", device_identity(device.name), device_version(device.name)),
+    ):
+        profile = session.cache.get(key, who)
+        if profile is not None and not profile.is_stale_for(n, engine_version=version):
+            found[arm] = profile
+            continue
+        if profile is None and not auto:
+            raise PostureError(missing_message(arm, "none is cached"))
+        found[arm] = measure(session, compiled, arm=arm)
+        session.cache.put(found[arm])
+        measured.append(arm if profile is None else f"{arm} (stale, re-measured)")
+    return found["host"], found["device"], measured
+
+
+def describe(profile: QueryProfile, path: Path | None = None, *, now: float | None = None,
+             rows: int | None = None, engine_version: str | None = None) -> dict[str, Any]:
+    """One profile as a row for ``dau profiles``."""
+    age = None
+    if path is not None:
+        age = (now if now is not None else time.time()) - path.stat().st_mtime
+    stale = None
+    if engine_version is not None:
+        stale = profile.is_stale_for(rows if rows is not None else profile.rows,
+                                     engine_version=engine_version)
+    return {
+        "plan": profile.plan_key, "host": profile.host, "rows": profile.rows,
+        "fixed_s": profile.fixed_seconds, "per_row_s": profile.per_row_seconds,
+        "engine_version": profile.engine_version, "age_s": age, "stale": stale,
+    }
+
+
+__all__ = ["FRACTIONS", "describe", "device_identity", "fit", "measure", "plan_key",
+           "profiles_for"]
