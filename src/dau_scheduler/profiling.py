@@ -125,8 +125,9 @@ def measure(
 ) -> QueryProfile:
     """Measure the ``arm`` ("host" or "device") on row prefixes and fit its profile."""
     if compiled.plan.refusal is not None or compiled.plan.split_table is None:
-        raise ProfileError(f"this query is not split, so it has no arm to profile: "
-                           f"{compiled.plan.refusal}")
+        raise ProfileError(
+            f"this query is not split, so it has no arm to profile: {compiled.plan.refusal}"
+        )
     key = plan_key(compiled, session.schema)
     n = session.row_counts[compiled.plan.split_table]
     sizes = _prefixes(n, fractions)
@@ -155,8 +156,13 @@ def measure(
         raise ProfileError(f"unknown arm {arm!r}; expected 'host' or 'device'")
     fixed, per_row = fit(points)
     return QueryProfile(
-        plan_key=key, host=host, rows=sizes[-1], fixed_seconds=fixed, per_row_seconds=per_row,
-        nodes=nodes, engine_version=version,
+        plan_key=key,
+        host=host,
+        rows=sizes[-1],
+        fixed_seconds=fixed,
+        per_row_seconds=per_row,
+        nodes=nodes,
+        engine_version=version,
     )
 
 
@@ -169,10 +175,11 @@ def missing_message(arm: str, why: str) -> str:
 
 
 def profiles_for(
-    session: Session, compiled: CompiledSplit, *, auto: bool
+    session: Session, compiled: CompiledSplit, *, auto: bool, remeasure: bool = True
 ) -> tuple[QueryProfile, QueryProfile, list[str]]:
     """The cached host and device profiles, re-measured when stale; measured when missing only
-    with ``auto``. Returns them and the arms measured now."""
+    with ``auto``. Returns them and the arms measured now. With ``remeasure=False`` a stale
+    profile counts as missing (nothing is measured)."""
     device = session.device
     if device is None:
         raise PostureError("collaborative needs a device arm; this session has none")
@@ -191,28 +198,41 @@ def profiles_for(
             continue
         if profile is None and not auto:
             raise PostureError(missing_message(arm, "none is cached"))
+        if not remeasure:
+            raise PostureError(missing_message(arm, "the cached one is stale"))
         found[arm] = measure(session, compiled, arm=arm)
         session.cache.put(found[arm])
         measured.append(arm if profile is None else f"{arm} (stale, re-measured)")
     return found["host"], found["device"], measured
 
 
-def describe(profile: QueryProfile, path: Path | None = None, *, now: float | None = None,
-             rows: int | None = None, engine_version: str | None = None) -> dict[str, Any]:
+def describe(
+    profile: QueryProfile,
+    path: Path | None = None,
+    *,
+    now: float | None = None,
+    rows: int | None = None,
+    engine_version: str | None = None,
+) -> dict[str, Any]:
     """One profile as a row for ``dau profiles``."""
     age = None
     if path is not None:
         age = (now if now is not None else time.time()) - path.stat().st_mtime
     stale = None
     if engine_version is not None:
-        stale = profile.is_stale_for(rows if rows is not None else profile.rows,
-                                     engine_version=engine_version)
+        stale = profile.is_stale_for(
+            rows if rows is not None else profile.rows, engine_version=engine_version
+        )
     return {
-        "plan": profile.plan_key, "host": profile.host, "rows": profile.rows,
-        "fixed_s": profile.fixed_seconds, "per_row_s": profile.per_row_seconds,
-        "engine_version": profile.engine_version, "age_s": age, "stale": stale,
+        "plan": profile.plan_key,
+        "host": profile.host,
+        "rows": profile.rows,
+        "fixed_s": profile.fixed_seconds,
+        "per_row_s": profile.per_row_seconds,
+        "engine_version": profile.engine_version,
+        "age_s": age,
+        "stale": stale,
     }
 
 
-__all__ = ["FRACTIONS", "describe", "device_identity", "fit", "measure", "plan_key",
-           "profiles_for"]
+__all__ = ["FRACTIONS", "describe", "device_identity", "fit", "measure", "plan_key", "profiles_for"]

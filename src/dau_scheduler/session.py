@@ -8,15 +8,19 @@ refused or the device arm fails, the unsplit query on the host, saying why.
 from __future__ import annotations
 
 import math
+import os
 import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import duckdb
+import platformdirs
 import pyarrow as pa
 
+from dau_scheduler import profiling
 from dau_scheduler.adaptive import execute_adaptive
 from dau_scheduler.arms.base import Arm, cast_partial
 from dau_scheduler.arms.duckdb import DuckDBArm
@@ -24,6 +28,7 @@ from dau_scheduler.arms.polars import PolarsArm, gpu_available
 from dau_scheduler.errors import ArmError, PostureError, SplitError, SqlError
 from dau_scheduler.merge import MergeRule
 from dau_scheduler.posture import POSTURES, WorkSplit, plan_split
+from dau_scheduler.profile import ProfileCache, QueryProfile
 from dau_scheduler.rewrite.aggregates import MERGE_STEPS
 from dau_scheduler.rewrite.planner import PARTIALS, CompiledSplit, SplitPlan, compile_split
 from dau_scheduler.rows import RowRange, RowSource
@@ -31,10 +36,12 @@ from dau_scheduler.split import SplitExecution, device_cut, execute_split
 from dau_scheduler.tables import resolve_tables
 
 DEVICES: tuple[str, ...] = ("auto", "cudf", "polars", "duckdb")
-#: Adaptive morsels (until profiles size them): each arm's first morsel is 1/FIRST of the rows,
-#: every next one twice the last, none over 1/LARGEST. Small first morsels bound what a slow arm
-#: can cost the wall; doubling keeps the number of statements (each ~2-3 ms of fixed cost) low.
+#: Adaptive morsels without profiles: the device's first morsel is 1/ADAPTIVE_FIRST of the rows,
+#: the host's 1/ADAPTIVE_HOST_FIRST, every next one twice the last, none over 1/ADAPTIVE_LARGEST.
+#: A small first device morsel bounds what a slow device can cost the wall; larger host morsels
+#: and doubling keep per-morsel fixed costs (a statement, join builds) few.
 ADAPTIVE_FIRST = 64
+ADAPTIVE_HOST_FIRST = 16
 ADAPTIVE_LARGEST = 4
 
 
@@ -44,7 +51,8 @@ class SqlResult:
 
     ``table`` has DuckDB's unsplit column names, Arrow types and rows. ``execution`` is None when
     the query ran unsplit; ``refusal`` says why it was not split, ``fallback`` why a device
-    failure sent it back to the host.
+    failure sent it back to the host. ``split`` is the work split chosen and why; ``profiled``
+    names the arms whose profiles were measured for this call.
     """
 
     table: pa.Table
@@ -52,6 +60,8 @@ class SqlResult:
     plan: SplitPlan
     refusal: str | None = None
     fallback: str | None = None
+    split: WorkSplit | None = None
+    profiled: tuple[str, ...] = ()
 
 
 def _device_arm(device: str | Arm | None) -> Arm | None:
@@ -93,6 +103,8 @@ class Session:
             :class:`~dau_scheduler.arms.Arm`.
         threads: DuckDB threads for the host arm (default: DuckDB's own).
         fast_fold: fold simple partials in pyarrow rather than DuckDB (see ``rewrite.fold``).
+        cache: where measured profiles live; default ``$DAU_CACHE_DIR`` or the user's cache
+            folder (``.../dau-scheduler/profiles``).
     """
 
     def __init__(
@@ -102,9 +114,15 @@ class Session:
         *,
         threads: int | None = None,
         fast_fold: bool = True,
+        cache: ProfileCache | str | Path | None = None,
     ) -> None:
         arm = _device_arm(device)
         self.fast_fold = fast_fold
+        self.cache = (
+            cache
+            if isinstance(cache, ProfileCache)
+            else ProfileCache(cache if cache is not None else default_cache_root())
+        )
         self.tables = resolve_tables(tables)
         self.host = DuckDBArm(threads=threads)
         self.host.load(self.tables)
@@ -249,16 +267,20 @@ class Session:
         device_share: float | None = None,
         split_table: str | None = None,
         strict: bool = False,
+        profile: str = "cached",
     ) -> SqlResult:
         """Run ``sql`` split between the arms; the answer is DuckDB's unsplit answer.
+
+        ``profile="auto"`` lets ``collaborative`` (and ``adaptive``) measure a missing profile
+        once and store it; with ``"cached"`` a missing one is a :class:`PostureError` naming the
+        command that measures it. A stale profile is always re-measured, never trusted.
 
         Raises:
             SqlError: bad SQL, unknown table/column/posture, a bad share (before anything runs).
             SplitError: ``strict=True`` and the query is refused or the device arm fails.
-            PostureError: a posture that needs figures this session does not have.
+            PostureError: ``collaborative`` without the measurements it needs.
         """
-        if posture not in POSTURES:
-            raise SqlError(f"unknown posture {posture!r}; expected one of {', '.join(POSTURES)}")
+        self._check_options(posture, profile)
         _check_share(device_share)
         compiled = self.compile(sql, split_table)
         plan = compiled.plan
@@ -272,26 +294,27 @@ class Session:
                 raise SplitError(f"query refused for splitting: {refusal}")
             return SqlResult(self._unsplit(compiled), None, plan, refusal=refusal)
 
-        split = self._work_split(posture, device_share)
+        decision = self._decide(compiled, posture, device_share, auto=profile == "auto")
+        split = decision.split
         n = self.row_counts[plan.split_table or ""]
         rule = self._merge_rule(compiled)
         host = self._arm_call(self.host, compiled)
         device = self._arm_call(self.device, compiled) if self.device is not None else host
-        if split.posture != "adaptive" and device_cut(split.device_share, n) == 0:
-            return self._run_host_only(compiled, split, n, plan)
+        if not decision.adaptive and device_cut(split.device_share, n) == 0:
+            return self._run_host_only(compiled, decision, n, plan)
         try:
-            if split.posture == "adaptive" and device_share is None:
-                morsel = max(1, math.ceil(n / ADAPTIVE_FIRST))
+            if decision.adaptive:
                 execution = execute_adaptive(
                     compiled,
                     RowRange(0, n),
                     rule,
                     device=device,
                     host=host,
-                    device_morsel=morsel,
-                    host_morsel=morsel,
+                    device_morsel=decision.device_morsel,
+                    host_morsel=decision.host_morsel,
                     growth=2.0,
                     max_morsel=max(1, math.ceil(n / ADAPTIVE_LARGEST)),
+                    exclusive=decision.exclusive,
                     aggregates=plan.aggregates,
                 )
             else:
@@ -310,16 +333,142 @@ class Session:
                     raise SplitError(f"device arm failed and strict=True: {exc}") from exc
                 raise
             table = self._unsplit(compiled)
-            return SqlResult(table, None, plan, fallback=f"{exc}; the host re-ran the whole query")
-        return SqlResult(execution.result, execution, plan)
+            return SqlResult(
+                table,
+                None,
+                plan,
+                fallback=f"{exc}; the host re-ran the whole query",
+                split=split,
+                profiled=decision.measured,
+            )
+        return SqlResult(execution.result, execution, plan, split=split, profiled=decision.measured)
+
+    # -- profiles and postures -----------------------------------------------------------------
+
+    def _check_options(self, posture: str, profile: str) -> None:
+        if posture not in POSTURES:
+            raise SqlError(f"unknown posture {posture!r}; expected one of {', '.join(POSTURES)}")
+        if profile not in ("cached", "auto"):
+            raise SqlError(f"unknown profile mode {profile!r}; expected 'cached' or 'auto'")
+
+    def profile(
+        self, sql: str, *, arm: str = "host", split_table: str | None = None
+    ) -> QueryProfile:
+        """Measure one arm on row prefixes of the split table, store the profile, return it."""
+        if arm not in ("host", "device"):
+            raise SqlError(f"unknown arm {arm!r}; expected 'host' or 'device'")
+        compiled = self.compile(sql, split_table)
+        if compiled.plan.refusal is not None:
+            raise SplitError(
+                f"query refused for splitting, nothing to profile: {compiled.plan.refusal}"
+            )
+        if arm == "device" and self.device is not None:
+            refusal = self.device.refusal(compiled)
+            if refusal is not None:
+                raise SplitError(refusal)
+        measured = profiling.measure(self, compiled, arm=arm)
+        self.cache.put(measured)
+        return measured
+
+    def plan(
+        self,
+        sql: str,
+        *,
+        posture: str = "collaborative",
+        profile: str = "cached",
+        split_table: str | None = None,
+    ) -> WorkSplit:
+        """The work split ``sql`` would run with and why; only profiles are measured (``auto``)."""
+        self._check_options(posture, profile)
+        compiled = self.compile(sql, split_table)
+        if compiled.plan.refusal is not None:
+            return WorkSplit(
+                posture="cpu",
+                device_share=0.0,
+                rationale=f"refused, runs unsplit: {compiled.plan.refusal}",
+            )
+        return self._decide(compiled, posture, None, auto=profile == "auto").split
+
+    def _cached_profiles(self, compiled: CompiledSplit) -> tuple[QueryProfile, QueryProfile] | None:
+        try:
+            host, device, _ = profiling.profiles_for(self, compiled, auto=False, remeasure=False)
+        except PostureError:
+            return None
+        return host, device
+
+    def _decide(
+        self, compiled: CompiledSplit, posture: str, device_share: float | None, *, auto: bool
+    ) -> _Decision:
+        n = self.row_counts[compiled.plan.split_table or ""]
+        if self.device is None:
+            return _Decision(
+                WorkSplit(
+                    posture="cpu", device_share=0.0, rationale="cpu: this session has no device arm"
+                )
+            )
+        if device_share is not None:
+            return _Decision(
+                WorkSplit(
+                    posture="collaborative",
+                    device_share=float(device_share),
+                    rationale=f"device_share={device_share} given; posture ignored",
+                )
+            )
+        if posture in ("cpu", "offload"):
+            return _Decision(plan_split(posture))  # type: ignore[arg-type]
+        shared = bool(getattr(self.device, "shares_host_cores", False))
+        if posture == "collaborative":
+            host, device, now = profiling.profiles_for(self, compiled, auto=auto)
+            return _Decision(
+                _balance(host, device, n, shared, "collaborative"), measured=tuple(now)
+            )
+        # adaptive: measured profiles size the morsels (or pick one arm on shared cores)
+        measured: tuple[str, ...] = ()
+        if auto:
+            host_p, device_p, now = profiling.profiles_for(self, compiled, auto=True)
+            profiles: tuple[QueryProfile, QueryProfile] | None = (host_p, device_p)
+            measured = tuple(now)
+        else:
+            profiles = self._cached_profiles(compiled)
+        if profiles is not None and shared:
+            return _Decision(_balance(*profiles, n, shared, "adaptive"), measured=measured)
+        first_device = max(1, math.ceil(n / ADAPTIVE_FIRST))
+        first_host = max(1, math.ceil(n / ADAPTIVE_HOST_FIRST))
+        why = "no profiles: default morsels"
+        if profiles is not None:
+            first_host = max(first_host, _morsel_floor(profiles[0]))
+            first_device = max(first_device, _morsel_floor(profiles[1]))
+            why = "morsels sized so fixed cost stays <= 5% of each morsel's work"
+        split = WorkSplit(
+            posture="adaptive",
+            device_share=0.5,
+            rationale=(
+                "adaptive: the arms take morsels from opposite ends until they meet; "
+                f"{why}"
+                + (
+                    "; arms share cores, so the slower stops after its first morsel"
+                    if shared
+                    else ""
+                )
+            ),
+        )
+        return _Decision(
+            split,
+            adaptive=True,
+            device_morsel=min(first_device, n or 1),
+            host_morsel=min(first_host, n or 1),
+            exclusive=shared,
+            measured=measured,
+        )
 
     def _run_host_only(
-        self, compiled: CompiledSplit, split: WorkSplit, n: int, plan: SplitPlan
+        self, compiled: CompiledSplit, decision: _Decision, n: int, plan: SplitPlan
     ) -> SqlResult:
         """A split that gives the device no rows is the unsplit query on the host: run that.
 
         Partial plus final would compute the same answer with two statements' fixed costs.
         """
+        split = decision.split
         t0 = time.perf_counter()
         table = self._unsplit(compiled)
         seconds = time.perf_counter() - t0
@@ -337,25 +486,59 @@ class Session:
             merge_seconds=0.0,
             result=table,
         )
-        return SqlResult(table, execution, plan)
+        return SqlResult(table, execution, plan, split=split, profiled=decision.measured)
 
-    def _work_split(self, posture: str, device_share: float | None) -> WorkSplit:
-        if self.device is None:
-            return WorkSplit(
-                posture="cpu", device_share=0.0, rationale="cpu: this session has no device arm"
-            )
-        if device_share is not None:
-            return WorkSplit(
-                posture="collaborative",
-                device_share=float(device_share),
-                rationale=f"device_share={device_share} given; posture ignored",
-            )
-        if posture == "collaborative":
-            raise PostureError(
-                "collaborative needs measured host and device profiles for this query; "
-                "pass device_share, or use posture='adaptive'"
-            )
-        return plan_split(posture)  # type: ignore[arg-type]
+
+@dataclass(frozen=True)
+class _Decision:
+    """How a query will run: its work split, and for adaptive the morsel schedule."""
+
+    split: WorkSplit
+    adaptive: bool = False
+    device_morsel: int = 1
+    host_morsel: int = 1
+    exclusive: bool = False
+    measured: tuple[str, ...] = ()
+
+
+def _morsel_floor(profile: QueryProfile) -> int:
+    """Rows per morsel at which the profile's fixed cost is at most 5% of the morsel's work."""
+    if profile.per_row_seconds <= 0:
+        return 1
+    return max(1, math.ceil(profile.fixed_seconds / (0.05 * profile.per_row_seconds)))
+
+
+def _balance(
+    host: QueryProfile, device: QueryProfile, n: int, shared: bool, posture: str
+) -> WorkSplit:
+    """The split measured profiles imply for ``n`` rows.
+
+    Arms on the same cores add no compute, so the faster arm alone is best; otherwise the
+    collaborative balance ``(1 - s) * cpu = fixed + s * device``.
+    """
+    cpu, alone = host.estimate(n), device.estimate(n)
+    if shared:
+        share = 1.0 if alone < cpu else 0.0
+        return WorkSplit(
+            posture=posture,
+            device_share=share,
+            rationale=(
+                f"{posture}: the device arm runs on the host's cores, so the arms' rates do "
+                f"not add; measured host {cpu:.4g}s vs device {alone:.4g}s for {n} rows: "
+                f"{'the device' if share else 'the host'} alone"
+            ),
+            predicted_speedup=cpu / min(cpu, alone) if min(cpu, alone) > 0 else None,
+        )
+    split = plan_split(
+        "collaborative",
+        profile=host,
+        rows=n,
+        device_seconds=device.per_row_seconds * n,
+        device_fixed_seconds=device.fixed_seconds,
+    )
+    if posture == "adaptive":
+        return split.model_copy(update={"posture": "adaptive"}).check()
+    return split
 
 
 def _duck_type(host: DuckDBArm, table: str, column: str) -> str:
@@ -364,6 +547,14 @@ def _duck_type(host: DuckDBArm, table: str, column: str) -> str:
         [table, column],
     ).fetchone()
     return str(row[0]) if row else "VARCHAR"
+
+
+def default_cache_root() -> Path:
+    """``$DAU_CACHE_DIR``, else ``profiles`` under the user's cache folder (XDG on Linux)."""
+    override = os.environ.get("DAU_CACHE_DIR")
+    if override:
+        return Path(override)
+    return Path(platformdirs.user_cache_dir("dau-scheduler")) / "profiles"
 
 
 def run_sql(

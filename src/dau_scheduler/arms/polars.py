@@ -86,11 +86,106 @@ def _translated(node: exp.Expr) -> exp.Expr:
     return node.copy().transform(_translate)
 
 
+def _sources(node: exp.Expr) -> set[str]:
+    return {c.table for c in node.find_all(exp.Column) if c.table}
+
+
+def _explicit_joins(select: exp.Select) -> exp.Select:
+    """Comma joins as INNER JOIN ... ON, starting from the split table.
+
+    Polars plans a comma join it cannot pair up as a CROSS JOIN (TPC-H Q9: part x supplier), so the
+    WHERE equalities that link two sources become ON conditions, joining outward from the split
+    table one connected source at a time. For inner joins ON and WHERE are the same filter.
+    """
+    from_ = select.args.get("from_")
+    joins = list(select.args.get("joins") or [])
+    if (
+        from_ is None
+        or not joins
+        or any(
+            j.args.get("on") or j.args.get("using") or j.side or j.kind or j.method for j in joins
+        )
+    ):
+        return select
+    items = [from_.this, *[j.this for j in joins]]
+    names = [item.alias_or_name for item in items]
+    if len(set(names)) != len(names) or not all(names):
+        return select
+    where = select.args.get("where")
+    conjuncts = (
+        list(where.this.flatten())
+        if where is not None and isinstance(where.this, exp.And)
+        else ([where.this] if where is not None else [])
+    )
+    start = next(
+        (
+            i
+            for i, item in enumerate(items)
+            if isinstance(item, exp.Table) and item.name == PLACEHOLDER
+        ),
+        0,
+    )
+    joined, order, used = {names[start]}, [start], set()
+    conditions: dict[int, list[exp.Expr]] = {}
+    remaining = [i for i in range(len(items)) if i != start]
+    while remaining:
+        pick = None
+        for i in remaining:
+            links = [
+                k
+                for k, c in enumerate(conjuncts)
+                if k not in used
+                and isinstance(c, exp.EQ)
+                and names[i] in _sources(c)
+                and len(_sources(c)) == 2
+                and _sources(c) <= joined | {names[i]}
+            ]
+            if links:
+                pick = i
+                break
+        if pick is None:
+            return select  # a source no equality reaches: leave the query as written
+        # Only equalities go to ON (Polars takes no OR there); everything else stays in WHERE.
+        links = [
+            k
+            for k, c in enumerate(conjuncts)
+            if k not in used
+            and isinstance(c, exp.EQ)
+            and names[pick] in _sources(c)
+            and len(_sources(c)) == 2
+            and _sources(c) <= joined | {names[pick]}
+        ]
+        used.update(links)
+        conditions[pick] = [conjuncts[k] for k in links]
+        joined.add(names[pick])
+        order.append(pick)
+        remaining.remove(pick)
+    rebuilt = select.copy()
+    rebuilt.set("from_", exp.From(this=items[start].copy()))
+    rebuilt.set(
+        "joins",
+        [
+            exp.Join(
+                this=items[i].copy(), kind="INNER", on=exp.and_(*[c.copy() for c in conditions[i]])
+            )
+            for i in order[1:]
+        ],
+    )
+    rest = [conjuncts[k].copy() for k in range(len(conjuncts)) if k not in used]
+    rebuilt.set("where", exp.Where(this=exp.and_(*rest)) if rest else None)
+    return rebuilt
+
+
+def _join_explicitly(node: exp.Expr) -> exp.Expr:
+    return _explicit_joins(node) if isinstance(node, exp.Select) else node
+
+
 def polars_sql(compiled: CompiledSplit) -> str:
     """The partial query in the SQL Polars reads, with DuckDB's arithmetic (module docstring)."""
     if compiled.partial is None:
         raise SqlError("this query has no partial to run")
-    return str(_translated(compiled.partial).sql(dialect=_PolarsSQL))
+    partial = _translated(compiled.partial).transform(_join_explicitly)
+    return str(partial.sql(dialect=_PolarsSQL))
 
 
 def _widen_decimals(frame: pl.DataFrame) -> pl.DataFrame:
