@@ -17,6 +17,7 @@ from rich.table import Table
 from dau_scheduler import tpch
 from dau_scheduler.compare import compare_tables
 from dau_scheduler.errors import DauError
+from dau_scheduler.profile import ProfileCache
 from dau_scheduler.session import Session, SqlResult
 
 app = typer.Typer(
@@ -211,6 +212,134 @@ def _demo_row(session: Session, name: str, sql: str) -> tuple[list[str], bool]:
         "yes" if diff is None else "NO",
         str(note)[:70],
     ], diff is None
+
+
+@app.command()
+def profile(
+    query: Annotated[str, typer.Argument(help="a .sql file, a TPC-H name (q01), or SQL text")],
+    data: DataOpt,
+    arm: Annotated[str, typer.Option(help="host or device")] = "host",
+    device: DeviceOpt = "auto",
+    split_table: SplitOpt = None,
+) -> None:
+    """Measure one arm's profile for a query (row prefixes of the split table) and cache it."""
+    try:
+        with Session(data, device=_device(device)) as session:
+            measured = session.profile(_query_text(query), arm=arm, split_table=split_table)
+            where = session.cache.root
+    except DauError as exc:
+        raise _fail(exc) from None
+    view = Table("", "", title=f"{arm} profile", show_header=False)
+    for key, value in [
+        ("plan key", measured.plan_key),
+        ("host", measured.host),
+        ("rows", str(measured.rows)),
+        ("fixed s", f"{measured.fixed_seconds:.6f}"),
+        ("per-row s", f"{measured.per_row_seconds:.3e}"),
+        ("engine", measured.engine_version),
+        ("cache", str(where)),
+    ]:
+        view.add_row(key, value)
+    out.print(view)
+
+
+@app.command()
+def profiles() -> None:
+    """List the cached profiles: plan, host, rows, fixed, per-row, engine version, age, stale."""
+    from dau_scheduler.profile import QueryProfile
+    from dau_scheduler.profiling import describe, device_version, host_version
+    from dau_scheduler.session import default_cache_root
+
+    root = default_cache_root()
+    view = Table(
+        "plan",
+        "host",
+        "rows",
+        "fixed s",
+        "per-row s",
+        "engine",
+        "age",
+        "stale",
+        title=f"profiles in {root}",
+    )
+    import json as _json
+
+    for path in ProfileCache(root).entries():
+        if not path.name.startswith("profile--"):
+            continue
+        try:
+            measured = QueryProfile.model_validate(_json.loads(path.read_text()))
+        except (ValueError, TypeError):
+            view.add_row(path.name, "unreadable", "", "", "", "", "", "")
+            continue
+        arm = measured.host.rsplit("/", 1)[-1] if "/" in measured.host else "host"
+        current = host_version() if arm == "host" else device_version(arm)
+        row = describe(measured, path, engine_version=current)
+        view.add_row(
+            row["plan"],
+            row["host"],
+            str(row["rows"]),
+            f"{row['fixed_s']:.6f}",
+            f"{row['per_row_s']:.3e}",
+            row["engine_version"],
+            f"{row['age_s'] / 3600:.1f} h",
+            "yes" if row["stale"] else "no",
+        )
+    out.print(view)
+
+
+@app.command()
+def plan(
+    query: Annotated[str, typer.Argument(help="a .sql file, a TPC-H name (q01), or SQL text")],
+    data: DataOpt,
+    posture: Annotated[str, typer.Option(help="cpu, offload, collaborative, adaptive")] = (
+        "collaborative"
+    ),
+    device: DeviceOpt = "auto",
+    auto: Annotated[bool, typer.Option("--auto", help="measure missing profiles now")] = False,
+    split_table: SplitOpt = None,
+) -> None:
+    """The work split a query would run with, its rationale and predicted speedup."""
+    try:
+        with Session(data, device=_device(device)) as session:
+            split = session.plan(
+                _query_text(query),
+                posture=posture,
+                profile="auto" if auto else "cached",
+                split_table=split_table,
+            )
+    except DauError as exc:
+        raise _fail(exc) from None
+    out.print(f"posture: {split.posture}")
+    out.print(f"device share: {split.device_share:.4f}")
+    speedup = f"{split.predicted_speedup:.3f}" if split.predicted_speedup else "-"
+    out.print(f"predicted speedup over the host alone: {speedup}")
+    out.print(f"rationale: {split.rationale}")
+
+
+@app.command()
+def link(
+    device: Annotated[str, typer.Option(help="device name to store rates under")] = "cudf",
+) -> None:
+    """Measure host-to-device transfer rates at several sizes on a GPU, and the knee."""
+    from dau_scheduler.link import knee_bytes, measure_link
+    from dau_scheduler.session import default_cache_root
+
+    try:
+        rates = measure_link(device)
+    except DauError as exc:
+        err.print(f"[bold]dau link:[/] {exc}")
+        raise typer.Exit(code=1) from None
+    cache = ProfileCache(default_cache_root())
+    view = Table("bytes", "GB/s (median)", "spread", title=f"link rates, {device}")
+    for rate in rates:
+        cache.put_link_rate(rate)
+        spread = max(rate.samples) / min(rate.samples) if rate.samples else 1.0
+        view.add_row(
+            str(rate.transfer_bytes), f"{rate.bytes_per_second / 1e9:.2f}", f"{spread:.2f}x"
+        )
+    out.print(view)
+    out.print(f"knee: {knee_bytes(rates)} bytes")
 
 
 def main() -> None:

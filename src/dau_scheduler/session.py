@@ -26,6 +26,7 @@ from dau_scheduler.arms.base import Arm, cast_partial
 from dau_scheduler.arms.duckdb import DuckDBArm
 from dau_scheduler.arms.polars import PolarsArm, gpu_available
 from dau_scheduler.errors import ArmError, PostureError, SplitError, SqlError
+from dau_scheduler.link import cached_rates, knee_bytes
 from dau_scheduler.merge import MergeRule
 from dau_scheduler.posture import POSTURES, WorkSplit, plan_split
 from dau_scheduler.profile import ProfileCache, QueryProfile
@@ -439,6 +440,13 @@ class Session:
             first_host = max(first_host, _morsel_floor(profiles[0]))
             first_device = max(first_device, _morsel_floor(profiles[1]))
             why = "morsels sized so fixed cost stays <= 5% of each morsel's work"
+        if not getattr(self.device, "resident", True):
+            rates = cached_rates(self.cache, self.device.name)
+            if rates:  # data crosses the link each morsel: no morsel below the transfer knee
+                table = self.tables[compiled.plan.split_table or ""]
+                row_bytes = max(1, table.nbytes // max(1, table.num_rows))
+                first_device = max(first_device, math.ceil(knee_bytes(rates) / row_bytes))
+                why += "; device morsels at least the link's transfer knee"
         split = WorkSplit(
             posture="adaptive",
             device_share=0.5,

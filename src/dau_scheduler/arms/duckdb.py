@@ -30,6 +30,7 @@ class DuckDBArm:
         self.name = name
         #: A DuckDB device runs on the host's own cores: the arms' rates do not add.
         self.shares_host_cores = True
+        self.resident = True
         self._shared = share is not None
         self.con: duckdb.DuckDBPyConnection = (
             share.con if share is not None else duckdb.connect(":memory:")

@@ -207,6 +207,8 @@ class PolarsArm:
         self.name = name or ("cudf" if engine == "gpu" else "polars")
         #: The CPU engine runs on the host's cores (the arms' rates do not add); the GPU does not.
         self.shares_host_cores = engine == "cpu"
+        #: Frames live in host memory: on the GPU every collect moves its input over the link.
+        self.resident = engine == "cpu"
         self.frames: dict[str, pl.LazyFrame] = {}
         self._collect_engine: Any = "auto"
         if engine == "gpu":
