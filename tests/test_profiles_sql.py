@@ -1,0 +1,186 @@
+"""Measured profiles: DuckDB's JSON profiles, fitting, the cache, staleness, and postures."""
+
+from __future__ import annotations
+
+import json
+import statistics
+import time
+import warnings
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pyarrow as pa
+import pytest
+from typer.testing import CliRunner
+
+from dau_scheduler import PostureError, ProfileCache, ProfileError, QueryProfile, Session, tpch
+from dau_scheduler.cli import app
+from dau_scheduler.compare import compare_tables
+from dau_scheduler.duckdb_profile import profile_from_duckdb
+from dau_scheduler.link import knee_bytes
+from dau_scheduler.profile import LinkRate
+from dau_scheduler.profiling import fit, plan_key
+
+FIXTURES = Path(__file__).parent / "fixtures" / "duckdb_profiles"
+
+
+def live_profile(tmp_path: Path, sql: str, con: duckdb.DuckDBPyConnection) -> tuple[Path, float]:
+    out = tmp_path / "profile.json"
+    con.execute("SET enable_profiling = 'json'")
+    con.execute(f"SET profiling_output = '{out}'")
+    con.execute("SET profiling_mode = 'detailed'")
+    t0 = time.perf_counter()
+    con.sql(sql).fetchall()
+    wall = time.perf_counter() - t0
+    con.execute("SET enable_profiling = 'no_output'")
+    return out, wall
+
+
+def test_adapter_elapsed_matches_measured_wall(tmp_path: Path) -> None:
+    con = duckdb.connect()
+    con.execute("CREATE TABLE t AS SELECT range AS i, range % 1000 AS g FROM range(20000000)")
+    sql = "SELECT g, sum(i * 2), count(*) FROM t GROUP BY g"
+    ratios = []
+    for _ in range(3):
+        path, wall = live_profile(tmp_path, sql, con)
+        profile = profile_from_duckdb(path, rows=20_000_000, plan_key="k")
+        ratios.append(profile.estimate(profile.rows) / wall)
+    assert abs(statistics.median(ratios) - 1.0) <= 0.10, ratios
+    assert profile.engine_version == f"duckdb {duckdb.__version__}"
+    fixed = {n.node for n in profile.nodes if not n.scales_with_rows}
+    assert fixed <= {"planner", "optimizer", "physical_planner"} and fixed
+    assert any("GROUP_BY" in n.node for n in profile.nodes)
+
+
+def test_both_json_shapes_and_every_input_form(tmp_path: Path) -> None:
+    con = duckdb.connect()
+    con.execute("CREATE TABLE t AS SELECT range AS i FROM range(1000)")
+    path, _ = live_profile(tmp_path, "SELECT sum(i) FROM t", con)
+    as_dict = json.loads(path.read_text())
+    for form in (path, str(path), path.read_text(), as_dict):
+        assert profile_from_duckdb(form, rows=1000, plan_key="k").rows == 1000
+    old = profile_from_duckdb(FIXTURES / "v1_shape.json", rows=1_000_000, plan_key="k",
+                              engine_version="duckdb 1.3.2")
+    assert old.fixed_seconds == pytest.approx(0.0004 + 0.0005 + 0.0001)
+    assert old.estimate(1_000_000) == pytest.approx(0.0125)
+    assert [n.node for n in old.nodes][-2:] == ["0:PERFECT_HASH_GROUP_BY", "1:SEQ_SCAN"]
+
+
+@pytest.mark.parametrize("bad", ["{not json", '{"operator": []}', "[1, 2]"])
+def test_bad_profiles_are_named(bad: str) -> None:
+    with pytest.raises(ProfileError):
+        profile_from_duckdb(bad, rows=1, plan_key="k")
+
+
+def test_fit_extrapolates_a_line() -> None:
+    fixed, per_row = fit([(100, 0.011), (200, 0.021), (400, 0.041)])
+    assert fixed == pytest.approx(0.001) and per_row == pytest.approx(1e-4)
+    with pytest.raises(ProfileError, match="two or more"):
+        fit([(100, 0.1), (100, 0.2)])
+
+
+@pytest.fixture
+def session(tpch_dir: Path, tmp_path: Path) -> Any:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        with Session(tpch_dir, device="polars", cache=tmp_path / "cache") as s:
+            yield s
+
+
+def test_profile_plan_and_collaborative_run(session: Session) -> None:
+    sql = tpch.queries()["q06"]
+    with pytest.raises(PostureError, match="dau profile QUERY --data DIR --arm host"):
+        session.sql(sql, posture="collaborative")
+    host = session.profile(sql, arm="host")
+    assert host.rows == session.row_counts["lineitem"] and host.per_row_seconds > 0
+    assert session.cache.get(host.plan_key, host.host) == host
+    with pytest.raises(PostureError, match="--arm device"):
+        session.plan(sql)
+    device = session.profile(sql, arm="device")
+    assert device.host.endswith("/polars") and device.engine_version.startswith("polars")
+    split = session.plan(sql)
+    assert split.posture == "collaborative" and split.device_share in (0.0, 1.0)
+    assert "host's cores" in split.rationale
+    result = session.sql(sql, posture="collaborative")
+    expected = session.host.cursor().sql(sql).to_arrow_table()
+    assert compare_tables(result.table, expected) is None
+    assert result.profiled == () and result.split == split
+
+
+def test_auto_measures_missing_profiles_once_and_says_so(session: Session) -> None:
+    sql = tpch.queries()["q01"]
+    first = session.sql(sql, posture="collaborative", profile="auto")
+    assert first.profiled == ("host", "device")
+    again = session.sql(sql, posture="collaborative", profile="auto")
+    assert again.profiled == ()
+
+
+def test_stale_profiles_are_remeasured_not_trusted(session: Session) -> None:
+    sql = tpch.queries()["q06"]
+    session.sql(sql, posture="collaborative", profile="auto")
+    compiled = session.compile(sql)
+    key = plan_key(compiled, session.schema)
+    host = session.cache.get(key)
+    assert host is not None
+    session.cache.put(host.model_copy(update={"engine_version": "duckdb 0.0.1"}))
+    result = session.sql(sql, posture="collaborative")
+    assert result.profiled == ("host (stale, re-measured)",)
+    refreshed = session.cache.get(key)
+    assert refreshed is not None and refreshed.engine_version == f"duckdb {duckdb.__version__}"
+    tiny = host.model_copy(update={"rows": 10})
+    assert tiny.is_stale_for(session.row_counts["lineitem"],
+                             engine_version=host.engine_version)
+
+
+def test_adaptive_uses_cached_profiles_on_shared_cores(session: Session) -> None:
+    sql = tpch.queries()["q06"]
+    session.profile(sql, arm="host")
+    session.profile(sql, arm="device")
+    result = session.sql(sql)
+    assert result.split is not None and result.split.posture == "adaptive"
+    assert result.split.device_share in (0.0, 1.0)
+    expected = session.host.cursor().sql(sql).to_arrow_table()
+    assert compare_tables(result.table, expected) is None
+
+
+def test_plan_key_ignores_row_counts_but_not_shape(tmp_path: Path) -> None:
+    def key(rows: int, sql: str) -> str:
+        data = {"t": pa.table({"a": list(range(rows))})}
+        with Session(data, device=None, cache=tmp_path) as s:
+            return plan_key(s.compile(sql), s.schema)
+
+    assert key(10, "select sum(a) from t") == key(20, "SELECT SUM(a)   FROM t")
+    assert key(10, "select sum(a) from t") != key(10, "select max(a) from t")
+
+
+def test_corrupt_cache_entry_is_a_miss(tmp_path: Path) -> None:
+    cache = ProfileCache(tmp_path)
+    p = QueryProfile(plan_key="k", host="h", rows=1, fixed_seconds=0, per_row_seconds=0)
+    cache.put(p).write_text("{")
+    with pytest.warns(RuntimeWarning, match="unreadable"):
+        assert cache.get("k", "h") is None
+
+
+def test_link_knee_and_no_gpu_message() -> None:
+    rates = [LinkRate(host="h", device="d", bytes_per_second=r, transfer_bytes=b)
+             for b, r in [(1 << 16, 2e9), (1 << 20, 9e9), (1 << 24, 20e9), (1 << 26, 22e9)]]
+    assert knee_bytes(rates) == 1 << 24
+    result = CliRunner().invoke(app, ["link"])
+    assert result.exit_code == 1 and "no CUDA GPU" in result.stderr
+
+
+def test_cli_profile_plan_profiles(tpch_dir: Path, tmp_path: Path,
+                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DAU_CACHE_DIR", str(tmp_path / "c"))
+    runner = CliRunner()
+    missing = runner.invoke(app, ["plan", "q06", "--data", str(tpch_dir), "--device", "duckdb"])
+    assert missing.exit_code == 2 and "dau profile" in missing.stderr
+    for arm in ("host", "device"):
+        done = runner.invoke(app, ["profile", "q06", "--data", str(tpch_dir), "--device",
+                                   "duckdb", "--arm", arm])
+        assert done.exit_code == 0, done.output
+    planned = runner.invoke(app, ["plan", "q06", "--data", str(tpch_dir), "--device", "duckdb"])
+    assert planned.exit_code == 0 and "rationale" in planned.stdout
+    listed = runner.invoke(app, ["profiles"])
+    assert listed.exit_code == 0 and listed.stdout.count("q-") >= 2
