@@ -1,6 +1,6 @@
 """Profile benchmarks, side by side in one process.
 
-    python bench-queries/profiles.py prediction   # host profile on SF 0.3 predicts host time on SF 1
+    python bench-queries/profiles.py prediction   # SF 0.3 host profile predicts SF 1 host time
     python bench-queries/profiles.py regret       # collaborative/adaptive vs the best fixed share
 
 prediction: for each query, a host profile measured on SF 0.3 (row prefixes of the split table)
@@ -48,9 +48,13 @@ def prediction(queries: list[str], runs: int) -> dict[str, Any]:
             _host_run(large, compiled, n, key).estimate(n) for _ in range(runs)
         )
         predicted = profile.estimate(n)
-        rows[name] = {"predicted_s": predicted, "measured_s": measured,
-                      "error": abs(predicted - measured) / measured,
-                      "fixed_s": profile.fixed_seconds, "per_row_s": profile.per_row_seconds}
+        rows[name] = {
+            "predicted_s": predicted,
+            "measured_s": measured,
+            "error": abs(predicted - measured) / measured,
+            "fixed_s": profile.fixed_seconds,
+            "per_row_s": profile.per_row_seconds,
+        }
         print(name, {k: round(v, 4) for k, v in rows[name].items()}, flush=True)
     errors = [r["error"] for r in rows.values()]
     summary = {"median_error": statistics.median(errors), "worst_error": max(errors)}
@@ -86,21 +90,32 @@ def regret(queries: list[str], runs: int, device: str) -> dict[str, Any]:
                     chosen[variant] = result.execution.device_share
         med = {v: statistics.median(t) for v, t in times.items()}
         best = min(med[f"share {s}"] for s in SHARES)
-        rows[name] = {"best_fixed_s": best,
-                      "best_fixed": min(SHARES, key=lambda s: med[f"share {s}"]),
-                      "collaborative_regret": med["collaborative"] / best,
-                      "adaptive_regret": med["adaptive"] / best,
-                      "collaborative_share": chosen.get("collaborative"),
-                      "adaptive_share": chosen.get("adaptive"),
-                      **{f"{v}_s": m for v, m in med.items()}}
-        print(name, {k: (round(v, 3) if isinstance(v, float) else v)
-                     for k, v in rows[name].items() if not k.endswith("_s")}, flush=True)
+        rows[name] = {
+            "best_fixed_s": best,
+            "best_fixed": min(SHARES, key=lambda s: med[f"share {s}"]),
+            "collaborative_regret": med["collaborative"] / best,
+            "adaptive_regret": med["adaptive"] / best,
+            "collaborative_share": chosen.get("collaborative"),
+            "adaptive_share": chosen.get("adaptive"),
+            **{f"{v}_s": m for v, m in med.items()},
+        }
+        print(
+            name,
+            {
+                k: (round(v, 3) if isinstance(v, float) else v)
+                for k, v in rows[name].items()
+                if not k.endswith("_s")
+            },
+            flush=True,
+        )
     summary = {}
     for posture in ("collaborative", "adaptive"):
         values = [r[f"{posture}_regret"] for r in rows.values()]
         summary[posture] = {"median": statistics.median(values), "worst": max(values)}
-        print(f"{posture}: median regret {summary[posture]['median']:.3f}, "
-              f"worst {summary[posture]['worst']:.3f}")
+        print(
+            f"{posture}: median regret {summary[posture]['median']:.3f}, "
+            f"worst {summary[posture]['worst']:.3f}"
+        )
     return {"device": device, "rows": rows, "summary": summary}
 
 

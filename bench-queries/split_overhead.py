@@ -62,7 +62,7 @@ def main() -> None:
         shares: list[float] = []
         for _ in range(args.runs):
             for variant, fn in variants.items():  # interleaved: one run of each per round
-                seconds, value = timed(lambda fn=fn: fn(sql))
+                seconds, value = timed(lambda fn=fn, sql=sql: fn(sql))
                 times[variant].append(seconds)
                 if variant != "duckdb":
                     diff = compare_tables(value.table, expected)
@@ -81,21 +81,34 @@ def main() -> None:
             "adaptive_share": statistics.median(shares) if shares else None,
             "refusal": last.explain(sql).refusal,
         }
-        print(name, {k: (round(v, 3) if isinstance(v, float) else v) for k, v in rows[name].items()
-                     if k != "refusal"}, flush=True)
+        print(
+            name,
+            {
+                k: (round(v, 3) if isinstance(v, float) else v)
+                for k, v in rows[name].items()
+                if k != "refusal"
+            },
+            flush=True,
+        )
 
     RESULTS.mkdir(exist_ok=True)
     out = RESULTS / f"split_overhead_sf{args.scale:g}.json"
     out.write_text(json.dumps({"scale": args.scale, "runs": args.runs, "rows": rows}, indent=1))
     ratio_cols = [k for k in next(iter(rows.values())) if k.endswith("_ratio")]
-    print("\n| query | duckdb s | " + " | ".join(c[:-6] for c in ratio_cols)
-          + " | merge/wall | adaptive share |")
+    print(
+        "\n| query | duckdb s | "
+        + " | ".join(c[:-6] for c in ratio_cols)
+        + " | merge/wall | adaptive share |"
+    )
     print("|---" * (len(ratio_cols) + 4) + "|")
     for name, row in rows.items():
         merge = f"{row['merge_share']:.3%}" if row["merge_share"] is not None else "-"
         share = f"{row['adaptive_share']:.2f}" if row["adaptive_share"] is not None else "-"
-        print(f"| {name} | {row['duckdb_s']:.3f} | "
-              + " | ".join(f"{row[c]:.2f}" for c in ratio_cols) + f" | {merge} | {share} |")
+        print(
+            f"| {name} | {row['duckdb_s']:.3f} | "
+            + " | ".join(f"{row[c]:.2f}" for c in ratio_cols)
+            + f" | {merge} | {share} |"
+        )
     for col in ratio_cols:
         print(f"median {col}: {statistics.median(r[col] for r in rows.values()):.3f}")
     merges = [r["merge_share"] for r in rows.values() if r["merge_share"] is not None]

@@ -238,7 +238,15 @@ def test_exclusive_adaptive_still_covers_every_row(data: list[int], dm: int, hm:
         time.sleep(0.001)
         return summing_arm(data)(query, rows)
 
-    ex = execute_adaptive("q", RowRange(0, len(data)), TOTALS, device=slow_device,
-                          host=summing_arm(data), device_morsel=dm, host_morsel=hm,
-                          growth=2.0, exclusive=True)
+    ex = execute_adaptive(
+        "q",
+        RowRange(0, len(data)),
+        TOTALS,
+        device=slow_device,
+        host=summing_arm(data),
+        device_morsel=dm,
+        host_morsel=hm,
+        growth=2.0,
+        exclusive=True,
+    )
     assert ex.result == {"s": sum(data) if data else None, "n": len(data)}

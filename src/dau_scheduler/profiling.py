@@ -34,9 +34,9 @@ from dau_scheduler.rewrite.planner import CompiledSplit
 if TYPE_CHECKING:
     from dau_scheduler.session import Session
 
-#: Row prefixes measured, as fractions of the split table.
-FRACTIONS: tuple[float, ...] = (0.25, 0.5, 1.0)
-REPEATS = 3
+#: Row prefixes measured, as fractions of the split table, and runs per prefix (median kept).
+FRACTIONS: tuple[float, ...] = (0.25, 0.5, 0.75, 1.0)
+REPEATS = 5
 
 
 def plan_key(compiled: CompiledSplit, schema: dict[str, dict[str, str]]) -> str:
@@ -81,16 +81,22 @@ def host_version() -> str:
 
 
 def fit(points: Sequence[tuple[int, float]]) -> tuple[float, float]:
-    """Least-squares ``seconds = fixed + per_row * rows`` over distinct row counts, both >= 0."""
-    if len({rows for rows, _ in points}) < 2:
+    """``seconds = fixed + per_row * rows`` through the points, both terms >= 0.
+
+    Theil-Sen: the slope is the median of the pairwise slopes and the intercept the median
+    residual, so one noisy run (timings here vary by 10-20%) cannot tilt the line.
+    """
+    distinct = sorted({rows for rows, _ in points})
+    if len(distinct) < 2:
         raise ProfileError("a profile needs measurements at two or more row counts")
-    mean_r = statistics.fmean(r for r, _ in points)
-    mean_t = statistics.fmean(t for _, t in points)
-    var = sum((r - mean_r) ** 2 for r, _ in points)
-    per_row = max(0.0, sum((r - mean_r) * (t - mean_t) for r, t in points) / var)
-    fixed = mean_t - per_row * mean_r
-    if fixed < 0:  # the line crosses below zero: keep the rate, and no negative fixed cost
-        fixed = 0.0
+    slopes = [
+        (t2 - t1) / (r2 - r1)
+        for i, (r1, t1) in enumerate(points)
+        for r2, t2 in points[i + 1 :]
+        if r2 != r1
+    ]
+    per_row = max(0.0, statistics.median(slopes))
+    fixed = max(0.0, statistics.median(t - per_row * r for r, t in points))
     return fixed, per_row
 
 
@@ -102,6 +108,7 @@ def _prefixes(n: int, fractions: Sequence[float]) -> list[int]:
 
 
 def _host_run(session: Session, compiled: CompiledSplit, rows: int, key: str) -> QueryProfile:
+    """One profiled run of the host partial over the first ``rows`` rows of the split table."""
     cursor = session.host.cursor()
     with tempfile.TemporaryDirectory() as folder:
         output = Path(folder) / "profile.json"
