@@ -135,7 +135,7 @@ def measure(
         raise ProfileError(
             f"this query is not split, so it has no arm to profile: {compiled.plan.refusal}"
         )
-    key = plan_key(compiled, session.schema)
+    key = session.plan_key(compiled)
     n = session.row_counts[compiled.plan.split_table]
     sizes = _prefixes(n, fractions)
     points: list[tuple[int, float]] = []
@@ -191,7 +191,7 @@ def profiles_for(
     if device is None:
         raise PostureError("collaborative needs a device arm; this session has none")
     assert compiled.plan.split_table is not None
-    key = plan_key(compiled, session.schema)
+    key = session.plan_key(compiled)
     n = session.row_counts[compiled.plan.split_table]
     measured: list[str] = []
     found: dict[str, QueryProfile] = {}

@@ -145,6 +145,8 @@ class Session:
             ).fetchall()
         )
         self._plans: dict[tuple[str, str | None], CompiledSplit] = {}
+        self._plan_keys: dict[tuple[str, str | None], str] = {}
+        self._device_refusals: dict[tuple[str, str | None], str | None] = {}
         self._lock = threading.Lock()
         self._closed = False
 
@@ -223,6 +225,21 @@ class Session:
             self._plans[key] = compiled
         return compiled
 
+    def _device_refusal(self, compiled: CompiledSplit) -> str | None:
+        """The device arm's answer to "can you run this partial?", asked once per query."""
+        key = (compiled.sql, compiled.plan.split_table)
+        if key not in self._device_refusals:
+            assert self.device is not None
+            self._device_refusals[key] = self.device.refusal(compiled)
+        return self._device_refusals[key]
+
+    def plan_key(self, compiled: CompiledSplit) -> str:
+        """The profile key of a compiled query (see ``profiling.plan_key``), computed once."""
+        key = (compiled.sql, compiled.plan.split_table)
+        if key not in self._plan_keys:
+            self._plan_keys[key] = profiling.plan_key(compiled, self.schema)
+        return self._plan_keys[key]
+
     def explain(self, sql: str, split_table: str | None = None) -> SplitPlan:
         """The split plan for ``sql``: nothing is executed."""
         return self.compile(sql, split_table).plan
@@ -287,7 +304,7 @@ class Session:
         plan = compiled.plan
         refusal = plan.refusal
         if refusal is None and self.device is not None:
-            refusal = self.device.refusal(compiled)
+            refusal = self._device_refusal(compiled)
             if refusal is not None:
                 plan = plan.model_copy(update={"refusal": refusal})
         if refusal is not None:
@@ -364,7 +381,7 @@ class Session:
                 f"query refused for splitting, nothing to profile: {compiled.plan.refusal}"
             )
         if arm == "device" and self.device is not None:
-            refusal = self.device.refusal(compiled)
+            refusal = self._device_refusal(compiled)
             if refusal is not None:
                 raise SplitError(refusal)
         measured = profiling.measure(self, compiled, arm=arm)
