@@ -59,21 +59,21 @@ def test_device_failure_reruns_on_host(when: str, posture: str) -> None:
             session.sql(SQL, strict=True, **kwargs)
 
 
-@pytest.mark.parametrize("fail_on", [1, 2], ids=["before-start", "mid-run"])
-def test_host_failure_raises_never_a_short_answer(fail_on: int) -> None:
+@pytest.mark.parametrize("when", ["before-start", "mid-run"])
+@pytest.mark.parametrize("posture", ["share", "adaptive"])
+def test_host_failure_raises_never_a_short_answer(when: str, posture: str) -> None:
     with Session(data(), device="polars") as session:
         real = session.host.run_partial
-        calls = {"n": 0}
 
         def failing(compiled: CompiledSplit, start: int, stop: int) -> pa.Table:
-            calls["n"] += 1
-            if calls["n"] == fail_on:
-                raise RuntimeError("host engine lost")
-            return real(compiled, start, stop)
+            if when == "mid-run":
+                real(compiled, start, stop)  # the engine does the work, then the arm fails
+            raise RuntimeError("host engine lost")
 
         session.host.run_partial = failing  # type: ignore[method-assign]
+        kwargs: dict[str, Any] = {"device_share": 0.5} if posture == "share" else {}
         with pytest.raises(ArmError, match=r"host arm failed.*host engine lost"):
-            session.sql(SQL) if fail_on == 2 else session.sql(SQL, device_share=0.5)
+            session.sql(SQL, **kwargs)
 
 
 def test_both_arms_are_in_flight_together() -> None:
