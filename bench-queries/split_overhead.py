@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+import tempfile
 import time
 import warnings
 from collections.abc import Callable
@@ -41,7 +42,11 @@ def main() -> None:
     data = tpch.cached(args.scale)
     names = [q for q in args.queries.split(",") if q] or sorted(tpch.queries())
     queries = {name: tpch.queries()[name] for name in names}
-    sessions = {device: Session(data, device=device) for device in args.devices.split(",")}
+    # A fresh profile cache: "adaptive" here is the profile-less posture (probing morsels).
+    cache = Path(tempfile.mkdtemp(prefix="dau-bench-overhead-"))
+    sessions = {
+        device: Session(data, device=device, cache=cache) for device in args.devices.split(",")
+    }
     base = sessions[next(iter(sessions))]
     variants: dict[str, Callable[[str], Any]] = {
         "duckdb": lambda q: base.host.cursor().sql(q).to_arrow_table(),
