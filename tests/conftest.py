@@ -7,12 +7,25 @@ from pathlib import Path
 import pytest
 
 from dau_scheduler import Session, tpch
+from dau_scheduler.arms import Arm, PolarsArm
 from dau_scheduler.arms.polars import gpu_available
+
+
+def device(name: str) -> str | Arm:
+    """A device by test name. ``polars-separate`` is the Polars CPU arm declared as having its
+    own hardware, so postures treat it as they treat cudf: the GPU code path, on the CPU."""
+    if name == "polars-separate":
+        arm = PolarsArm()
+        arm.shares_host_cores = False
+        return arm
+    return name
+
 
 #: Device arms every SQL test runs on; cudf only where a GPU and cudf-polars exist.
 DEVICES = [
     "duckdb",
     "polars",
+    "polars-separate",
     pytest.param(
         "cudf",
         marks=[pytest.mark.gpu, pytest.mark.skipif(not gpu_available(), reason="no CUDA GPU")],
@@ -40,5 +53,5 @@ def tpch_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def tpch_session(request: pytest.FixtureRequest, tpch_dir: Path) -> Iterator[Session]:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
-        with Session(tpch_dir, device=request.param) as session:
+        with Session(tpch_dir, device=device(request.param)) as session:
             yield session

@@ -190,3 +190,22 @@ def test_cli_profile_plan_profiles(
     assert planned.exit_code == 0 and "rationale" in planned.stdout
     listed = runner.invoke(app, ["profiles"])
     assert listed.exit_code == 0 and listed.stdout.count("q-") >= 2
+
+
+def test_adaptive_without_profiles(tpch_dir: Path, tmp_path: Path) -> None:
+    from conftest import device as make_device
+
+    sql = tpch.queries()["q01"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        with Session(tpch_dir, device="polars", cache=tmp_path / "a") as shared:
+            result = shared.sql(sql)
+            assert result.split is not None and "host runs alone" in result.split.rationale
+            assert result.execution is not None and result.execution.device_rows == 0
+        with Session(tpch_dir, device=make_device("polars-separate"), cache=tmp_path / "b") as gpu:
+            result = gpu.sql(sql)
+            ex = result.execution
+            assert ex is not None and ex.posture == "adaptive"
+            assert ex.device_rows > 0 and ex.host_rows > 0
+            expected = gpu.host.cursor().sql(sql).to_arrow_table()
+            assert compare_tables(result.table, expected) is None

@@ -9,6 +9,7 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
+from conftest import device as make_device
 from dau_scheduler import ArmError, Session, SplitError
 from dau_scheduler.arms import PolarsArm
 from dau_scheduler.compare import compare_tables
@@ -29,6 +30,7 @@ class FailingPolars(PolarsArm):
     def __init__(self, when: str) -> None:
         super().__init__()
         self.when, self.calls = when, 0
+        self.shares_host_cores = False  # as a GPU: adaptive meets in the middle
 
     def run_partial(self, compiled: CompiledSplit, start: int, stop: int) -> pa.Table:
         self.calls += 1
@@ -62,7 +64,7 @@ def test_device_failure_reruns_on_host(when: str, posture: str) -> None:
 @pytest.mark.parametrize("when", ["before-start", "mid-run"])
 @pytest.mark.parametrize("posture", ["share", "adaptive"])
 def test_host_failure_raises_never_a_short_answer(when: str, posture: str) -> None:
-    with Session(data(), device="polars") as session:
+    with Session(data(), device=make_device("polars-separate")) as session:
         real = session.host.run_partial
 
         def failing(compiled: CompiledSplit, start: int, stop: int) -> pa.Table:

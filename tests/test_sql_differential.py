@@ -13,6 +13,7 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
+from conftest import device as make_device
 from dau_scheduler import Session
 from dau_scheduler.compare import compare_tables
 
@@ -118,7 +119,7 @@ def tables(data: list[tuple[Any, ...]]) -> dict[str, pa.Table]:
 
 
 @pytest.mark.filterwarnings("ignore::DeprecationWarning")
-@pytest.mark.parametrize("device", ["duckdb", "polars"])
+@pytest.mark.parametrize("device", ["duckdb", "polars-separate"])
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=rows, pick=st.data())
 def test_split_equals_unsplit_or_is_refused(
@@ -135,7 +136,7 @@ def test_split_equals_unsplit_or_is_refused(
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
         fast = pick.draw(st.booleans(), label="fast_fold")
-        with Session(tables(data), device=device, fast_fold=fast) as session:
+        with Session(tables(data), device=make_device(device), fast_fold=fast) as session:
             expected = session.host.cursor().sql(sql).to_arrow_table()
             result = session.sql(sql, device_share=share, split_table="fact")
     assert result.fallback is None, result.fallback

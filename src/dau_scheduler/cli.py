@@ -166,9 +166,17 @@ def demo(
     except DauError as exc:
         raise _fail(exc) from None
     arm = session.device.name if session.device is not None else "none"
-    view = Table("query", "split table", "posture", "device share", "split s", "unsplit s",
-                 "matches", "note",
-                 title=f"TPC-H SF {scale:g}: device arm {arm}, host arm duckdb, posture adaptive")
+    view = Table(
+        "query",
+        "split table",
+        "posture",
+        "device share",
+        "split s",
+        "unsplit s",
+        "matches",
+        "note",
+        title=f"TPC-H SF {scale:g}: device arm {arm}, host arm duckdb, posture adaptive",
+    )
     notes: list[str] = []
     mismatches = 0
     with session, Progress(console=err, transient=True) as progress:
@@ -187,8 +195,10 @@ def demo(
     out.print(view)
     for line in notes:
         out.print(line, markup=False, highlight=False)
-    out.print(f"{len(named) - mismatches} of {len(named)} answers match DuckDB's unsplit answer "
-              "(same columns, Arrow types and rows; doubles within 1e-9 relative)")
+    out.print(
+        f"{len(named) - mismatches} of {len(named)} answers match DuckDB's unsplit answer "
+        "(same columns, Arrow types and rows; doubles within 1e-9 relative)"
+    )
     out.print("split s: second run (the plan is compiled and cached by the first)")
     if mismatches:
         raise typer.Exit(code=1)

@@ -1,13 +1,15 @@
 """DuckDB's JSON profiling output as a :class:`~dau_scheduler.profile.QueryProfile`.
 
-Two JSON shapes exist in the DuckDB versions this project admits:
+Two JSON shapes are read:
 
-- 2.x: sections ``query`` (``total_time`` is the latency), ``planner``, ``optimizer`` and
+- 2.x, the range this project depends on (tested on profiles DuckDB writes in the test run):
+  sections ``query`` (``total_time`` is the latency), ``planner``, ``optimizer`` and
   ``physical_planner`` (each with ``total_time``), and ``operator``, a list holding the plan tree
   (``name``, ``type``, ``timing``, ``children``);
-- 1.x: one flat root with ``latency``, the phase timings ``planner``, ``physical_planner`` and
-  ``all_optimizers`` (or ``optimizer_*`` entries), and ``children``, the plan tree
-  (``operator_name``, ``operator_type``, ``operator_timing``).
+- 1.x, for profiles kept from older installs (tested on a fixture): one flat root with
+  ``latency``, the phase timings ``planner``, ``physical_planner`` and ``all_optimizers`` (or
+  ``optimizer_*`` entries), and ``children``, the plan tree (``operator_name``,
+  ``operator_type``, ``operator_timing``).
 
 Plan-time phases become fixed spans laid end to end from time zero; execution is the span from
 their end to the measured latency. Operator timings are summed across threads by DuckDB, so they

@@ -332,7 +332,6 @@ class Session:
                     host_morsel=decision.host_morsel,
                     growth=2.0,
                     max_morsel=max(1, math.ceil(n / ADAPTIVE_LARGEST)),
-                    exclusive=decision.exclusive,
                     aggregates=plan.aggregates,
                 )
             else:
@@ -450,6 +449,22 @@ class Session:
             profiles = self._cached_profiles(compiled)
         if profiles is not None and shared:
             return _Decision(_balance(*profiles, n, shared, "adaptive"), measured=measured)
+        if shared:
+            # Without measurements, probing a device on the host's own cores can only cost: its
+            # first morsel runs the device's whole fixed cost (TPC-H Q17 on Polars: 17x DuckDB)
+            # and adds no compute. The host alone is never slower than the host.
+            return _Decision(
+                WorkSplit(
+                    posture="adaptive",
+                    device_share=0.0,
+                    rationale=(
+                        f"adaptive: the {self.device.name} arm runs on the host's cores and no "
+                        "profiles are cached, so the host runs alone; measure both arms "
+                        "(dau profile --arm host/device, or profile='auto') to let the "
+                        "measurements choose"
+                    ),
+                )
+            )
         first_device = max(1, math.ceil(n / ADAPTIVE_FIRST))
         first_host = max(1, math.ceil(n / ADAPTIVE_HOST_FIRST))
         why = "no profiles: default morsels"
@@ -467,22 +482,13 @@ class Session:
         split = WorkSplit(
             posture="adaptive",
             device_share=0.5,
-            rationale=(
-                "adaptive: the arms take morsels from opposite ends until they meet; "
-                f"{why}"
-                + (
-                    "; arms share cores, so the slower stops after its first morsel"
-                    if shared
-                    else ""
-                )
-            ),
+            rationale=f"adaptive: the arms take morsels from opposite ends until they meet; {why}",
         )
         return _Decision(
             split,
             adaptive=True,
             device_morsel=min(first_device, n or 1),
             host_morsel=min(first_host, n or 1),
-            exclusive=shared,
             measured=measured,
         )
 
@@ -522,7 +528,6 @@ class _Decision:
     adaptive: bool = False
     device_morsel: int = 1
     host_morsel: int = 1
-    exclusive: bool = False
     measured: tuple[str, ...] = ()
 
 

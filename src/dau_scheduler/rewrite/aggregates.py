@@ -129,18 +129,23 @@ def _as_is(cols: Sequence[pa.Array]) -> pa.Array:
     return cols[0]
 
 
+# Arrow scalars made once: a Python literal passed to pyarrow.compute is converted on every call,
+# and the conversion retries a failed optional import each time (~0.3 ms).
+_ZERO = pa.scalar(0, pa.int64())
+
+
 def _zero_if_null(cols: Sequence[pa.Array]) -> pa.Array:
     # COUNT is 0, never NULL, even when no partial row exists at all.
-    return pc.fill_null(cols[0], 0)
+    return pc.fill_null(cols[0], _ZERO)
 
 
 def _ratio(cols: Sequence[pa.Array]) -> pa.Array:
     # As _merge_avg: DOUBLE sum over the merged count, NULL when no value was counted.
     total = pc.cast(cols[0], pa.float64())
-    count = pc.fill_null(cols[1], 0)
-    positive = pc.greater(count, 0)
+    count = pc.fill_null(cols[1], _ZERO)
+    positive = pc.greater(count, _ZERO)
     ratio = pc.divide(total, pc.cast(count, pa.float64()))
-    return pc.if_else(positive, ratio, pa.scalar(None, pa.float64()))
+    return pc.if_else(positive, ratio, pa.nulls(len(ratio), pa.float64()))
 
 
 #: The registry: aggregate kind -> merge step. Register, don't branch.

@@ -252,7 +252,17 @@ def _candidates(tree: exp.Expr, table: str, names: frozenset[str]) -> Iterator[_
         yield "the query has no analysable scope"
         return
     scopes = _scopes_by_block(root)
-    for scope in root.traverse():
+
+    def depth(scope: Scope) -> int:
+        level = 0
+        while scope.parent is not None:
+            scope, level = scope.parent, level + 1
+        return level
+
+    # Outermost occurrences first: the split block should hold the query's work, not a subquery
+    # whose result the final query then joins against the whole table (TPC-H Q18).
+    ordered = sorted(enumerate(root.traverse()), key=lambda item: (depth(item[1]), item[0]))
+    for _, scope in ordered:
         for _alias, (node, source) in scope.selected_sources.items():
             if not isinstance(source, exp.Table) or source.name.lower() != table:
                 continue
