@@ -53,20 +53,28 @@ class FastFold:
             )
         )
 
-        folded = partials.group_by(list(self.keys)).aggregate(
-            [(column, op, _AT_LEAST_ONE) for column, op in wanted]
-        )
+        if self.keys:
+            grouped = partials.group_by(list(self.keys)).aggregate(
+                [(column, op, _AT_LEAST_ONE) for column, op in wanted]
+            )
+            folded = {name: grouped.column(name).combine_chunks() for name in grouped.column_names}
+        else:
+            # A scalar aggregate: one row, even over no partial rows; plain kernels, no Acero plan.
+            folded = {
+                f"{column}_{op}": pa.array(
+                    [getattr(pc, op)(partials.column(column), options=_AT_LEAST_ONE).as_py()],
+                    partials.schema.field(column).type,
+                )
+                for column, op in wanted
+            }
         arrays: list[pa.Array] = []
         for kind, index in self.outputs:
             if kind == "key":
-                arrays.append(folded.column(self.keys[index]).combine_chunks())
+                arrays.append(folded[self.keys[index]])
                 continue
             call = self.calls[index]
             ops = MERGE_STEPS[call.kind].arrow
-            cols = [
-                folded.column(f"{c}_{op}").combine_chunks()
-                for c, op in zip(call.columns, ops, strict=True)
-            ]
+            cols = [folded[f"{c}_{op}"] for c, op in zip(call.columns, ops, strict=True)]
             arrays.append(MERGE_STEPS[call.kind].finish(cols))
         result = pa.table(arrays, names=[f"c{i}" for i in range(len(arrays))])
         if self.order:
@@ -85,4 +93,32 @@ class FastFold:
         return result.cast(schema, safe=True)
 
 
-__all__ = ["FastFold", "FoldCall"]
+@dataclass(frozen=True)
+class FastRows:
+    """The final of a row-level split block that is the whole query, in pyarrow: the arms' rows
+    in arm order, sorted by ``order`` (partial column, descending; NULLS LAST, non-float keys),
+    then OFFSET/LIMIT, keeping ``columns``."""
+
+    columns: tuple[str, ...]
+    order: tuple[tuple[str, bool], ...] = ()
+    limit: int | None = None
+    offset: int = 0
+
+    def run(self, partials: pa.Table, schema: pa.Schema) -> pa.Table:
+        result = partials
+        if self.order:
+            indices = pc.sort_indices(
+                result,
+                sort_keys=[
+                    (column, "descending" if desc else "ascending", "at_end")
+                    for column, desc in self.order
+                ],
+            )
+            result = result.take(indices)
+        if self.offset or self.limit is not None:
+            result = result.slice(self.offset, self.limit)
+        result = result.select(list(self.columns)).rename_columns(schema.names)
+        return result.cast(schema, safe=True)
+
+
+__all__ = ["FastFold", "FastRows", "FoldCall"]

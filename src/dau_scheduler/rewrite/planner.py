@@ -29,7 +29,7 @@ from sqlglot.optimizer.scope import Scope, build_scope
 from dau_scheduler.errors import SplitError
 from dau_scheduler.merge import MergeRule, check_split
 from dau_scheduler.rewrite.aggregates import MERGE_STEPS, aggregate_kind
-from dau_scheduler.rewrite.fold import FastFold, FoldCall
+from dau_scheduler.rewrite.fold import FastFold, FastRows, FoldCall
 from dau_scheduler.rewrite.steps import STEPS
 
 #: The table name an arm binds to its own row range of the split table.
@@ -91,7 +91,7 @@ class CompiledSplit:
     partial_types: tuple[str, ...] = ()
     partial_schema: pa.Schema | None = None
     schema: pa.Schema | None = None
-    fast: FastFold | None = None
+    fast: FastFold | FastRows | None = None
     ordered: bool = False
     arm_sql: dict[str, str] = field(default_factory=dict, compare=False)
 
@@ -301,7 +301,7 @@ class _Built:
     aggregates: list[tuple[str, str]]
     probe_extra: list[exp.Expr]
     ordered: bool
-    fast: FastFold | None = None
+    fast: FastFold | FastRows | None = None
 
 
 def _replace_outside_subqueries(
@@ -517,7 +517,20 @@ def _build_rows(block: exp.Select) -> _Built:
     for key in ("limit", "offset"):
         if block.args.get(key) is not None:
             replacement.set(key, block.args[key].copy())
-    return _Built(partial, replacement, [], [], ordered=order is None)
+    fast = None
+    if block.args.get("distinct") is None and not any(
+        o.args.get("nulls_first") for o in final_order
+    ):
+        try:
+            fast = FastRows(
+                tuple(f"__dau_c{i}" for i in range(len(outputs))),
+                tuple((o.this.name, bool(o.args.get("desc"))) for o in final_order),
+                _literal_int(limit, "LIMIT") if limit is not None else None,
+                _literal_int(offset, "OFFSET"),
+            )
+        except _Refuse:
+            fast = None
+    return _Built(partial, replacement, [], [], ordered=order is None, fast=fast)
 
 
 def _mark(tree: exp.Expr, occurrence: exp.Table, block: exp.Select) -> None:
@@ -718,12 +731,14 @@ def _compile_candidate(
     final_tree = tree.copy()
     target = _marked(final_tree, "block")
     fast = built.fast if target is final_tree and output_schema is not None else None
-    if (
-        fast is not None
-        and output_schema is not None
-        and any(pa.types.is_floating(output_schema.field(i).type) for i, _ in fast.order)
-    ):
-        fast = None  # NaN ordering is DuckDB's own; leave float sorts to DuckDB
+    if fast is not None and output_schema is not None:
+        # NaN ordering is DuckDB's own: leave float sort keys to DuckDB.
+        if isinstance(fast, FastFold):
+            sort_types = [output_schema.field(i).type for i, _ in fast.order]
+        else:
+            sort_types = [schema_out.field(name).type for name, _ in fast.order]
+        if any(pa.types.is_floating(t) for t in sort_types):
+            fast = None
     replacement = built.replacement
     if target is final_tree:
         if final_tree.args.get("with") is not None:
