@@ -37,6 +37,9 @@ from dau_scheduler.split import SplitExecution, device_cut, execute_split
 from dau_scheduler.tables import resolve_tables
 
 DEVICES: tuple[str, ...] = ("auto", "cudf", "polars", "duckdb")
+# The final query reads the partials through a local variable of this exact name (see combine).
+if PARTIALS != "__dau_partials":  # pragma: no cover
+    raise ImportError("the final query's partials table must be named __dau_partials")
 #: Adaptive morsels without profiles: the device's first morsel is 1/ADAPTIVE_FIRST of the rows,
 #: the host's 1/ADAPTIVE_HOST_FIRST, every next one twice the last, none over 1/ADAPTIVE_LARGEST.
 #: A small first device morsel bounds what a slow device can cost the wall; larger host morsels
@@ -262,12 +265,7 @@ class Session:
             merged = pa.concat_tables(tables) if tables else schema.empty_table()
             if fast is not None and output_schema is not None:
                 return fast.run(merged, output_schema)
-            cursor = self.host.cursor()
-            cursor.register(PARTIALS, merged)
-            try:
-                return cursor.sql(final_sql).to_arrow_table()
-            finally:
-                cursor.unregister(PARTIALS)
+            return _run_final(self.host.cursor(), final_sql, merged)
 
         return MergeRule(terminal="sql", combine=combine, mergeable=frozenset(MERGE_STEPS))
 
@@ -518,6 +516,16 @@ class Session:
             result=table,
         )
         return SqlResult(table, execution, plan, split=split, profiled=decision.measured)
+
+
+def _run_final(cursor: duckdb.DuckDBPyConnection, final_sql: str, partials: pa.Table) -> pa.Table:
+    """Run the final query over the partials, which DuckDB finds by this function's local name.
+
+    A replacement scan costs ~1 ms less per query than register/unregister. It lives at module
+    level because inside a class body Python would mangle the double-underscore name.
+    """
+    __dau_partials = partials  # read by DuckDB's replacement scan, by name
+    return cursor.sql(final_sql).to_arrow_table()
 
 
 @dataclass(frozen=True)

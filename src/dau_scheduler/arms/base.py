@@ -41,6 +41,8 @@ def cast_partial(table: pa.Table, schema: pa.Schema, arm: str) -> pa.Table:
             f"{arm} arm returned {table.num_columns} partial columns, expected {len(schema)}"
         )
     table = table.rename_columns(schema.names)
+    if table.schema.equals(schema, check_metadata=False):
+        return table
     try:
         return table.cast(schema, safe=True)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
