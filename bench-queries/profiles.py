@@ -3,9 +3,10 @@
     python bench-queries/profiles.py prediction   # SF 0.3 host profile predicts SF 1 host time
     python bench-queries/profiles.py regret       # collaborative/adaptive vs the best fixed share
 
-prediction: for each query, a host profile measured on SF 0.3 (row prefixes of the split table)
-predicts the host arm's time over all rows at SF 1, measured the same way (DuckDB's latency,
-median of 5). Reports |predicted - measured| / measured.
+prediction: for each query, a host profile measured on SF 0.3 (the host partial over row prefixes
+of the split table, the Session.profile measurement and fit) predicts the host arm's time over all
+rows at SF 1, measured the same way (DuckDB's latency); the SF 0.3 and SF 1 runs alternate, medians
+of 5. Reports |predicted - measured| / measured.
 
 regret: on SF 1 with a device (default polars), the wall time of collaborative and adaptive (from
 profiles measured beforehand, not timed) over the best of the fixed shares {0, .25, .5, .75, 1},
@@ -25,7 +26,8 @@ from typing import Any
 
 from dau_scheduler import Session, tpch
 from dau_scheduler.compare import compare_tables
-from dau_scheduler.profiling import _host_run, plan_key
+from dau_scheduler.profile import QueryProfile, host_identity
+from dau_scheduler.profiling import FRACTIONS, _host_run, fit, host_version
 
 QUERIES = "q01,q03,q05,q06,q09,q10,q12,q14,q18,q19"
 RESULTS = Path(__file__).parent / "results"
@@ -33,28 +35,35 @@ SHARES = (0.0, 0.25, 0.5, 0.75, 1.0)
 
 
 def prediction(queries: list[str], runs: int) -> dict[str, Any]:
+    """Profile on SF 0.3, predict SF 1. The SF 0.3 prefix runs and the SF 1 runs alternate, so
+    slow drift in this shared machine's speed lands on both sides of the comparison."""
     cache = Path(tempfile.mkdtemp(prefix="dau-bench-profiles-"))
     small = Session(tpch.cached(0.3), device=None, cache=cache)
     large = Session(tpch.cached(1.0), device=None, cache=cache)
     rows: dict[str, Any] = {}
     for name in queries:
         sql = tpch.queries()[name]
-        profile = small.profile(sql, arm="host")
-        compiled = large.compile(sql)
+        compiled_small, compiled = small.compile(sql), large.compile(sql)
+        key_small, key = small.plan_key(compiled_small), large.plan_key(compiled)
+        n_small = small.row_counts[compiled_small.plan.split_table or ""]
         n = large.row_counts[compiled.plan.split_table or ""]
-        key = plan_key(compiled, large.schema)
+        sizes = sorted({max(1, round(f * n_small)) for f in FRACTIONS})
         _host_run(large, compiled, n, key)  # warm-up
-        measured = statistics.median(
-            _host_run(large, compiled, n, key).estimate(n) for _ in range(runs)
-        )
+        at: dict[int, list[float]] = {size: [] for size in sizes}
+        target: list[float] = []
+        for _ in range(runs):
+            for size in sizes:
+                at[size].append(_host_run(small, compiled_small, size, key_small).estimate(size))
+            target.append(_host_run(large, compiled, n, key).estimate(n))
+        fixed, per_row = fit([(size, statistics.median(t)) for size, t in at.items()])
+        profile = QueryProfile(plan_key=key_small, host=host_identity(), rows=sizes[-1],
+                               fixed_seconds=fixed, per_row_seconds=per_row,
+                               engine_version=host_version())
+        measured = statistics.median(target)
         predicted = profile.estimate(n)
-        rows[name] = {
-            "predicted_s": predicted,
-            "measured_s": measured,
-            "error": abs(predicted - measured) / measured,
-            "fixed_s": profile.fixed_seconds,
-            "per_row_s": profile.per_row_seconds,
-        }
+        rows[name] = {"predicted_s": predicted, "measured_s": measured,
+                      "error": abs(predicted - measured) / measured,
+                      "fixed_s": profile.fixed_seconds, "per_row_us": profile.per_row_seconds * 1e6}
         print(name, {k: round(v, 4) for k, v in rows[name].items()}, flush=True)
     errors = [r["error"] for r in rows.values()]
     summary = {"median_error": statistics.median(errors), "worst_error": max(errors)}
