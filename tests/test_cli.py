@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from dau_scheduler.cli import app
@@ -76,3 +77,12 @@ def test_tpch_generate(tmp_path: Path) -> None:
     assert (tmp_path / "d" / "lineitem.parquet").exists()
     bad = runner.invoke(app, ["tpch", "generate", "--scale", "-1", "--out", str(tmp_path)])
     assert bad.exit_code == 2 and "scale" in bad.stderr
+
+
+def test_demo_splits_every_query_and_checks_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DAU_DATA_DIR", str(tmp_path / "data"))
+    result = runner.invoke(app, ["demo", "--scale", "0.01", "--device", "duckdb"])
+    assert result.exit_code == 0, result.output
+    assert "22 of 22 answers match" in result.stdout

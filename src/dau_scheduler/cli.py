@@ -158,6 +158,12 @@ def tpch_generate(
 def demo(
     scale: Annotated[float, typer.Option(help="TPC-H scale factor")] = 0.1,
     device: DeviceOpt = "auto",
+    share: Annotated[
+        float, typer.Option(help="device share; 0.5 runs both arms on every query")
+    ] = (0.5),
+    posture: Annotated[
+        str | None, typer.Option(help="let a posture choose the share instead of --share")
+    ] = None,
 ) -> None:
     """Split all 22 TPC-H queries and check every answer against DuckDB's unsplit answer."""
     try:
@@ -183,10 +189,11 @@ def demo(
         named = tpch.queries()
         task = progress.add_task("splitting TPC-H", total=len(named))
         for name, sql in named.items():
-            row, note, ok = _demo_row(session, name, sql)
+            row, note, ok = _demo_row(session, name, sql, share, posture)
             mismatches += not ok
             if note:
-                notes.append(f"[{len(notes) + 1}] {name}: {note}")
+                short = note if len(note) <= 150 else note[:147] + "..."
+                notes.append(f"[{len(notes) + 1}] {name}: {short}")
                 row.append(f"[{len(notes)}]")
             else:
                 row.append("")
@@ -204,14 +211,17 @@ def demo(
         raise typer.Exit(code=1)
 
 
-def _demo_row(session: Session, name: str, sql: str) -> tuple[list[str], str, bool]:
+def _demo_row(
+    session: Session, name: str, sql: str, share: float, posture: str | None
+) -> tuple[list[str], str, bool]:
+    kwargs: dict[str, object] = {"posture": posture} if posture else {"device_share": share}
     expected = session.host.cursor().sql(sql).to_arrow_table()
     t0 = time.perf_counter()
     session.host.cursor().sql(sql).to_arrow_table()
     unsplit = time.perf_counter() - t0
-    session.sql(sql)  # compiles and caches the plan
+    session.sql(sql, **kwargs)  # type: ignore[arg-type]  # compiles and caches the plan
     t0 = time.perf_counter()
-    result = session.sql(sql)
+    result = session.sql(sql, **kwargs)  # type: ignore[arg-type]
     split = time.perf_counter() - t0
     diff = compare_tables(result.table, expected)
     ex = result.execution
@@ -219,8 +229,8 @@ def _demo_row(session: Session, name: str, sql: str) -> tuple[list[str], str, bo
     row = [
         name,
         str(result.plan.split_table),
-        ex.posture if ex else "unsplit",
-        f"{ex.device_share:.3f}" if ex else "-",
+        str(ex.device_rows) if ex else "unsplit",
+        str(ex.host_rows) if ex else "unsplit",
         f"{split:.3f}",
         f"{unsplit:.3f}",
         "yes" if diff is None else "NO",
