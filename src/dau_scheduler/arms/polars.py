@@ -128,33 +128,24 @@ def _explicit_joins(select: exp.Select) -> exp.Select:
     joined, order, used = {names[start]}, [start], set()
     conditions: dict[int, list[exp.Expr]] = {}
     remaining = [i for i in range(len(items)) if i != start]
-    while remaining:
-        pick = None
-        for i in remaining:
-            links = [
-                k
-                for k, c in enumerate(conjuncts)
-                if k not in used
-                and isinstance(c, exp.EQ)
-                and names[i] in _sources(c)
-                and len(_sources(c)) == 2
-                and _sources(c) <= joined | {names[i]}
-            ]
-            if links:
-                pick = i
-                break
-        if pick is None:
-            return select  # a source no equality reaches: leave the query as written
+
+    def links_to(i: int) -> list[int]:
         # Only equalities go to ON (Polars takes no OR there); everything else stays in WHERE.
-        links = [
+        return [
             k
             for k, c in enumerate(conjuncts)
             if k not in used
             and isinstance(c, exp.EQ)
-            and names[pick] in _sources(c)
+            and names[i] in _sources(c)
             and len(_sources(c)) == 2
-            and _sources(c) <= joined | {names[pick]}
+            and _sources(c) <= joined | {names[i]}
         ]
+
+    while remaining:
+        pick = next((i for i in remaining if links_to(i)), None)
+        if pick is None:
+            return select  # a source no equality reaches: leave the query as written
+        links = links_to(pick)
         used.update(links)
         conditions[pick] = [conjuncts[k] for k in links]
         joined.add(names[pick])

@@ -399,6 +399,16 @@ def _build_aggregate(block: exp.Select, names: frozenset[str]) -> _Built:
     return _Built(partial, replacement, aggregates, probe_extra, ordered=False, fast=fast)
 
 
+def _output_index(block: exp.Select, target: exp.Expr) -> int | None:
+    """Which output an ORDER BY item names: the same expression, or an output alias."""
+    for i, projection in enumerate(block.expressions):
+        if projection.unalias() == target:
+            return i
+        if isinstance(target, exp.Column) and not target.table and projection.alias == target.name:
+            return i
+    return None
+
+
 def _fast_fold(
     block: exp.Select,
     keys: list[exp.Expr],
@@ -425,19 +435,7 @@ def _fast_fold(
             if ordered.args.get("nulls_first"):
                 return None
             target = ordered.this
-            index = next(
-                (
-                    i
-                    for i, p in enumerate(block.expressions)
-                    if p.unalias() == target
-                    or (
-                        isinstance(target, exp.Column)
-                        and not target.table
-                        and p.alias == target.name
-                    )
-                ),
-                None,
-            )
+            index = _output_index(block, target)
             if index is None:
                 return None
             order.append((index, bool(ordered.args.get("desc"))))
@@ -469,19 +467,7 @@ def _build_rows(block: exp.Select) -> _Built:
     if order is not None:
         for ordered in order.expressions:
             target = ordered.this
-            index = next(
-                (
-                    i
-                    for i, p in enumerate(block.expressions)
-                    if p.unalias() == target
-                    or (
-                        isinstance(target, exp.Column)
-                        and not target.table
-                        and p.alias == target.name
-                    )
-                ),
-                None,
-            )
+            index = _output_index(block, target)
             if index is None:
                 name = f"__dau_o{hidden}"
                 hidden += 1
