@@ -1,0 +1,311 @@
+"""The partial and final halves of a split block: what each arm computes, and how the final
+query re-derives the block's outputs from the merged partials."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from sqlglot import exp
+
+from dau_scheduler.errors import SplitError
+from dau_scheduler.merge import MergeRule, check_split
+from dau_scheduler.rewrite.aggregates import MERGE_STEPS, aggregate_kind
+from dau_scheduler.rewrite.fold import FastFold, FastRows, FoldCall
+
+#: The table name the final query reads the arms' partials from.
+PARTIALS = "__dau_partials"
+
+
+class Refuse(Exception):
+    """Raised inside the planner to abandon one candidate with a reason."""
+
+
+def own_nodes(root: exp.Expr) -> Iterator[exp.Expr]:
+    """The nodes of ``root`` that belong to its own query block (nested queries excluded)."""
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        yield node
+        for child in node.iter_expressions():
+            if isinstance(child, (exp.Query, exp.Subquery)):
+                continue
+            stack.append(child)
+
+
+def is_aggregate(node: exp.Expr, aggregate_names: frozenset[str]) -> bool:
+    if isinstance(node, exp.Filter):
+        return is_aggregate(node.this, aggregate_names)
+    if isinstance(node, exp.AggFunc):
+        return True
+    return isinstance(node, exp.Anonymous) and str(node.this).lower() in aggregate_names
+
+
+def aggregate_calls(select: exp.Select, names: frozenset[str]) -> list[exp.Expr]:
+    """Aggregate calls of this block (in SELECT, HAVING, ORDER BY), outermost call only."""
+    calls: list[exp.Expr] = []
+    roots = [*select.expressions]
+    for key in ("having", "order"):
+        if select.args.get(key) is not None:
+            roots.append(select.args[key])
+    stack = list(reversed(roots))
+    while stack:
+        node = stack.pop()
+        if is_aggregate(node, names):
+            calls.append(node)
+            continue
+        if isinstance(node, (exp.Query, exp.Subquery, exp.Window)):
+            continue
+        stack.extend(reversed(list(node.iter_expressions())))
+    return calls
+
+
+def function_name(node: exp.Expr) -> str:
+    if isinstance(node, exp.Anonymous):
+        return str(node.this).lower()
+    return node.sql(dialect="duckdb").split("(", 1)[0].strip().lower()
+
+
+def output_name(call: exp.Expr, block: exp.Select) -> str:
+    node: exp.Expr | None = call
+    while node is not None and node.parent is not block:
+        node = node.parent
+    if node is None:
+        return "?"
+    if node.arg_key == "expressions":
+        return node.alias_or_name or node.sql(dialect="duckdb")
+    return (node.arg_key or "?").upper()
+
+
+def literal_int(node: exp.Expr | None, what: str) -> int:
+    if node is None:
+        return 0
+    value = node.expression if isinstance(node, (exp.Limit, exp.Offset)) else node
+    if isinstance(value, exp.Literal) and value.is_int:
+        return int(value.this)
+    raise Refuse(f"{what} is not a constant integer")
+
+
+@dataclass
+class BuiltBlock:
+    partial: exp.Select
+    replacement: exp.Select
+    aggregates: list[tuple[str, str]]
+    probe_extra: list[exp.Expr]
+    ordered: bool
+    fast: FastFold | FastRows | None = None
+
+
+def replace_outside_subqueries(
+    node: exp.Expr, fun: Callable[[exp.Expr], exp.Expr | None]
+) -> exp.Expr:
+    """Copy ``node`` with ``fun``'s replacements, not descending into nested queries."""
+
+    def visit(current: exp.Expr) -> exp.Expr:
+        replacement = fun(current)
+        if replacement is not None:
+            return replacement
+        if isinstance(current, (exp.Query, exp.Subquery)):
+            return current.copy()
+        return current
+
+    return node.transform(visit)
+
+
+def build_aggregate(block: exp.Select, names: frozenset[str]) -> BuiltBlock:
+    calls = aggregate_calls(block, names)
+    group = block.args.get("group")
+    keys = list(group.expressions) if group is not None else []
+    aggregates: list[tuple[str, str]] = []
+    for call in calls:
+        pair = (output_name(call, block), aggregate_kind(call))
+        if pair not in aggregates:
+            aggregates.append(pair)
+    try:
+        check_split(
+            MergeRule("this query", combine=list, mergeable=frozenset(MERGE_STEPS)), aggregates
+        )
+    except SplitError as exc:
+        raise Refuse(str(exc)) from None
+
+    projections: list[exp.Expr] = [
+        exp.alias_(key.copy(), f"__dau_g{i}") for i, key in enumerate(keys)
+    ]
+    merged: dict[str, tuple[exp.Expr, int]] = {}
+    probe_extra: list[exp.Expr] = []
+    fold_calls: list[FoldCall] = []
+    partial_names: dict[str, str] = {}
+    for call in calls:
+        text = call.sql(dialect="duckdb")
+        if text in merged:
+            continue
+        kind = aggregate_kind(call)
+        step = MERGE_STEPS[kind]
+        columns = []
+        for partial in step.partials(call):
+            text_partial = partial.sql(dialect="duckdb")
+            name = partial_names.get(text_partial, f"__dau_p{len(projections) - len(keys)}")
+            if text_partial not in partial_names:  # arms compute each distinct partial once
+                partial_names[text_partial] = name
+                projections.append(exp.alias_(partial, name))
+            columns.append(exp.column(name))
+        merged[text] = (step.merge(columns), len(probe_extra))
+        fold_calls.append(FoldCall(kind, tuple(c.name for c in columns)))
+        probe_extra.append(exp.alias_(call.copy(), f"__dau_t{len(probe_extra)}"))
+
+    partial = block.copy()
+    partial.set("expressions", projections)
+    for key in ("having", "order", "limit", "offset", "distinct"):
+        partial.set(key, None)
+
+    aliases = {p.alias for p in block.expressions if p.alias}
+
+    def fold(node: exp.Expr) -> exp.Expr | None:
+        if is_aggregate(node, names):
+            expression, index = merged[node.sql(dialect="duckdb")]
+            # Typed once the partial is bound: the merged value takes the unsplit aggregate's type.
+            cast = exp.Cast(this=expression.copy(), to=exp.DataType.build("UNKNOWN"))
+            cast.meta["dau_cast"] = index
+            return cast
+        for i, key in enumerate(keys):
+            if node == key:
+                return exp.column(f"__dau_g{i}")
+        if isinstance(node, exp.Column):
+            if not node.table and node.name in aliases:
+                return None
+            raise Refuse(f"column {node.sql(dialect='duckdb')} is neither grouped nor aggregated")
+        return None
+
+    replacement = exp.Select(
+        expressions=[replace_outside_subqueries(p, fold) for p in block.expressions]
+    ).from_(PARTIALS)
+    if keys:
+        replacement = replacement.group_by(*[exp.column(f"__dau_g{i}") for i in range(len(keys))])
+    for key in ("having", "order"):
+        if block.args.get(key) is not None:
+            replacement.set(key, replace_outside_subqueries(block.args[key], fold))
+    for key in ("limit", "offset", "distinct"):
+        if block.args.get(key) is not None:
+            replacement.set(key, block.args[key].copy())
+    fast = fast_fold_for(block, keys, list(merged), fold_calls, names)
+    return BuiltBlock(partial, replacement, aggregates, probe_extra, ordered=False, fast=fast)
+
+
+def output_index(block: exp.Select, target: exp.Expr) -> int | None:
+    """Which output an ORDER BY item names: the same expression, or an output alias."""
+    for i, projection in enumerate(block.expressions):
+        if projection.unalias() == target:
+            return i
+        if isinstance(target, exp.Column) and not target.table and projection.alias == target.name:
+            return i
+    return None
+
+
+def fast_fold_for(
+    block: exp.Select,
+    keys: list[exp.Expr],
+    call_texts: list[str],
+    calls: list[FoldCall],
+    names: frozenset[str],
+) -> FastFold | None:
+    """The pyarrow fold for this block, when its shape allows one (see ``rewrite.fold``)."""
+    if any(block.args.get(k) is not None for k in ("having", "distinct", "qualify")):
+        return None
+    outputs: list[tuple[str, int]] = []
+    for projection in block.expressions:
+        expression = projection.unalias()
+        key = next((i for i, k in enumerate(keys) if expression == k), None)
+        if key is not None:
+            outputs.append(("key", key))
+        elif is_aggregate(expression, names):
+            outputs.append(("agg", call_texts.index(expression.sql(dialect="duckdb"))))
+        else:
+            return None
+    order: list[tuple[int, bool]] = []
+    if block.args.get("order") is not None:
+        for ordered in block.args["order"].expressions:
+            if ordered.args.get("nulls_first"):
+                return None
+            target = ordered.this
+            index = output_index(block, target)
+            if index is None:
+                return None
+            order.append((index, bool(ordered.args.get("desc"))))
+    try:
+        limit = literal_int(block.args.get("limit"), "LIMIT") if block.args.get("limit") else None
+        offset = literal_int(block.args.get("offset"), "OFFSET")
+    except Refuse:
+        return None
+    return FastFold(
+        tuple(f"__dau_g{i}" for i in range(len(keys))),
+        tuple(calls),
+        tuple(outputs),
+        tuple(order),
+        limit,
+        offset,
+    )
+
+
+def build_rows(block: exp.Select) -> BuiltBlock:
+    """A block without aggregation: each arm's rows, concatenated in arm order (top-k per arm)."""
+    projections = [
+        exp.alias_(p.unalias().copy(), f"__dau_c{i}") for i, p in enumerate(block.expressions)
+    ]
+    outputs = [p.alias_or_name for p in block.expressions]
+    limit, offset = block.args.get("limit"), block.args.get("offset")
+    order = block.args.get("order")
+    final_order: list[exp.Ordered] = []
+    hidden = 0
+    if order is not None:
+        for ordered in order.expressions:
+            target = ordered.this
+            index = output_index(block, target)
+            if index is None:
+                name = f"__dau_o{hidden}"
+                hidden += 1
+                projections.append(exp.alias_(target.copy(), name))
+            else:
+                name = f"__dau_c{index}"
+            final_ordered = ordered.copy()
+            final_ordered.set("this", exp.column(name))
+            final_order.append(final_ordered)
+
+    partial = block.copy()
+    partial.set("expressions", projections)
+    partial.set("offset", None)
+    if limit is not None:
+        total = literal_int(limit, "LIMIT") + literal_int(offset, "OFFSET")
+        partial.set("limit", exp.Limit(expression=exp.Literal.number(total)))
+        if final_order:
+            # Per-arm top-k: order by the partial's own output columns, as the final does.
+            partial.set("order", exp.Order(expressions=[o.copy() for o in final_order]))
+    else:
+        partial.set("order", None)
+
+    replacement = exp.Select(
+        expressions=[
+            exp.alias_(exp.column(f"__dau_c{i}"), name, quoted=True)
+            for i, name in enumerate(outputs)
+        ]
+    ).from_(PARTIALS)
+    if block.args.get("distinct") is not None:
+        replacement.set("distinct", block.args["distinct"].copy())
+    if final_order:
+        replacement.set("order", exp.Order(expressions=final_order))
+    for key in ("limit", "offset"):
+        if block.args.get(key) is not None:
+            replacement.set(key, block.args[key].copy())
+    fast = None
+    if block.args.get("distinct") is None and not any(
+        o.args.get("nulls_first") for o in final_order
+    ):
+        try:
+            fast = FastRows(
+                tuple(f"__dau_c{i}" for i in range(len(outputs))),
+                tuple((o.this.name, bool(o.args.get("desc"))) for o in final_order),
+                literal_int(limit, "LIMIT") if limit is not None else None,
+                literal_int(offset, "OFFSET"),
+            )
+        except Refuse:
+            fast = None
+    return BuiltBlock(partial, replacement, [], [], ordered=order is None, fast=fast)
