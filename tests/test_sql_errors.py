@@ -109,3 +109,33 @@ def test_run_sql_one_shot() -> None:
     )
     assert result.table.column("n").to_pylist() == [3]
     assert result.execution is not None and result.execution.device_rows == 2
+
+
+def test_every_kind_of_tables_argument(tmp_path: Path) -> None:
+    import duckdb
+    import polars as pl
+    import pyarrow.parquet as pq
+
+    data = pa.table({"k": [1, 2, 2, 3], "v": [1.5, 2.5, None, 4.0]})
+    con = duckdb.connect()
+    con.execute("CREATE TABLE t AS SELECT * FROM data")
+    (tmp_path / "parts" / "t").mkdir(parents=True)
+    pq.write_table(data.slice(0, 2), tmp_path / "parts" / "t" / "0.parquet")
+    pq.write_table(data.slice(2), tmp_path / "parts" / "t" / "1.parquet")
+    pq.write_table(data, tmp_path / "t.parquet")
+    sql = "select k, sum(v) as s, count(*) as n from t group by k order by k"
+    sources = [
+        con,
+        {"t": data},
+        {"t": pl.from_arrow(data)},
+        {"t": tmp_path / "t.parquet"},
+        tmp_path / "parts",
+    ]
+    for source in sources:
+        result = run_sql(sql, source, device="duckdb", device_share=0.5)
+        assert result.execution is not None and result.execution.device_rows == 2
+        assert result.table.to_pylist() == [
+            {"k": 1, "s": 1.5, "n": 1},
+            {"k": 2, "s": 2.5, "n": 2},
+            {"k": 3, "s": 4.0, "n": 1},
+        ]
