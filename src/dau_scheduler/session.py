@@ -136,10 +136,13 @@ class Session:
         if self.device is not None:
             self.device.load(self.tables)
         self.row_counts = {name: t.num_rows for name, t in self.tables.items()}
-        self.schema = {
-            name: {f.name: _duck_type(self.host, name, f.name) for f in t.schema}
-            for name, t in self.tables.items()
-        }
+        self.schema: dict[str, dict[str, str]] = {name: {} for name in self.tables}
+        for table, column, data_type in self.host.con.execute(
+            "SELECT table_name, column_name, data_type FROM information_schema.columns "
+            "ORDER BY table_name, ordinal_position"
+        ).fetchall():
+            if table in self.schema:
+                self.schema[table][column] = str(data_type)
         self._aggregates = frozenset(
             row[0].lower()
             for row in self.host.con.execute(
@@ -577,14 +580,6 @@ def _balance(
     if posture == "adaptive":
         return split.model_copy(update={"posture": "adaptive"}).check()
     return split
-
-
-def _duck_type(host: DuckDBArm, table: str, column: str) -> str:
-    row = host.con.execute(
-        "SELECT data_type FROM information_schema.columns WHERE table_name = ? AND column_name = ?",
-        [table, column],
-    ).fetchone()
-    return str(row[0]) if row else "VARCHAR"
 
 
 def default_cache_root() -> Path:
