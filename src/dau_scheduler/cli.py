@@ -172,16 +172,17 @@ def demo(
     except DauError as exc:
         raise _fail(exc) from None
     arm = session.device.name if session.device is not None else "none"
+    how = f"posture {posture}" if posture else f"device share {share:g}"
     view = Table(
         "query",
         "split table",
-        "posture",
-        "device share",
+        "device rows",
+        "host rows",
         "split s",
         "unsplit s",
         "matches",
         "note",
-        title=f"TPC-H SF {scale:g}: device arm {arm}, host arm duckdb, posture adaptive",
+        title=f"TPC-H SF {scale:g}: device arm {arm}, host arm duckdb, {how}",
     )
     notes: list[str] = []
     mismatches = 0
