@@ -12,10 +12,10 @@ import time
 from collections.abc import Iterable
 from typing import Any
 
-from dau_scheduler.errors import ArmError, SplitError
+from dau_scheduler.errors import SplitError
 from dau_scheduler.merge import MergeRule, check_split
 from dau_scheduler.rows import RowSource, as_row_source
-from dau_scheduler.split import SplitArm, SplitExecution, _granularity, overlap
+from dau_scheduler.split import SplitArm, SplitExecution, _granularity, overlap, raise_for_arm
 
 
 class _Meeting:
@@ -171,10 +171,7 @@ def execute_adaptive(
     worker.join()
     for name in ("device", "host"):
         if name in errors:
-            exc = errors[name]
-            if isinstance(exc, ArmError):
-                raise exc
-            raise ArmError(name, f"{type(exc).__name__}: {exc}") from exc
+            raise_for_arm(name, errors[name])
 
     ordered = sorted(outputs["device"] + outputs["host"], key=lambda item: item[0])
     covered = sum(stop - start for start, stop, _ in ordered)

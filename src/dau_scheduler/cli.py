@@ -271,11 +271,11 @@ def profile(
 @app.command()
 def profiles() -> None:
     """List the cached profiles: plan, host, rows, fixed, per-row, engine version, age, stale."""
+    from dau_scheduler.paths import profile_cache_root
     from dau_scheduler.profile import QueryProfile
     from dau_scheduler.profiling import describe, device_version, host_version
-    from dau_scheduler.session import default_cache_root
 
-    root = default_cache_root()
+    root = profile_cache_root()
     view = Table(
         "plan",
         "host",
@@ -348,14 +348,14 @@ def link(
 ) -> None:
     """Measure host-to-device transfer rates at several sizes on a GPU, and the knee."""
     from dau_scheduler.link import knee_bytes, measure_link
-    from dau_scheduler.session import default_cache_root
+    from dau_scheduler.paths import profile_cache_root
 
     try:
         rates = measure_link(device)
     except DauError as exc:
         err.print(f"[bold]dau link:[/] {exc}")
         raise typer.Exit(code=1) from None
-    cache = ProfileCache(default_cache_root())
+    cache = ProfileCache(profile_cache_root())
     view = Table("bytes", "GB/s (median)", "spread", title=f"link rates, {device}")
     for rate in rates:
         cache.put_link_rate(rate)

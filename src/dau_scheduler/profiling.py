@@ -1,13 +1,13 @@
 """Measured profiles for a Session's queries: plan keys, host and device measurements, the fit,
-and the work split they imply.
+and the cached, stale or missing lookup postures go through.
 
 - The **plan key** names a query's shape and the data it runs on: a hash of the sqlglot-normalized
   SQL, the split table, and the tables' names and column types. Row counts are deliberately not in
   it: data that grew is the same plan with a stale profile, re-measured in place.
 - A **host profile** runs the host arm's partial over row prefixes of the split table with DuckDB's
   JSON profiling on; each run becomes a :class:`QueryProfile` through ``profile_from_duckdb``
-  (elapsed time is DuckDB's measured latency), and fixed and per-row seconds are fitted by least
-  squares over the prefixes, so ``estimate`` extrapolates.
+  (elapsed time is DuckDB's measured latency), and fixed and per-row seconds are fitted over the
+  prefixes (Theil-Sen, see :func:`fit`), so ``estimate`` extrapolates.
 - A **device profile** times the device arm's partial over the same prefixes (wall seconds); its
   host is the device's identity, its fixed cost is the ``device_fixed_seconds`` of ``plan_split``.
 """
@@ -213,23 +213,9 @@ def profiles_for(
     return found["host"], found["device"], measured
 
 
-def describe(
-    profile: QueryProfile,
-    path: Path | None = None,
-    *,
-    now: float | None = None,
-    rows: int | None = None,
-    engine_version: str | None = None,
-) -> dict[str, Any]:
-    """One profile as a row for ``dau profiles``."""
-    age = None
-    if path is not None:
-        age = (now if now is not None else time.time()) - path.stat().st_mtime
-    stale = None
-    if engine_version is not None:
-        stale = profile.is_stale_for(
-            rows if rows is not None else profile.rows, engine_version=engine_version
-        )
+def describe(profile: QueryProfile, path: Path, *, engine_version: str) -> dict[str, Any]:
+    """One cached profile as a row for ``dau profiles``: its figures, its file's age, and whether
+    it is stale under ``engine_version`` (the row count it will price is not known here)."""
     return {
         "plan": profile.plan_key,
         "host": profile.host,
@@ -237,8 +223,8 @@ def describe(
         "fixed_s": profile.fixed_seconds,
         "per_row_s": profile.per_row_seconds,
         "engine_version": profile.engine_version,
-        "age_s": age,
-        "stale": stale,
+        "age_s": time.time() - path.stat().st_mtime,
+        "stale": profile.is_stale_for(profile.rows, engine_version=engine_version),
     }
 
 

@@ -8,7 +8,6 @@ refused or the device arm fails, the unsplit query on the host, saying why.
 from __future__ import annotations
 
 import math
-import os
 import threading
 import time
 from collections.abc import Sequence
@@ -17,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
-import platformdirs
 import pyarrow as pa
 
 from dau_scheduler import profiling
@@ -28,6 +26,7 @@ from dau_scheduler.arms.polars import PolarsArm, gpu_available
 from dau_scheduler.errors import ArmError, PostureError, SplitError, SqlError
 from dau_scheduler.link import cached_rates, knee_bytes
 from dau_scheduler.merge import MergeRule
+from dau_scheduler.paths import profile_cache_root
 from dau_scheduler.posture import POSTURES, WorkSplit, plan_split
 from dau_scheduler.profile import ProfileCache, QueryProfile
 from dau_scheduler.rewrite.aggregates import MERGE_STEPS
@@ -125,7 +124,7 @@ class Session:
         self.cache = (
             cache
             if isinstance(cache, ProfileCache)
-            else ProfileCache(cache if cache is not None else default_cache_root())
+            else ProfileCache(cache if cache is not None else profile_cache_root())
         )
         self.tables = resolve_tables(tables)
         self.host = DuckDBArm(threads=threads)
@@ -580,14 +579,6 @@ def _balance(
     if posture == "adaptive":
         return split.model_copy(update={"posture": "adaptive"}).check()
     return split
-
-
-def default_cache_root() -> Path:
-    """``$DAU_CACHE_DIR``, else ``profiles`` under the user's cache folder (XDG on Linux)."""
-    override = os.environ.get("DAU_CACHE_DIR")
-    if override:
-        return Path(override)
-    return Path(platformdirs.user_cache_dir("dau-scheduler")) / "profiles"
 
 
 def run_sql(

@@ -126,9 +126,14 @@ def run_arms(jobs: Sequence[_Timed]) -> None:
         thread.join()
     for job in jobs:
         if job.error is not None:
-            if isinstance(job.error, ArmError):
-                raise job.error
-            raise ArmError(job.name, f"{type(job.error).__name__}: {job.error}") from job.error
+            raise_for_arm(job.name, job.error)
+
+
+def raise_for_arm(name: str, error: BaseException) -> None:
+    """Re-raise an arm's failure as an :class:`ArmError` naming the arm (kept if it is one)."""
+    if isinstance(error, ArmError):
+        raise error
+    raise ArmError(name, f"{type(error).__name__}: {error}") from error
 
 
 def overlap(a: tuple[float, float], b: tuple[float, float]) -> float:

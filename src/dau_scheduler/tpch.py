@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import math
-import os
 import shutil
 import subprocess
 import sys
 from importlib import resources
 from pathlib import Path
 
-import platformdirs
-
 from dau_scheduler.errors import SqlError
+from dau_scheduler.paths import data_root
 
 TABLES: tuple[str, ...] = (
     "customer",
@@ -78,18 +76,10 @@ def generate(scale: float, out: Path | str) -> Path:
     return out
 
 
-def cache_root() -> Path:
-    """Where generated data is kept: ``$DAU_DATA_DIR`` or the user's cache folder."""
-    override = os.environ.get("DAU_DATA_DIR")
-    if override:
-        return Path(override)
-    return Path(platformdirs.user_cache_dir("dau-scheduler")) / "data"
-
-
 def cached(scale: float) -> Path:
     """TPC-H at ``scale`` in the cache folder, generated the first time it is asked for."""
     scale = _check_scale(scale)
-    folder = cache_root() / f"tpch-sf{scale:g}"
+    folder = data_root() / f"tpch-sf{scale:g}"
     if all((folder / f"{t}.parquet").exists() for t in TABLES):
         return folder
     partial = folder.with_name(folder.name + ".partial")
@@ -100,4 +90,4 @@ def cached(scale: float) -> Path:
     return folder
 
 
-__all__ = ["TABLES", "cache_root", "cached", "generate", "queries"]
+__all__ = ["TABLES", "cached", "generate", "queries"]
