@@ -54,6 +54,34 @@ def test_invalid_profiles_and_copies_are_caught() -> None:
         NodeCost(node="x", seconds=float("inf"), scales_with_rows=True)
 
 
+def test_rescaled_grows_each_tables_reads_and_nothing_else() -> None:
+    p = profile(
+        fixed_seconds=0.010,
+        table_rows={"orders": 100, "customer": 10, "lineitem": 400},
+        table_seconds={"orders": 0.004, "customer": 0.001},
+    )
+    grown = p.rescaled({"orders": 300, "customer": 10, "lineitem": 1200, "nation": 25})
+    # 0.005 outside the table reads stays; orders' 0.004 triples; customer's 0.001 stays
+    assert grown.fixed_seconds == pytest.approx(0.005 + 0.012 + 0.001)
+    assert grown.per_row_seconds == p.per_row_seconds and grown.rows == p.rows
+    assert grown.table_rows == {"orders": 300, "customer": 10, "lineitem": 1200}
+    assert grown.rescaled(p.table_rows).fixed_seconds == pytest.approx(p.fixed_seconds)
+    assert profile().rescaled({"anything": 5}) == profile()  # nothing measured: unchanged
+    with pytest.raises(ProfileError, match="lacks customer"):
+        p.rescaled({"orders": 300})
+    with pytest.raises(ProfileError, match="orders"):
+        p.rescaled({"orders": -1, "customer": 10})
+
+
+def test_table_seconds_are_part_of_the_fixed_cost() -> None:
+    with pytest.raises(ValueError, match="cannot exceed"):
+        profile(fixed_seconds=0.001, table_rows={"t": 5}, table_seconds={"t": 0.002})
+    with pytest.raises(ValueError, match="table_rows lacks"):
+        profile(table_rows={"t": 5}, table_seconds={"u": 0.001})
+    with pytest.raises(ValueError, match="table_seconds"):
+        profile(table_rows={"t": 5}, table_seconds={"t": float("nan")})
+
+
 def test_seed_span_example_is_fifteen_ms_not_twenty_one() -> None:
     spans = [(0, 1000, "optimization"), (1000, 11000, "scan"), (5000, 15000, "filter")]
     p = profile_from_spans(

@@ -17,10 +17,10 @@ from typer.testing import CliRunner
 from dau_scheduler import PostureError, ProfileCache, ProfileError, QueryProfile, Session, tpch
 from dau_scheduler.cli import app
 from dau_scheduler.compare import compare_tables
-from dau_scheduler.duckdb_profile import profile_from_duckdb
+from dau_scheduler.duckdb_profile import profile_from_duckdb, table_work
 from dau_scheduler.link import knee_bytes
 from dau_scheduler.profile import LinkRate
-from dau_scheduler.profiling import fit, plan_key
+from dau_scheduler.profiling import fit, fit_host, plan_key
 
 FIXTURES = Path(__file__).parent / "fixtures" / "duckdb_profiles"
 
@@ -72,6 +72,63 @@ def test_both_json_shapes_and_every_input_form(tmp_path: Path) -> None:
 def test_bad_profiles_are_named(bad: str) -> None:
     with pytest.raises(ProfileError):
         profile_from_duckdb(bad, rows=1, plan_key="k")
+
+
+def test_whole_table_reads_are_fixed_and_named_by_table(tpch_dir: Path, tmp_path: Path) -> None:
+    """Q18's host partial reads lineitem twice: the split read (a rowid range) and, in the IN
+    subquery, all of it. The subquery's aggregation is work on the whole table, not per row."""
+    with Session(tpch_dir, device=None, cache=tmp_path / "cache") as s:
+        compiled = s.compile(tpch.queries()["q18"])
+        n = s.row_counts["lineitem"]
+        cursor = s.host.cursor()
+        out = tmp_path / "q18.json"
+        cursor.execute("SET enable_profiling = 'json'")
+        cursor.execute(f"SET profiling_output = '{out}'")
+        cursor.execute("SET profiling_mode = 'detailed'")
+        s.host.run_partial_on(cursor, compiled, 0, n // 2)
+        cursor.execute("SET enable_profiling = 'no_output'")
+        shares = table_work(out, split_table="lineitem", table_rows=s.row_counts)
+        assert sum(shares.values()) == pytest.approx(1.0)
+        assert set(shares) <= {"", "lineitem", "orders", "customer"}
+        assert shares["lineitem"] > 0.3, shares  # the subquery's GROUP BY over all lineitem
+        plain = profile_from_duckdb(out, rows=n // 2, plan_key="k")
+        split = profile_from_duckdb(
+            out, rows=n // 2, plan_key="k", split_table="lineitem", table_rows=s.row_counts
+        )
+    assert split.estimate(n // 2) == pytest.approx(plain.estimate(n // 2))
+    assert split.fixed_seconds > plain.fixed_seconds
+    assert sum(split.table_seconds.values()) == pytest.approx(
+        split.fixed_seconds - plain.fixed_seconds
+    )
+    assert set(split.table_rows) == set(split.table_seconds) | {"lineitem"}
+    # without the arm's rowid range every lineitem scan is the split read
+    doc = json.loads(out.read_text())
+    text = json.dumps(doc).replace("rowid", "row_id")
+    assert table_work(text, split_table="lineitem", table_rows=s.row_counts).get("lineitem") is None
+    # a table whose rows are unknown cannot be grown, so its work is not booked to it
+    unknown = table_work(doc, split_table="lineitem", table_rows={"lineitem": n})
+    assert set(unknown) <= {"", "lineitem"}
+    # 1.x flat profiles carry no plan to attribute: everything follows the split read
+    v1 = FIXTURES / "v1_shape.json"
+    assert table_work(v1, split_table="t", table_rows={"t": 1}) == {"": 1.0}
+
+
+def test_fit_host_keeps_table_reads_within_the_fixed_cost() -> None:
+    def run(rows: int, seconds: float, table: float) -> QueryProfile:
+        return QueryProfile(
+            plan_key="k",
+            host="h",
+            rows=rows,
+            fixed_seconds=table,
+            per_row_seconds=(seconds - table) / rows,
+            table_rows={"t": 10, "o": 5},
+            table_seconds={"o": table},
+            engine_version="v",
+        )
+
+    fitted = fit_host([run(100, 0.011, 0.002), run(200, 0.021, 0.004), run(100, 0.011, 0.003)])
+    assert fitted.fixed_seconds == pytest.approx(0.001) and fitted.rows == 200
+    assert fitted.table_seconds == {"o": pytest.approx(0.001)}  # median 0.003, shrunk to fit
 
 
 def test_fit_extrapolates_a_line() -> None:

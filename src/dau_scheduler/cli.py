@@ -270,7 +270,8 @@ def profile(
 
 @app.command()
 def profiles() -> None:
-    """List the cached profiles: plan, host, rows, fixed, per-row, engine version, age, stale."""
+    """List the cached profiles: plan, host, rows, fixed (of it, whole-table reads), per-row,
+    engine version, age, stale."""
     from dau_scheduler.paths import profile_cache_root
     from dau_scheduler.profile import QueryProfile
     from dau_scheduler.profiling import describe, device_version, host_version
@@ -281,6 +282,7 @@ def profiles() -> None:
         "host",
         "rows",
         "fixed s",
+        "table reads s",
         "per-row s",
         "engine",
         "age",
@@ -295,7 +297,7 @@ def profiles() -> None:
         try:
             measured = QueryProfile.model_validate(_json.loads(path.read_text()))
         except (ValueError, TypeError):
-            view.add_row(path.name, "unreadable", "", "", "", "", "", "")
+            view.add_row(path.name, "unreadable", "", "", "", "", "", "", "")
             continue
         arm = measured.host.rsplit("/", 1)[-1] if "/" in measured.host else "host"
         current = host_version() if arm == "host" else device_version(arm)
@@ -305,6 +307,7 @@ def profiles() -> None:
             row["host"],
             str(row["rows"]),
             f"{row['fixed_s']:.6f}",
+            f"{row['table_s']:.6f}",
             f"{row['per_row_s']:.3e}",
             row["engine_version"],
             f"{row['age_s'] / 3600:.1f} h",

@@ -14,11 +14,11 @@ import os
 import platform
 import tempfile
 import warnings
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TypeVar
 
-from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from dau_scheduler.errors import ProfileError
 
@@ -62,6 +62,8 @@ class QueryProfile(BaseModel):
 
     ``selectivity`` (the fraction of rows surviving the filters) stays ``None`` unless measured.
     ``engine_version`` defaults to ``""``, unknown, never to whatever happens to be installed.
+    ``table_seconds`` is the part of ``fixed_seconds`` spent reading whole tables outside the split
+    read, by table, measured when the tables had ``table_rows`` rows; empty when not measured.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -74,6 +76,8 @@ class QueryProfile(BaseModel):
     nodes: tuple[NodeCost, ...] = ()
     selectivity: float | None = None
     engine_version: str = ""
+    table_rows: dict[str, int] = Field(default_factory=dict)
+    table_seconds: dict[str, float] = Field(default_factory=dict)
 
     @model_validator(mode="after")
     def _costs_are_sane(self) -> QueryProfile:
@@ -89,6 +93,15 @@ class QueryProfile(BaseModel):
             raise ValueError("plan_key must not be empty")
         if not self.host:
             raise ValueError("host must not be empty")
+        for table, count in self.table_rows.items():
+            if count < 0:
+                raise ValueError(f"table_rows[{table!r}] must be non-negative, got {count}")
+        for table, seconds in self.table_seconds.items():
+            _finite_non_negative(f"table_seconds[{table!r}]", seconds)
+            if table not in self.table_rows:
+                raise ValueError(f"table_seconds names {table!r}, which table_rows lacks")
+        if sum(self.table_seconds.values()) > self.fixed_seconds * (1 + 1e-9) + 1e-12:
+            raise ValueError("table_seconds are part of fixed_seconds and cannot exceed it")
         return self
 
     def check(self) -> QueryProfile:
@@ -104,6 +117,36 @@ class QueryProfile(BaseModel):
         if isinstance(rows, bool) or not isinstance(rows, int) or rows < 0:
             raise ProfileError(f"rows must be a non-negative int, got {rows!r}")
         return self.fixed_seconds + self.per_row_seconds * rows
+
+    def rescaled(self, table_rows: Mapping[str, int]) -> QueryProfile:
+        """This plan's profile on the same tables grown or shrunk to ``table_rows``.
+
+        ``table_seconds`` is the part of ``fixed_seconds`` spent on whole reads of tables (join
+        build sides, subqueries), measured at ``self.table_rows``; each part is scaled by its
+        table's growth. Fixed seconds outside it (planning, setup) and ``per_row_seconds`` stay.
+        A profile without ``table_seconds`` comes back unchanged. ``rows`` still names the split
+        table's rows that were measured, so staleness is judged against the measurement.
+        """
+        self.check()
+        missing = sorted(set(self.table_seconds) - set(table_rows))
+        if missing:
+            raise ProfileError(f"table_rows lacks {', '.join(missing)}, read by this plan")
+        for table in self.table_seconds:
+            count = table_rows[table]
+            if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+                raise ProfileError(f"rows of {table!r} must be a non-negative int, got {count!r}")
+        grown = {
+            table: seconds * table_rows[table] / max(self.table_rows[table], 1)
+            for table, seconds in self.table_seconds.items()
+        }
+        fixed = self.fixed_seconds - sum(self.table_seconds.values()) + sum(grown.values())
+        return self.model_copy(
+            update={
+                "fixed_seconds": max(0.0, fixed),
+                "table_seconds": grown,
+                "table_rows": {t: table_rows.get(t, n) for t, n in self.table_rows.items()},
+            }
+        ).check()
 
     def is_stale_for(self, rows: int, *, engine_version: str, factor: float = 10.0) -> bool:
         """Whether this measurement can no longer price ``rows`` on the engine installed now.

@@ -28,7 +28,7 @@ import sqlglot
 
 from dau_scheduler.duckdb_profile import profile_from_duckdb
 from dau_scheduler.errors import PostureError, ProfileError
-from dau_scheduler.profile import NodeCost, QueryProfile, host_identity
+from dau_scheduler.profile import QueryProfile, host_identity
 from dau_scheduler.rewrite.planner import CompiledSplit
 
 if TYPE_CHECKING:
@@ -119,7 +119,44 @@ def _host_run(session: Session, compiled: CompiledSplit, rows: int, key: str) ->
             session.host.run_partial_on(cursor, compiled, 0, rows)
         finally:
             cursor.execute("SET enable_profiling = 'no_output'")
-        return profile_from_duckdb(output, rows=rows, plan_key=key, engine_version=host_version())
+        return profile_from_duckdb(
+            output,
+            rows=rows,
+            plan_key=key,
+            engine_version=host_version(),
+            split_table=compiled.plan.split_table,
+            table_rows=session.row_counts,
+        )
+
+
+def fit_host(runs: Sequence[QueryProfile]) -> QueryProfile:
+    """One host profile from profiled runs at two or more row counts (``_host_run``).
+
+    The line is fitted through the median elapsed time at each row count (:func:`fit`). Each
+    table's whole-read seconds are the median over every run (they do not depend on the prefix),
+    shrunk together if noise would push their sum past the fitted fixed cost.
+    """
+    by_rows: dict[int, list[float]] = {}
+    for run in runs:
+        by_rows.setdefault(run.rows, []).append(run.estimate(run.rows))
+    fixed, per_row = fit([(rows, statistics.median(t)) for rows, t in sorted(by_rows.items())])
+    tables = sorted({t for run in runs for t in run.table_seconds})
+    seconds = {t: statistics.median(run.table_seconds.get(t, 0.0) for run in runs) for t in tables}
+    if sum(seconds.values()) > fixed:
+        shrink = fixed / sum(seconds.values())
+        seconds = {t: s * shrink for t, s in seconds.items()}
+    last = max(runs, key=lambda run: run.rows)
+    return QueryProfile(
+        plan_key=last.plan_key,
+        host=last.host,
+        rows=last.rows,
+        fixed_seconds=fixed,
+        per_row_seconds=per_row,
+        nodes=last.nodes,
+        engine_version=last.engine_version,
+        table_rows=last.table_rows if seconds else {},
+        table_seconds=seconds,
+    )
 
 
 def measure(
@@ -138,38 +175,31 @@ def measure(
     key = session.plan_key(compiled)
     n = session.row_counts[compiled.plan.split_table]
     sizes = _prefixes(n, fractions)
-    points: list[tuple[int, float]] = []
-    nodes: tuple[NodeCost, ...] = ()
     if arm == "host":
-        for rows in sizes:
-            runs = [_host_run(session, compiled, rows, key) for _ in range(repeats)]
-            points.append((rows, statistics.median(p.estimate(p.rows) for p in runs)))
-            nodes = runs[-1].nodes
-        host, version = host_identity(), host_version()
-    elif arm == "device":
-        device = session.device
-        if device is None:
-            raise ProfileError("this session has no device arm to profile")
-        device.run_partial(compiled, 0, sizes[0])  # warm-up: first-call costs are not per query
-        for rows in sizes:
-            seconds = []
-            for _ in range(repeats):
-                t0 = time.perf_counter()
-                device.run_partial(compiled, 0, rows)
-                seconds.append(time.perf_counter() - t0)
-            points.append((rows, statistics.median(seconds)))
-        host, version = device_identity(device.name), device_version(device.name)
-    else:
+        runs = [_host_run(session, compiled, rows, key) for rows in sizes for _ in range(repeats)]
+        return fit_host(runs)
+    if arm != "device":
         raise ProfileError(f"unknown arm {arm!r}; expected 'host' or 'device'")
+    device = session.device
+    if device is None:
+        raise ProfileError("this session has no device arm to profile")
+    device.run_partial(compiled, 0, sizes[0])  # warm-up: first-call costs are not per query
+    points: list[tuple[int, float]] = []
+    for rows in sizes:
+        seconds = []
+        for _ in range(repeats):
+            t0 = time.perf_counter()
+            device.run_partial(compiled, 0, rows)
+            seconds.append(time.perf_counter() - t0)
+        points.append((rows, statistics.median(seconds)))
     fixed, per_row = fit(points)
     return QueryProfile(
         plan_key=key,
-        host=host,
+        host=device_identity(device.name),
         rows=sizes[-1],
         fixed_seconds=fixed,
         per_row_seconds=per_row,
-        nodes=nodes,
-        engine_version=version,
+        engine_version=device_version(device.name),
     )
 
 
@@ -221,6 +251,7 @@ def describe(profile: QueryProfile, path: Path, *, engine_version: str) -> dict[
         "host": profile.host,
         "rows": profile.rows,
         "fixed_s": profile.fixed_seconds,
+        "table_s": sum(profile.table_seconds.values()),
         "per_row_s": profile.per_row_seconds,
         "engine_version": profile.engine_version,
         "age_s": time.time() - path.stat().st_mtime,
