@@ -27,7 +27,7 @@ lint: $(STAMP)  ## ruff, and mypy --strict on src/
 
 bench: $(STAMP)  ## TPC-H SF1 benchmarks: split overhead, profile prediction, posture regret
 	$(BIN)/python bench-queries/split_overhead.py --scale 1 --runs 5
-	$(BIN)/python bench-queries/profiles.py prediction
+	$(BIN)/python bench-queries/profiles.py prediction --runs 7
 	$(BIN)/python bench-queries/profiles.py regret --runs 3
 
 gpu-check: $(STAMP)  ## gpu tests and TPC-H SF1 through the cudf arm (needs a GPU and '.[gpu]')
