@@ -94,3 +94,49 @@ def test_both_arms_are_in_flight_together() -> None:
     assert ex is not None and ex.device_rows == ex.host_rows == 2500
     assert ex.overlap_seconds > 0
     assert ex.overlap_seconds <= min(ex.device_seconds, ex.host_seconds) + 1e-6
+
+
+JOIN_DATA = {
+    "a": pa.table({"k": [1, 2, 3, 4, 5, 6, None], "x": [10, 20, 30, 40, 50, 60, 70]}),
+    "b": pa.table(
+        {"k": [1, 1, 2, 3, 3, 3, None, 9], "c": ["pa", "qb", "pc", None, "qa", "pz", "pp", "qq"]}
+    ),
+}
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        # a condition on the joined table alone: Polars gets it as a filter on that table (Q13)
+        "select a.k, count(b.c) as n from a left join b on a.k = b.k and b.c not like 'q%' "
+        "group by a.k order by a.k",
+        "select a.k, count(b.c) as n from a left join b on a.k = b.k and b.c like 'p%' "
+        "and b.c <> 'pz' group by a.k order by a.k",
+        "select count(*) as n, sum(a.x) as s from a join b on a.k = b.k and b.c like 'p%'",
+    ],
+)
+@pytest.mark.parametrize("share", [0.0, 0.5, 1.0])
+def test_join_conditions_on_the_joined_table_split_on_polars(sql: str, share: float) -> None:
+    with Session(JOIN_DATA, device="polars") as session:
+        assert session.explain(sql, split_table="a").refusal is None
+        expected = session.host.cursor().sql(sql).to_arrow_table()
+        result = session.sql(sql, device_share=share, split_table="a")
+        assert result.refusal is None, result.refusal
+        assert compare_tables(result.table, expected) is None
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        # a condition on the preserved side is not a filter on either table: left as written
+        "select a.k, count(b.c) as n from a left join b on a.k = b.k and a.x > 20 "
+        "group by a.k order by a.k",
+        "select a.k, count(b.c) as n from a left join b on a.k = b.k or b.c = 'qq' "
+        "group by a.k order by a.k",
+    ],
+)
+def test_other_join_conditions_are_refused_or_exact_on_polars(sql: str) -> None:
+    with Session(JOIN_DATA, device="polars") as session:
+        expected = session.host.cursor().sql(sql).to_arrow_table()
+        result = session.sql(sql, device_share=0.5, split_table="a")
+        assert compare_tables(result.table, expected) is None

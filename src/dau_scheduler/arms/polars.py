@@ -9,6 +9,8 @@ Polars' SQL differs from DuckDB's in ways that change answers, so the partial is
 - ``a / b`` is DOUBLE division in DuckDB for integers and decimals; it is written as such.
 - ``BETWEEN`` is written as two comparisons; date literals as ``DATE 'yyyy-mm-dd'``;
   ``BOOL_AND``/``BOOL_OR`` as ``MIN``/``MAX``.
+- Polars joins only on equalities: an inner or left join's conditions on the joined table alone
+  become a filter on that table (``_filter_joined_table``).
 
 Every partial is then cast to the host's partial schema with a safe cast, so a value Polars did
 not compute exactly raises rather than merging as a wrong answer.
@@ -171,11 +173,50 @@ def _join_explicitly(node: exp.Expr) -> exp.Expr:
     return _explicit_joins(node) if isinstance(node, exp.Select) else node
 
 
+#: (side, kind) of the joins whose joined table a condition on it alone may filter first.
+_FILTERABLE_JOINS = {("", ""), ("", "INNER"), ("LEFT", ""), ("LEFT", "OUTER")}
+
+
+def _filter_joined_table(node: exp.Expr) -> exp.Expr:
+    """Conditions in an inner or left join's ON that read only the joined table, as a filter on
+    that table: ``LEFT JOIN t ON a.k = t.k AND t.c NOT LIKE 'x'`` becomes
+    ``LEFT JOIN (SELECT * FROM t WHERE t.c NOT LIKE 'x') AS t ON a.k = t.k``.
+
+    Polars joins only on equalities (TPC-H Q13). The two forms are the same join: such a condition
+    decides which of the joined table's rows can match, and a left join keeps every row of its
+    left side either way. A right or full join preserves the joined table, so it is left alone.
+    """
+    if not isinstance(node, exp.Join) or (node.side, node.kind) not in _FILTERABLE_JOINS:
+        return node
+    table, on = node.this, node.args.get("on")
+    if not isinstance(table, exp.Table) or on is None:
+        return node
+    name = table.alias_or_name
+    conjuncts = list(on.flatten()) if isinstance(on, exp.And) else [on]
+    own = [
+        c
+        for c in conjuncts
+        if _sources(c) == {name}
+        and not c.find(exp.Subquery, exp.Select)
+        and not (
+            isinstance(c, exp.EQ) and all(isinstance(s, exp.Column) for s in c.iter_expressions())
+        )
+    ]
+    if not own or len(own) == len(conjuncts):
+        return node
+    inner = exp.select("*").from_(table.copy()).where(exp.and_(*[c.copy() for c in own]))
+    joined = node.copy()
+    joined.set("this", exp.Subquery(this=inner, alias=exp.TableAlias(this=exp.to_identifier(name))))
+    joined.set("on", exp.and_(*[c.copy() for c in conjuncts if c not in own]))
+    return joined
+
+
 def polars_sql(compiled: CompiledSplit) -> str:
     """The partial query in the SQL Polars reads, with DuckDB's arithmetic (module docstring)."""
     if compiled.partial is None:
         raise SqlError("this query has no partial to run")
     partial = _translated(compiled.partial).transform(_join_explicitly)
+    partial = partial.transform(_filter_joined_table)
     return str(partial.sql(dialect=_PolarsSQL))
 
 
