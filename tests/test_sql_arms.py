@@ -62,6 +62,30 @@ def test_device_failure_reruns_on_host(when: str, posture: str) -> None:
 
 
 @pytest.mark.parametrize("when", ["before-start", "mid-run"])
+def test_an_arm_that_probes_refuses_what_fails_before_any_rows_run(when: str) -> None:
+    """The cudf arm runs each new partial on an empty slice first (the GPU engine finds what it
+    cannot do only when it runs); on the CPU the same path is the Polars arm with probe_runs."""
+    failing = FailingPolars(when)
+    failing.probe_runs = True
+    with Session(data(), device=failing) as session:
+        expected = session.host.cursor().sql(SQL).to_arrow_table()
+        result = session.sql(SQL, device_share=0.5)
+        assert result.refusal is not None and "failed on an empty slice" in result.refusal
+        assert "injected failure" in result.refusal
+        assert result.fallback is None and result.execution is None
+        assert compare_tables(result.table, expected) is None
+        assert failing.calls == 1  # asked once per query, not per run
+        session.sql(SQL, device_share=0.5)
+        assert failing.calls == 1
+    probing = PolarsArm()
+    probing.probe_runs = True
+    with Session(data(), device=probing) as session:
+        result = session.sql(SQL, device_share=0.5)
+        assert result.refusal is None and result.execution is not None
+        assert compare_tables(result.table, session.host.cursor().sql(SQL).to_arrow_table()) is None
+
+
+@pytest.mark.parametrize("when", ["before-start", "mid-run"])
 @pytest.mark.parametrize("posture", ["share", "adaptive"])
 def test_host_failure_raises_never_a_short_answer(when: str, posture: str) -> None:
     with Session(data(), device=make_device("polars-separate")) as session:

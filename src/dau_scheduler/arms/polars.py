@@ -169,8 +169,16 @@ def _explicit_joins(select: exp.Select) -> exp.Select:
     return rebuilt
 
 
-def _join_explicitly(node: exp.Expr) -> exp.Expr:
-    return _explicit_joins(node) if isinstance(node, exp.Select) else node
+def _join_explicitly(tree: exp.Expr) -> exp.Expr:
+    """``_explicit_joins`` on every SELECT, subqueries before the blocks holding them (a
+    transform would not descend into a block it has just rebuilt: TPC-H Q2's subquery)."""
+    for select in reversed(list(tree.find_all(exp.Select))):
+        rebuilt = _explicit_joins(select)
+        if rebuilt is not select:
+            if select is tree:
+                return rebuilt
+            select.replace(rebuilt)
+    return tree
 
 
 #: (side, kind) of the joins whose joined table a condition on it alone may filter first.
@@ -215,7 +223,7 @@ def polars_sql(compiled: CompiledSplit) -> str:
     """The partial query in the SQL Polars reads, with DuckDB's arithmetic (module docstring)."""
     if compiled.partial is None:
         raise SqlError("this query has no partial to run")
-    partial = _translated(compiled.partial).transform(_join_explicitly)
+    partial = _join_explicitly(_translated(compiled.partial))
     partial = partial.transform(_filter_joined_table)
     return str(partial.sql(dialect=_PolarsSQL))
 
@@ -242,6 +250,10 @@ class PolarsArm:
         #: Frames live in host memory: on the GPU every collect moves its input over the link.
         self.resident = engine == "cpu"
         self.frames: dict[str, pl.LazyFrame] = {}
+        #: Whether ``refusal`` also runs the partial on an empty slice of the split table. The GPU
+        #: engine finds what it does not support only when it runs (``raise_on_fail``); planning
+        #: is enough on the CPU. It costs one run over the other tables, once per query.
+        self.probe_runs = engine == "gpu"
         self._collect_engine: Any = "auto"
         if engine == "gpu":
             self._collect_engine = _gpu_engine()
@@ -281,8 +293,14 @@ class PolarsArm:
             frame = self._context(compiled.plan.split_table or "", 0, 0).execute(text)
             frame.collect_schema()
         except (SqlglotError, pl.exceptions.PolarsError, SqlError) as exc:
-            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            return f"{self.name} arm cannot run this query's partial: {first}"
+            return f"{self.name} arm cannot run this query's partial: {_first_line(exc)}"
+        if self.probe_runs:
+            try:
+                self.run_partial(compiled, 0, 0)
+            except Exception as exc:  # noqa: BLE001 - whatever the engine raises, it is a "no"
+                return (
+                    f"{self.name} arm failed on an empty slice of this partial: {_first_line(exc)}"
+                )
         return None
 
     def run_partial(self, compiled: CompiledSplit, start: int, stop: int) -> pa.Table:
@@ -291,6 +309,11 @@ class PolarsArm:
         )
         result = frame.lazy().collect(engine=self._collect_engine)
         return cast_partial(result.to_arrow(), compiled.partial_schema, self.name)
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
 
 
 def _gpu_engine() -> Any:
