@@ -113,6 +113,20 @@ def test_whole_table_reads_are_fixed_and_named_by_table(tpch_dir: Path, tmp_path
     assert table_work(v1, split_table="t", table_rows={"t": 1}) == {"": 1.0}
 
 
+def test_session_profiles_carry_whole_table_reads(tpch_dir: Path, tmp_path: Path) -> None:
+    with Session(tpch_dir, device=None, cache=tmp_path / "cache") as s:
+        profile = s.profile(tpch.queries()["q18"], arm="host")
+        assert s.cache.get(profile.plan_key, profile.host) == profile  # round trip, new fields too
+        counts = dict(s.row_counts)
+    assert {"lineitem", "orders"} <= set(profile.table_seconds)
+    assert sum(profile.table_seconds.values()) <= profile.fixed_seconds
+    assert profile.table_rows["lineitem"] == counts["lineitem"]
+    doubled = profile.rescaled({t: 2 * n for t, n in counts.items()})
+    growth = doubled.fixed_seconds - profile.fixed_seconds
+    assert growth == pytest.approx(sum(profile.table_seconds.values()))
+    assert doubled.per_row_seconds == profile.per_row_seconds
+
+
 def test_fit_host_keeps_table_reads_within_the_fixed_cost() -> None:
     def run(rows: int, seconds: float, table: float) -> QueryProfile:
         return QueryProfile(
