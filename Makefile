@@ -30,9 +30,11 @@ bench: $(STAMP)  ## TPC-H SF1 benchmarks: split overhead, profile prediction, po
 	$(BIN)/python bench-queries/profiles.py prediction --runs 7
 	$(BIN)/python bench-queries/profiles.py regret --runs 3
 
-gpu-check: $(STAMP)  ## gpu tests and TPC-H SF1 through the cudf arm (needs a GPU and '.[gpu]')
+gpu-check: $(STAMP)  ## gpu tests, link rates, TPC-H SF1 overhead and regret on cudf (needs a GPU and '.[gpu]')
 	$(BIN)/pytest -m gpu -q
+	$(BIN)/dau link
 	$(BIN)/python bench-queries/split_overhead.py --scale 1 --devices cudf
+	$(BIN)/python bench-queries/profiles.py regret --runs 3 --device cudf
 
 clean:  ## remove the virtual environment and caches
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
