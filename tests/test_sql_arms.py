@@ -164,3 +164,61 @@ def test_other_join_conditions_are_refused_or_exact_on_polars(sql: str) -> None:
         expected = session.host.cursor().sql(sql).to_arrow_table()
         result = session.sql(sql, device_share=0.5, split_table="a")
         assert compare_tables(result.table, expected) is None
+
+
+def wide_data() -> dict[str, pa.Table]:
+    n = 64
+    return {
+        "t": pa.table(
+            {
+                "k": pa.array([i % 3 for i in range(n)], pa.int32()),
+                "big": pa.array([2**62 + i for i in range(n)], pa.int64()),
+                "u": pa.array([2**63 + i for i in range(n)], pa.uint64()),
+                "j": pa.array([2**28 * (i % 4) for i in range(n)], pa.int32()),
+                "r": pa.array([i / 7 for i in range(n)], pa.float32()),
+                "iv": pa.array([(1, 2, 3)] * n, pa.month_day_nano_interval()),
+            }
+        )
+    }
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        # Polars would wrap these sums around 2**64 (int64, uint64): DuckDB sums into HUGEINT
+        "select k, sum(big) as s, avg(big) as a from t group by k order by k",
+        "select sum(u) as s, avg(u) as a, sum(big + 1) as b from t",
+        "select k, sum(big) filter (where k > 0) as s from t group by k order by k",
+        "select count(*) as n from t "
+        "where big > (select sum(j) from t) - 2 * (select sum(big) from t)",
+        # Polars would sum FLOAT in single precision; DuckDB sums it as DOUBLE
+        "select k, sum(r) as s, avg(r) as a from t group by k order by k",
+        # int32 arithmetic that fits
+        "select k, sum(j * 2) as s from t group by k order by k",
+    ],
+)
+def test_polars_integer_sums_and_arithmetic_never_wrap(sql: str) -> None:
+    with Session(wide_data(), device="polars") as session:
+        expected = session.host.cursor().sql(sql).to_arrow_table()
+        result = session.sql(sql, device_share=0.5)
+        assert result.refusal is None and result.fallback is None
+        assert compare_tables(result.table, expected) is None
+
+
+def test_polars_integer_overflow_fails_as_duckdb_does() -> None:
+    sql = "select sum(j * 4) as s from t"  # int32 * int32 overflows: DuckDB raises, Polars wraps
+    with Session(wide_data(), device="polars") as session:
+        with pytest.raises(Exception, match=r"[Oo]verflow|out of range"):
+            session.host.cursor().sql(sql).fetchall()
+        with pytest.raises(Exception, match=r"[Oo]verflow|out of range"):
+            session.sql(sql, device_share=0.5)
+
+
+def test_columns_polars_cannot_import_are_refused_by_name() -> None:
+    with Session(wide_data(), device="polars") as session:
+        sql = "select k, max(iv) as m from t group by k order by k"
+        result = session.sql(sql, device_share=0.5)
+        assert result.refusal is not None and "t.iv" in result.refusal
+        assert result.execution is None
+        fine = session.sql("select k, count(*) as n from t group by k order by k", device_share=0.5)
+        assert fine.refusal is None and fine.execution is not None

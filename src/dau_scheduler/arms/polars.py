@@ -11,6 +11,9 @@ Polars' SQL differs from DuckDB's in ways that change answers, so the partial is
   ``BOOL_AND``/``BOOL_OR`` as ``MIN``/``MAX``.
 - Polars joins only on equalities: an inner or left join's conditions on the joined table alone
   become a filter on that table (``_filter_joined_table``).
+- Polars wraps integer overflow and sums FLOAT in single precision: integer sums and arithmetic
+  are computed in DECIMAL(38, 0) and cast back strictly, FLOATs are summed as DOUBLEs
+  (``_checked_arithmetic``).
 
 Every partial is then cast to the host's partial schema with a safe cast, so a value Polars did
 not compute exactly raises rather than merging as a wrong answer.
@@ -219,13 +222,104 @@ def _filter_joined_table(node: exp.Expr) -> exp.Expr:
     return joined
 
 
-def polars_sql(compiled: CompiledSplit) -> str:
-    """The partial query in the SQL Polars reads, with DuckDB's arithmetic (module docstring)."""
+_WIDE_INTEGER = exp.DataType.build("DECIMAL(38, 0)")
+_DOUBLE = exp.DataType.build("DOUBLE")
+
+
+def _is_integer(data_type: exp.DataType | None) -> bool:
+    return data_type is not None and (
+        data_type.is_type(*exp.DataType.INTEGER_TYPES) or data_type.is_type("BOOLEAN")
+    )
+
+
+def _checked_arithmetic(tree: exp.Expr, types: dict[str, dict[str, str]]) -> exp.Expr:
+    """Integer sums and integer arithmetic that cannot wrap around, and float sums in doubles.
+
+    Polars adds, subtracts and multiplies integers in their own width and wraps on overflow, and
+    sums a FLOAT column in single precision; DuckDB sums integers into a 128-bit integer, raises on
+    integer overflow, and sums FLOATs as DOUBLEs. With the arm's column types (sqlglot's type
+    annotation), each integer ``SUM(e)`` becomes ``SUM(CAST(e AS DECIMAL(38, 0)))`` (DuckDB's
+    HUGEINT, which Arrow carries as that decimal); each integer ``a op b`` is computed in that
+    decimal and cast back with Polars' strict cast, which raises where DuckDB would; a FLOAT under
+    ``SUM`` or ``AVG`` is widened to DOUBLE first. A ``SUM`` whose argument's type cannot be
+    determined is refused (``SqlError``): it might be an integer that wraps.
+    """
+    from sqlglot.optimizer.annotate_types import annotate_types
+
+    schema: dict[str, object] = dict(types)
+    annotated = annotate_types(tree, schema=schema, dialect="duckdb")
+    for node in list(annotated.find_all(exp.Sum, exp.Avg)):
+        argument = node.this
+        data_type = argument.type
+        if data_type is not None and data_type.is_type("FLOAT"):
+            argument.replace(exp.Cast(this=argument.copy(), to=_DOUBLE.copy()))
+        elif isinstance(node, exp.Sum) and _is_integer(data_type):
+            argument.replace(exp.Cast(this=argument.copy(), to=_WIDE_INTEGER.copy()))
+        elif isinstance(node, exp.Sum) and (
+            data_type is None or not data_type.is_type(*exp.DataType.REAL_TYPES)
+        ):
+            raise SqlError(f"cannot tell what type {node.sql()} adds up, so it might wrap around")
+    # Again, now that integer sums are decimals: arithmetic over them is no integer arithmetic.
+    annotated = annotate_types(annotated, schema=schema, dialect="duckdb")
+    for op in reversed(list(annotated.find_all(exp.Add, exp.Sub, exp.Mul))):
+        left, right, result = op.args["this"], op.args["expression"], op.type
+        if (
+            result is not None
+            and _is_integer(result)
+            and _is_integer(left.type)
+            and _is_integer(right.type)
+        ):
+            wide = op.copy()
+            wide.set("this", exp.Cast(this=left.copy(), to=_WIDE_INTEGER.copy()))
+            wide.set("expression", exp.Cast(this=right.copy(), to=_WIDE_INTEGER.copy()))
+            op.replace(exp.Cast(this=wide, to=result.copy()))
+    return annotated
+
+
+def polars_sql(compiled: CompiledSplit, types: dict[str, dict[str, str]] | None = None) -> str:
+    """The partial query in the SQL Polars reads, with DuckDB's arithmetic (module docstring).
+
+    ``types`` (table -> column -> SQL type, as the arm holds them) enables the overflow and
+    precision rewrites of :func:`_checked_arithmetic`; without it they are skipped.
+    """
     if compiled.partial is None:
         raise SqlError("this query has no partial to run")
     partial = _join_explicitly(_translated(compiled.partial))
     partial = partial.transform(_filter_joined_table)
+    if types is not None:
+        split = compiled.plan.split_table
+        schema = dict(types) | ({PLACEHOLDER: types[split]} if split in types else {})
+        partial = _checked_arithmetic(partial, schema)
     return str(partial.sql(dialect=_PolarsSQL))
+
+
+#: SQL type names of the Polars types the arm holds, for sqlglot's type annotation.
+_SQL_TYPES: dict[type[pl.DataType], str] = {
+    pl.Int8: "TINYINT",
+    pl.Int16: "SMALLINT",
+    pl.Int32: "INT",
+    pl.Int64: "BIGINT",
+    pl.Int128: "INT128",
+    pl.UInt8: "UTINYINT",
+    pl.UInt16: "USMALLINT",
+    pl.UInt32: "UINT",
+    pl.UInt64: "UBIGINT",
+    pl.Float32: "FLOAT",
+    pl.Float64: "DOUBLE",
+    pl.Boolean: "BOOLEAN",
+    pl.String: "VARCHAR",
+    pl.Date: "DATE",
+    pl.Time: "TIME",
+    pl.Binary: "BLOB",
+}
+
+
+def _sql_type(dtype: pl.DataType) -> str | None:
+    if isinstance(dtype, pl.Decimal):
+        return f"DECIMAL({dtype.precision or 38}, {dtype.scale or 0})"
+    if isinstance(dtype, pl.Datetime):
+        return "TIMESTAMPTZ" if dtype.time_zone else "TIMESTAMP"
+    return _SQL_TYPES.get(type(dtype))
 
 
 def _widen_decimals(frame: pl.DataFrame) -> pl.DataFrame:
@@ -235,6 +329,16 @@ def _widen_decimals(frame: pl.DataFrame) -> pl.DataFrame:
         if isinstance(dtype, pl.Decimal)
     ]
     return frame.with_columns(casts) if casts else frame
+
+
+#: What importing an Arrow column Polars does not support raises (an empty one panics).
+_IMPORT_ERRORS = (
+    pl.exceptions.PolarsError,
+    pl.exceptions.PanicException,
+    pa.ArrowException,
+    TypeError,
+    ValueError,
+)
 
 
 class PolarsArm:
@@ -250,6 +354,9 @@ class PolarsArm:
         #: Frames live in host memory: on the GPU every collect moves its input over the link.
         self.resident = engine == "cpu"
         self.frames: dict[str, pl.LazyFrame] = {}
+        #: table -> column -> SQL type of the frames held; columns Polars could not import.
+        self.types: dict[str, dict[str, str]] = {}
+        self.unloaded: dict[tuple[str, str], str] = {}
         #: Whether ``refusal`` also runs the partial on an empty slice of the split table. The GPU
         #: engine finds what it does not support only when it runs (``raise_on_fail``); planning
         #: is enough on the CPU. It costs one run over the other tables, once per query.
@@ -259,13 +366,31 @@ class PolarsArm:
             self._collect_engine = _gpu_engine()
 
     def load(self, tables: dict[str, pa.Table]) -> None:
-        frames = {}
+        """Hold every table as a Polars frame. A column Polars cannot import (an Arrow interval,
+        say) is left out and named in :attr:`unloaded`; a query that reads it is refused."""
+        frames, types, unloaded = {}, {}, {}
         for name, table in tables.items():
-            frame = pl.from_arrow(table)
+            try:
+                frame = pl.from_arrow(table)
+            except _IMPORT_ERRORS:
+                kept = []
+                for column in table.column_names:
+                    try:
+                        pl.from_arrow(table.select([column]).slice(0, 1))
+                        kept.append(column)
+                    except _IMPORT_ERRORS:
+                        unloaded[(name, column)] = str(table.schema.field(column).type)
+                frame = pl.from_arrow(table.select(kept))
             if not isinstance(frame, pl.DataFrame):
                 raise SqlError(f"table {name!r} did not load as a Polars DataFrame")
-            frames[name] = _widen_decimals(frame.rechunk()).lazy()
-        self.frames = frames
+            frame = _widen_decimals(frame.rechunk())
+            frames[name] = frame.lazy()
+            types[name] = {
+                column: sql_type
+                for column, dtype in frame.schema.items()
+                if (sql_type := _sql_type(dtype)) is not None
+            }
+        self.frames, self.types, self.unloaded = frames, types, unloaded
 
     def _context(self, split_table: str, start: int, stop: int) -> pl.SQLContext[Any]:
         frames = dict(self.frames)
@@ -275,7 +400,7 @@ class PolarsArm:
     def sql_for(self, compiled: CompiledSplit) -> str:
         text = compiled.arm_sql.get(self.name)
         if text is None:
-            text = polars_sql(compiled)
+            text = polars_sql(compiled, self.types)
             compiled.arm_sql[self.name] = text
         return text
 
@@ -288,6 +413,13 @@ class PolarsArm:
                     f"{self.name} arm: partial column {column} is {type_name}, finer than the "
                     f"{DECIMAL_SCALE} decimal digits the Polars arm computes exactly"
                 )
+        if self.unloaded and compiled.partial is not None:
+            read = {c.name for c in compiled.partial.find_all(exp.Column)}
+            missing = sorted(
+                f"{t}.{c} ({kind})" for (t, c), kind in self.unloaded.items() if c in read
+            )
+            if missing:
+                return f"{self.name} arm could not load column {', '.join(missing)} into Polars"
         try:
             text = self.sql_for(compiled)
             frame = self._context(compiled.plan.split_table or "", 0, 0).execute(text)
