@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 import warnings
+from decimal import Decimal
 from typing import Any
 
 import pyarrow as pa
@@ -15,12 +16,20 @@ from dau_scheduler.arms import PolarsArm
 from dau_scheduler.compare import compare_tables
 from dau_scheduler.rewrite import CompiledSplit
 
-SQL = "select k % 7 as g, sum(v) as s, count(*) as n from t group by 1 order by 1"
+SQL = "select m as g, sum(v) as s, count(*) as n from t group by 1 order by 1"
 
 
 def data() -> dict[str, pa.Table]:
     n = 5000
-    return {"t": pa.table({"k": list(range(n)), "v": [float(i % 13) for i in range(n)]})}
+    return {
+        "t": pa.table(
+            {
+                "k": list(range(n)),
+                "m": [i % 7 for i in range(n)],
+                "v": [float(i % 13) for i in range(n)],
+            }
+        )
+    }
 
 
 class FailingPolars(PolarsArm):
@@ -222,3 +231,104 @@ def test_columns_polars_cannot_import_are_refused_by_name() -> None:
         assert result.execution is None
         fine = session.sql("select k, count(*) as n from t group by k order by k", device_share=0.5)
         assert fine.refusal is None and fine.execution is not None
+
+
+SWEEP_EXPRESSIONS = [
+    # arithmetic and rounding, with negative operands
+    "a % 3",
+    "-a % 5",
+    "x % 2",
+    "a // 3",
+    "a / 7",
+    "x / (b * 1.0)",
+    "round(x)",
+    "round(x, 1)",
+    "round(d)",
+    "ceil(d)",
+    "floor(d)",
+    "abs(a)",
+    "sign(x)",
+    "sqrt(abs(x))",
+    "ln(abs(x) + 1)",
+    "power(x, 2)",
+    "greatest(a, b)",
+    "least(a, b)",
+    "nullif(a, 0)",
+    "d * x",
+    "d / 3",
+    "d * 3",
+    "d + 0.005",
+    "abs(d)",
+    # casts: DuckDB rounds where Polars truncates, and formats text its own way
+    "cast(x as int)",
+    "cast(x as bigint)",
+    "cast(d as int)",
+    "cast(x as decimal(10,2))",
+    "cast(d as decimal(10,2))",
+    "cast(d as double)",
+    "cast(a as decimal(10,2))",
+    "cast(a as float)",
+    "cast(x as varchar)",
+    "cast(d as varchar)",
+    "cast(a as varchar)",
+    "x::float",
+    # strings
+    "length(s)",
+    "lower(s)",
+    "upper(s)",
+    "substring(s, 2, 2)",
+    "s || 'z'",
+    "concat(s, 'z')",
+    "left(s, 2)",
+    "right(s, 2)",
+    "trim(s)",
+    "replace(s, 'b', 'c')",
+    "strpos(s, 'b')",
+    "starts_with(s, 'A')",
+    "s like 'A%'",
+    "s ilike 'a%'",
+    "coalesce(s, 'none')",
+    "case when a > 0 then 'p' when a < 0 then 'n' end",
+    "a between -3 and 3",
+    "a in (1, 2, 3)",
+]
+
+
+def sweep_data() -> dict[str, pa.Table]:
+    n = 60
+    return {
+        "t": pa.table(
+            {
+                "k": pa.array([i % 3 for i in range(n)], pa.int32()),
+                "a": pa.array([i - 30 for i in range(n)], pa.int64()),
+                "b": pa.array([(i % 7) - 3 for i in range(n)], pa.int64()),
+                "x": pa.array([(i - 30) / 7 for i in range(n)], pa.float64()),
+                "d": pa.array(
+                    [Decimal(i - 30) / Decimal(8) for i in range(n)], pa.decimal128(15, 4)
+                ),
+                "s": pa.array([f"Ab{i % 5}é" if i % 4 else None for i in range(n)]),
+            }
+        )
+    }
+
+
+def test_expressions_polars_computes_differently_are_refused_never_wrong() -> None:
+    """A sweep found Polars computing %, //, round(x, n), strpos and fraction-to-integer casts
+    differently from DuckDB, and SUM of a cast constant once instead of once per row."""
+    refused = []
+    with Session(sweep_data(), device="polars") as session:
+        for expression in SWEEP_EXPRESSIONS:
+            sql = (
+                f"select k, max({expression}) as m, min({expression}) as n, sum(1) as c, "
+                f"sum(-2) as c2 from t group by k order by k"
+            )
+            expected = session.host.cursor().sql(sql).to_arrow_table()
+            result = session.sql(sql, device_share=0.5)
+            assert result.fallback is None, (expression, result.fallback)
+            diff = compare_tables(result.table, expected)
+            assert diff is None, (expression, diff)
+            if result.refusal is not None:
+                refused.append(expression)
+    for divergent in ("a % 3", "a // 3", "round(x, 1)", "cast(x as int)", "strpos(s, 'b')"):
+        assert divergent in refused
+    assert len(refused) < len(SWEEP_EXPRESSIONS) / 2, refused

@@ -78,6 +78,8 @@ AGGREGATES = [
     "sum(f.r)",
     "avg(f.r)",
     "sum(f.k1 * 1000000000)",  # INTEGER * INTEGER: DuckDB raises when it overflows
+    "sum(1)",
+    "sum(-3) filter (where f.k1 = 2)",
 ]
 FILTERS = [
     "",

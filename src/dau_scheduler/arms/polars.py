@@ -14,6 +14,8 @@ Polars' SQL differs from DuckDB's in ways that change answers, so the partial is
 - Polars wraps integer overflow and sums FLOAT in single precision: integer sums and arithmetic
   are computed in DECIMAL(38, 0) and cast back strictly, FLOATs are summed as DOUBLEs
   (``_checked_arithmetic``).
+- What Polars computes differently and is not translated (``%``, ``//``, ``round`` with digits,
+  ``strpos``, casting a fraction to an integer, unknown functions) is refused by name.
 
 Every partial is then cast to the host's partial schema with a safe cast, so a value Polars did
 not compute exactly raises rather than merging as a wrong answer.
@@ -254,6 +256,12 @@ def _checked_arithmetic(tree: exp.Expr, types: dict[str, dict[str, str]]) -> exp
         if data_type is not None and data_type.is_type("FLOAT"):
             argument.replace(exp.Cast(this=argument.copy(), to=_DOUBLE.copy()))
         elif isinstance(node, exp.Sum) and _is_integer(data_type):
+            if argument.find(exp.Column) is None:
+                # Polars adds a constant up once per row only as a bare literal (a cast one is
+                # summed once); a small one cannot overflow any realistic row count.
+                if not (argument.is_int and abs(int(argument.to_py())) <= 2**31):
+                    raise SqlError(f"{node.sql()} sums a constant Polars might add up differently")
+                continue
             argument.replace(exp.Cast(this=argument.copy(), to=_WIDE_INTEGER.copy()))
         elif isinstance(node, exp.Sum) and (
             data_type is None or not data_type.is_type(*exp.DataType.REAL_TYPES)
@@ -276,6 +284,62 @@ def _checked_arithmetic(tree: exp.Expr, types: dict[str, dict[str, str]]) -> exp
     return annotated
 
 
+#: Expressions Polars' SQL computes differently from DuckDB's (found by a sweep of expressions
+#: against DuckDB): ``%`` and ``//`` round toward minus infinity (DuckDB: toward zero),
+#: ``round(x, n)`` rounds differently, ``strpos`` counts differently; unknown functions may too.
+_DIVERGENT: dict[type[exp.Expr], str] = {
+    exp.Mod: "% (Polars takes the sign of the divisor, DuckDB of the dividend)",
+    exp.IntDiv: "// (Polars rounds toward minus infinity, DuckDB toward zero)",
+    exp.StrPosition: "strpos/instr/position (Polars counts differently)",
+    exp.Anonymous: "a function Polars may compute differently",
+}
+
+
+def _decimal_scale(data_type: exp.DataType) -> int:
+    params = data_type.expressions
+    return int(params[1].name) if len(params) > 1 else 0
+
+
+def _refuse_divergent(tree: exp.Expr) -> None:
+    """Raise ``SqlError`` naming the first expression Polars computes differently from DuckDB:
+    those in ``_DIVERGENT``, ``round`` with a digit count, and a cast from a fractional type to an
+    integer (DuckDB rounds, Polars truncates; needs annotated types, :func:`_checked_arithmetic`).
+    """
+    for node in tree.walk():
+        why = _DIVERGENT.get(type(node))
+        if why is None and isinstance(node, exp.Round) and node.args.get("decimals") is not None:
+            why = "round with digits (Polars rounds halves differently)"
+        if (
+            why is None
+            and isinstance(node, (exp.Cast, exp.TryCast))
+            and node.to.is_type(*exp.DataType.INTEGER_TYPES)
+            and node.this.type is not None
+            and node.this.type.is_type(*exp.DataType.REAL_TYPES)
+        ):
+            why = "a cast of a fraction to an integer (DuckDB rounds it, Polars truncates)"
+        if (
+            why is None
+            and isinstance(node, (exp.Cast, exp.TryCast))
+            and node.this.type is not None
+            and node.this.type.is_type("DECIMAL")
+            and node.to.is_type("DECIMAL")
+            and _decimal_scale(node.to) < _decimal_scale(node.this.type)
+        ):
+            why = "a cast to fewer decimal digits (DuckDB rounds, Polars truncates)"
+        if (
+            why is None
+            and isinstance(node, (exp.Cast, exp.TryCast))
+            and node.to.is_type(*exp.DataType.TEXT_TYPES)
+            and node.this.type is not None
+            and not node.this.type.is_type(*exp.DataType.TEXT_TYPES, *exp.DataType.INTEGER_TYPES)
+        ):
+            why = (
+                "a cast to text (Polars writes decimals at its own scale, other types its own way)"
+            )
+        if why is not None:
+            raise SqlError(f"{node.sql(dialect='duckdb')}: {why}")
+
+
 def polars_sql(compiled: CompiledSplit, types: dict[str, dict[str, str]] | None = None) -> str:
     """The partial query in the SQL Polars reads, with DuckDB's arithmetic (module docstring).
 
@@ -290,6 +354,7 @@ def polars_sql(compiled: CompiledSplit, types: dict[str, dict[str, str]] | None 
         split = compiled.plan.split_table
         schema = dict(types) | ({PLACEHOLDER: types[split]} if split in types else {})
         partial = _checked_arithmetic(partial, schema)
+    _refuse_divergent(partial)
     return str(partial.sql(dialect=_PolarsSQL))
 
 
