@@ -388,6 +388,26 @@ def _decimal_scale(data_type: exp.DataType) -> int:
     return int(params[1].name) if len(params) > 1 else 0
 
 
+def _cast_divergence(cast: exp.Cast) -> str | None:
+    """How Polars would compute this cast differently from DuckDB, if it would."""
+    source, target = cast.this.type, cast.to
+    if source is None:
+        return None
+    if target.is_type(*exp.DataType.INTEGER_TYPES) and source.is_type(*exp.DataType.REAL_TYPES):
+        return "a cast of a fraction to an integer (DuckDB rounds it, Polars truncates)"
+    if (
+        source.is_type("DECIMAL")
+        and target.is_type("DECIMAL")
+        and _decimal_scale(target) < _decimal_scale(source)
+    ):
+        return "a cast to fewer decimal digits (DuckDB rounds, Polars truncates)"
+    if target.is_type(*exp.DataType.TEXT_TYPES) and not source.is_type(
+        *exp.DataType.TEXT_TYPES, *exp.DataType.INTEGER_TYPES
+    ):
+        return "a cast to text (Polars writes decimals at its own scale, other types its own way)"
+    return None
+
+
 def _refuse_divergent(tree: exp.Expr) -> None:
     """Raise ``SqlError`` naming the first expression Polars computes differently from DuckDB:
     those in ``_DIVERGENT``, ``round`` with a digit count, and a cast from a fractional type to an
@@ -399,33 +419,8 @@ def _refuse_divergent(tree: exp.Expr) -> None:
             why = f"{type(node).__name__} is not among the expressions checked against DuckDB"
         if why is None and isinstance(node, exp.Round) and node.args.get("decimals") is not None:
             why = "round with digits (Polars rounds halves differently)"
-        if (
-            why is None
-            and isinstance(node, (exp.Cast, exp.TryCast))
-            and node.to.is_type(*exp.DataType.INTEGER_TYPES)
-            and node.this.type is not None
-            and node.this.type.is_type(*exp.DataType.REAL_TYPES)
-        ):
-            why = "a cast of a fraction to an integer (DuckDB rounds it, Polars truncates)"
-        if (
-            why is None
-            and isinstance(node, (exp.Cast, exp.TryCast))
-            and node.this.type is not None
-            and node.this.type.is_type("DECIMAL")
-            and node.to.is_type("DECIMAL")
-            and _decimal_scale(node.to) < _decimal_scale(node.this.type)
-        ):
-            why = "a cast to fewer decimal digits (DuckDB rounds, Polars truncates)"
-        if (
-            why is None
-            and isinstance(node, (exp.Cast, exp.TryCast))
-            and node.to.is_type(*exp.DataType.TEXT_TYPES)
-            and node.this.type is not None
-            and not node.this.type.is_type(*exp.DataType.TEXT_TYPES, *exp.DataType.INTEGER_TYPES)
-        ):
-            why = (
-                "a cast to text (Polars writes decimals at its own scale, other types its own way)"
-            )
+        if why is None and isinstance(node, exp.Cast):
+            why = _cast_divergence(node)
         if why is not None:
             raise SqlError(f"{node.sql(dialect='duckdb')}: {why}")
 
