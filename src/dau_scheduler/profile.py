@@ -30,6 +30,11 @@ def _finite_non_negative(name: str, value: float) -> None:
         raise ValueError(f"{name} must be finite and non-negative, got {value!r}")
 
 
+def _check_rows(rows: object, what: str = "rows") -> None:
+    if isinstance(rows, bool) or not isinstance(rows, int) or rows < 0:
+        raise ProfileError(f"{what} must be a non-negative int, got {rows!r}")
+
+
 def _revalidate(model: BaseModel) -> None:
     try:
         type(model).model_validate(model.model_dump())
@@ -114,8 +119,7 @@ class QueryProfile(BaseModel):
     def estimate(self, rows: int) -> float:
         """Host seconds for ``rows``: ``fixed_seconds + per_row_seconds * rows``."""
         self.check()
-        if isinstance(rows, bool) or not isinstance(rows, int) or rows < 0:
-            raise ProfileError(f"rows must be a non-negative int, got {rows!r}")
+        _check_rows(rows)
         return self.fixed_seconds + self.per_row_seconds * rows
 
     def rescaled(self, table_rows: Mapping[str, int]) -> QueryProfile:
@@ -132,9 +136,7 @@ class QueryProfile(BaseModel):
         if missing:
             raise ProfileError(f"table_rows lacks {', '.join(missing)}, read by this plan")
         for table in self.table_seconds:
-            count = table_rows[table]
-            if isinstance(count, bool) or not isinstance(count, int) or count < 0:
-                raise ProfileError(f"rows of {table!r} must be a non-negative int, got {count!r}")
+            _check_rows(table_rows[table], f"rows of {table!r}")
         grown = {
             table: seconds * table_rows[table] / max(self.table_rows[table], 1)
             for table, seconds in self.table_seconds.items()
@@ -158,8 +160,7 @@ class QueryProfile(BaseModel):
         self.check()
         if not math.isfinite(factor) or factor < 1.0:
             raise ProfileError(f"factor must be a finite number >= 1, got {factor!r}")
-        if isinstance(rows, bool) or not isinstance(rows, int) or rows < 0:
-            raise ProfileError(f"rows must be a non-negative int, got {rows!r}")
+        _check_rows(rows)
         if not self.engine_version or self.engine_version != engine_version:
             return True
         lo, hi = sorted((max(rows, 1), max(self.rows, 1)))
@@ -253,8 +254,7 @@ def profile_from_spans(
     items = list(spans)
     if not items:
         raise ProfileError("profile_from_spans needs at least one span")
-    if isinstance(rows, bool) or not isinstance(rows, int) or rows < 0:
-        raise ProfileError(f"rows must be a non-negative int, got {rows!r}")
+    _check_rows(rows)
     by_node: dict[str, list[tuple[float, float]]] = {}
     for item in items:
         start, end, node = item

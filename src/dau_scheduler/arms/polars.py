@@ -285,9 +285,8 @@ def _checked_arithmetic(tree: exp.Expr, types: dict[str, dict[str, str]]) -> exp
     return annotated
 
 
-#: Expressions Polars' SQL computes differently from DuckDB's (found by a sweep of expressions
-#: against DuckDB): ``%`` and ``//`` round toward minus infinity (DuckDB: toward zero),
-#: ``round(x, n)`` rounds differently, ``strpos`` counts differently; unknown functions may too.
+#: Why kinds that Polars' SQL computes differently from DuckDB's (found by a sweep against DuckDB)
+#: are refused. None is in ``_CHECKED``, so each is refused anyway; this only names the reason.
 _DIVERGENT: dict[type[exp.Expr], str] = {
     exp.Mod: "% (Polars takes the sign of the divisor, DuckDB of the dividend)",
     exp.IntDiv: "// (Polars rounds toward minus infinity, DuckDB toward zero)",
@@ -409,9 +408,10 @@ def _cast_divergence(cast: exp.Cast) -> str | None:
 
 
 def _refuse_divergent(tree: exp.Expr) -> None:
-    """Raise ``SqlError`` naming the first expression Polars computes differently from DuckDB:
-    those in ``_DIVERGENT``, ``round`` with a digit count, and a cast from a fractional type to an
-    integer (DuckDB rounds, Polars truncates; needs annotated types, :func:`_checked_arithmetic`).
+    """Raise ``SqlError`` naming the first expression the arm cannot vouch for: a kind outside
+    ``_CHECKED`` (with the reason from ``_DIVERGENT`` where one is known), ``round`` with a digit
+    count, or a cast Polars computes differently (:func:`_cast_divergence`; it needs the types
+    :func:`_checked_arithmetic` annotates, and is skipped where they are unknown).
     """
     for node in tree.walk():
         why = _DIVERGENT.get(type(node))
