@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: help demo test lint bench gpu-check clean
+.PHONY: help demo test lint bench gpu-check gpu-kit gpu-rehearse clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' Makefile | sed 's/:.*## /\t/'
@@ -22,7 +22,7 @@ test: $(STAMP)  ## run the test suite (no GPU needed; gpu tests skip)
 	$(BIN)/pytest -n 2 -q
 
 lint: $(STAMP)  ## ruff, and mypy --strict on src/
-	$(BIN)/ruff check src tests bench-queries
+	$(BIN)/ruff check src tests bench-queries gpu
 	$(BIN)/mypy
 
 bench: $(STAMP)  ## TPC-H SF1 benchmarks: split overhead, profile prediction, posture regret
@@ -35,6 +35,12 @@ gpu-check: $(STAMP)  ## gpu tests, link rates, TPC-H SF1 overhead and regret on 
 	$(BIN)/dau link
 	$(BIN)/python bench-queries/split_overhead.py --scale 1 --devices cudf
 	$(BIN)/python bench-queries/profiles.py regret --runs 3 --device cudf
+
+gpu-kit: $(STAMP)  ## CUDA 13 wheels for the lent H200: download, closure check, cut into .gpu/partN
+	$(BIN)/python gpu/kit.py build
+
+gpu-rehearse: gpu-kit  ## install the kit here as the device would and run gpu/check.py --dry-run
+	$(BIN)/python gpu/kit.py rehearse
 
 clean:  ## remove the virtual environment and caches
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,216 @@
+"""Co-processing benchmark: do the postures turn two arms into speed? Side by side in one process.
+
+    python bench-queries/coprocessing.py --scale 1 --device polars-separate \
+        --host-threads 1 --device-threads 1          # the CPU stand-in: each arm on its own core
+    python bench-queries/coprocessing.py --data DIR --device cudf   # the real pair, on a GPU host
+
+For each query (profiles of both arms measured first, not timed): host alone (share 0), device
+alone (share 1), fixed shares 0.1 ... 0.9, adaptive, collaborative, and both arms running all the
+rows at once (what the machine gives two arms that run together); every variant's minimum over
+``--runs`` interleaved runs of ``Session.sql``'s wall. T* = 1 / (1/host + 1/device) is the ideal
+split of two independent arms. Every variant's answer is checked against DuckDB's unsplit answer.
+
+``--device-threads`` sets ``POLARS_MAX_THREADS`` before Polars is imported, so it must be given
+here (a fresh process), not set afterwards. ``polars-separate`` is the Polars CPU arm declared as
+its own hardware: the posture path a GPU takes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+QUERIES = "q01,q03,q05,q06,q08,q09,q10,q12,q14,q19"
+FIXED = tuple(round(0.1 * i, 1) for i in range(11))
+
+
+def _session(data: Path, device: str, host_threads: int | None, cache: Path) -> Any:
+    from dau_scheduler import Session
+    from dau_scheduler.arms import PolarsArm
+
+    arm: Any = device
+    if device == "polars-separate":
+        arm = PolarsArm()
+        arm.shares_host_cores = False
+    return Session(data, device=arm, threads=host_threads, cache=cache)
+
+
+def _both_at_once(session: Any, compiled: Any, n: int) -> float:
+    """Wall of the host and the device arm each running the partial over all ``n`` rows at once."""
+    errors: list[BaseException] = []
+
+    def run(arm: Any) -> None:
+        try:
+            arm.run_partial(compiled, 0, n)
+        except BaseException as exc:  # noqa: BLE001 - reported below, never swallowed
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run, args=(a,)) for a in (session.host, session.device)]
+    t0 = time.perf_counter()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if errors:
+        raise errors[0]
+    return time.perf_counter() - t0
+
+
+def bench_query(session: Any, name: str, sql: str, runs: int) -> dict[str, Any]:
+    from dau_scheduler.compare import compare_tables
+
+    expected = session.host.cursor().sql(sql).to_arrow_table()
+    refusal = session.explain(sql).refusal
+    if refusal is None:
+        refusal = session._device_refusal(session.compile(sql))
+    if refusal is not None:
+        return {"query": name, "refused": refusal}
+    session.profile(sql, arm="host")
+    session.profile(sql, arm="device")
+    compiled = session.compile(sql)
+    n = session.row_counts[compiled.plan.split_table or ""]
+    variants: dict[str, dict[str, Any]] = {f"share {s:.1f}": {"device_share": s} for s in FIXED}
+    variants["adaptive"] = {"posture": "adaptive"}
+    variants["collaborative"] = {"posture": "collaborative"}
+    times: dict[str, list[float]] = {v: [] for v in [*variants, "both at once"]}
+    shares: dict[str, float] = {}
+    wrong: list[str] = []
+    for v, kwargs in variants.items():  # warm-up, and the exactness check of every variant
+        result = session.sql(sql, **kwargs)
+        diff = compare_tables(result.table, expected)
+        if diff is not None:
+            wrong.append(f"{v}: {diff}")
+    for _ in range(runs):
+        for v, kwargs in variants.items():
+            t0 = time.perf_counter()
+            result = session.sql(sql, **kwargs)
+            times[v].append(time.perf_counter() - t0)
+            if result.execution is not None:
+                shares[v] = result.execution.device_share
+        times["both at once"].append(_both_at_once(session, compiled, n))
+    best = {v: min(ts) for v, ts in times.items()}
+    host, device = best["share 0.0"], best["share 1.0"]
+    fixed = {v: best[v] for v in variants if v.startswith("share")}
+    best_fixed = min(fixed, key=lambda v: fixed[v])
+    better_single = min(host, device)
+    return {
+        "query": name,
+        "rows": n,
+        "seconds": best,
+        "host": host,
+        "device": device,
+        "t_star": 1.0 / (1.0 / host + 1.0 / device),
+        "best_fixed": best_fixed,
+        "best_fixed_seconds": fixed[best_fixed],
+        "adaptive_share": shares.get("adaptive"),
+        "collaborative_share": shares.get("collaborative"),
+        "adaptive_vs_best_fixed": best["adaptive"] / fixed[best_fixed],
+        "collaborative_vs_best_fixed": best["collaborative"] / fixed[best_fixed],
+        "adaptive_vs_better_single": best["adaptive"] / better_single,
+        "collaborative_vs_better_single": best["collaborative"] / better_single,
+        "speedup_best_fixed": better_single / fixed[best_fixed],
+        "arms_within_2x": max(host, device) <= 2 * min(host, device),
+        "wrong": wrong,
+    }
+
+
+def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    ran = [r for r in rows if "refused" not in r]
+    out: dict[str, Any] = {"queries": len(rows), "refused": len(rows) - len(ran)}
+    if not ran:
+        return out
+    for key in ("adaptive_vs_best_fixed", "collaborative_vs_best_fixed"):
+        values = [r[key] for r in ran]
+        out[key] = {"median": statistics.median(values), "worst": max(values)}
+    for key in ("adaptive_vs_better_single", "collaborative_vs_better_single"):
+        out[key + "_worst"] = max(r[key] for r in ran)
+    close = [r for r in ran if r["arms_within_2x"]]
+    if close:
+        out["within_2x"] = {
+            "queries": [r["query"] for r in close],
+            "adaptive_speedup_median": statistics.median(
+                min(r["host"], r["device"]) / r["seconds"]["adaptive"] for r in close
+            ),
+            "collaborative_speedup_median": statistics.median(
+                min(r["host"], r["device"]) / r["seconds"]["collaborative"] for r in close
+            ),
+            "best_fixed_speedup_median": statistics.median(r["speedup_best_fixed"] for r in close),
+        }
+    out["wrong_answers"] = sum(len(r["wrong"]) for r in ran)
+    return out
+
+
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1000:.0f}"
+
+
+def print_table(rows: list[dict[str, Any]]) -> None:
+    print(
+        "| query | host ms | device ms | T* ms | both at once ms | best fixed (share) ms "
+        "| adaptive ms (share) | collaborative ms (share) |"
+    )
+    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+    for r in rows:
+        if "refused" in r:
+            print(f"| {r['query']} | refused: {r['refused'][:80]} |")
+            continue
+        s = r["seconds"]
+        a, c = r["adaptive_share"], r["collaborative_share"]
+        print(
+            f"| {r['query']} | {_ms(r['host'])} | {_ms(r['device'])} | {_ms(r['t_star'])} "
+            f"| {_ms(s['both at once'])} | {_ms(r['best_fixed_seconds'])} ({r['best_fixed'][6:]}) "
+            f"| {_ms(s['adaptive'])} ({'-' if a is None else f'{a:.2f}'}) "
+            f"| {_ms(s['collaborative'])} ({'-' if c is None else f'{c:.2f}'}) |"
+        )
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data", type=Path, help="TPC-H folder (default: cached --scale)")
+    parser.add_argument("--scale", type=float, default=1.0)
+    parser.add_argument("--device", default="polars-separate")
+    parser.add_argument("--host-threads", type=int, default=None)
+    parser.add_argument("--device-threads", type=int, default=None)
+    parser.add_argument("--queries", default=QUERIES)
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--json", type=Path, help="write the figures here")
+    args = parser.parse_args(argv)
+    if args.device_threads is not None:
+        if "polars" in sys.modules:
+            raise SystemExit("--device-threads must be set before Polars is imported")
+        os.environ["POLARS_MAX_THREADS"] = str(args.device_threads)
+    from dau_scheduler import tpch
+
+    data = args.data or tpch.cached(args.scale)
+    cache = Path(tempfile.mkdtemp(prefix="dau-bench-coproc-"))
+    rows = []
+    with _session(data, args.device, args.host_threads, cache) as session:
+        for name in args.queries.split(","):
+            rows.append(bench_query(session, name, tpch.queries()[name], args.runs))
+            print(f"{name}: done", file=sys.stderr, flush=True)
+    print_table(rows)
+    result = {
+        "command": " ".join(sys.argv),
+        "data": str(data),
+        "device": args.device,
+        "runs": args.runs,
+        "rows": rows,
+        "summary": summary(rows),
+    }
+    print(json.dumps(result["summary"], indent=1))
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(result, indent=1, default=str))
+    return 1 if result["summary"].get("wrong_answers") else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

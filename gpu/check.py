@@ -1,0 +1,289 @@
+"""The GPU kit's check sequence, run once the kit is installed (docs/gpu.md).
+
+    PYTHONPATH=/tmp/site:src python3 gpu/check.py --out $OUT            # on the lent H200
+    PYTHONPATH=$SITE:src python3.12 gpu/check.py --dry-run --out DIR     # rehearsal, no CUDA
+
+Each step runs in its own process with its own time limit, inside an overall ``--budget``, so a
+step that hangs or crashes costs only itself; ``--steps`` reruns chosen steps. Every step's
+output goes to ``OUT/check.log`` and its outcome to ``OUT/check.json`` as it finishes, so what
+ran comes back even when the call is cut short. ``--dry-run`` skips only what needs CUDA (the
+cudf import, ``dau link``) and runs the cudf steps on the Polars CPU engine at a small scale.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+#: Distributions whose versions decide whether the GPU stack works; printed first.
+VERSIONS = (
+    "pyarrow",
+    "cudf-polars-cu13",
+    "pylibcudf-cu13",
+    "libcudf-cu13",
+    "rmm-cu13",
+    "polars",
+    "duckdb",
+    "nvidia-nvjitlink",
+    "cuda-bindings",
+    "cuda-toolkit",
+    "cupy-cuda13x",
+    "numpy",
+)
+
+
+def step_versions(args: argparse.Namespace) -> None:
+    from importlib import metadata
+
+    smi = shutil.which("nvidia-smi")
+    if smi:
+        query = "--query-gpu=name,driver_version,memory.total"
+        out = subprocess.run([smi, query, "--format=csv,noheader"], capture_output=True, text=True)
+        print(f"nvidia-smi: {out.stdout.strip() or out.stderr.strip()}")
+    else:
+        print("nvidia-smi: not found")
+    try:
+        import cupy
+
+        runtime = cupy.cuda.runtime.runtimeGetVersion()
+        driver = cupy.cuda.runtime.driverGetVersion()
+        print(f"CUDA runtime {runtime}, driver API {driver} (cupy {cupy.__version__})")
+    except Exception as exc:  # noqa: BLE001 - a report line, whatever went wrong
+        print(f"CUDA runtime: unavailable ({type(exc).__name__}: {exc})")
+    for name in VERSIONS:
+        try:
+            print(f"{name}: {metadata.version(name)}")
+        except metadata.PackageNotFoundError:
+            print(f"{name}: not installed")
+    print(f"python: {sys.version.split()[0]} at {sys.executable}")
+
+
+def step_requirements(args: argparse.Namespace) -> None:
+    """Every requirement of every kit wheel, against what this interpreter really has."""
+    from importlib import metadata
+
+    from packaging.markers import default_environment
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+
+    env = {**default_environment(), "extra": ""}
+    listed = (ROOT / "gpu" / "h200-packages.txt").read_text().splitlines()
+    lent = {canonicalize_name(line.split("==")[0]) for line in listed if line[:1].isalnum()}
+    unmet = elsewhere = 0
+    kit = list(metadata.distributions(path=[args.site]))
+    for dist in kit:
+        for line in dist.requires or []:
+            req = Requirement(line)
+            if req.marker is not None and not req.marker.evaluate(env):
+                continue
+            try:
+                have = metadata.version(canonicalize_name(req.name))
+            except metadata.PackageNotFoundError:
+                have = None
+            if have is not None and req.specifier.contains(have, prereleases=True):
+                continue
+            if args.dry_run and have is None and canonicalize_name(req.name) in lent:
+                elsewhere += 1
+                continue
+            unmet += 1
+            print(f"UNMET {dist.metadata['Name']}: {req} (have {have})")
+    print(f"{len(kit)} kit distributions in {args.site}; {unmet} unmet requirements")
+    if elsewhere:
+        print(f"dry run: {elsewhere} requirements left to the lent machine's own packages")
+    if unmet:
+        raise SystemExit(1)
+
+
+def step_cudf(args: argparse.Namespace) -> None:
+    import cudf_polars
+    import polars as pl
+
+    frame = pl.LazyFrame({"k": [1, 1, 2], "v": [1.5, 2.5, 4.0]})
+    out = frame.group_by("k").agg(pl.col("v").sum()).sort("k")
+    got = out.collect(engine=pl.GPUEngine(raise_on_fail=True))
+    print(f"cudf_polars {cudf_polars.__version__}: {got.to_dicts()}")
+    if got.to_dicts() != [{"k": 1, "v": 4.0}, {"k": 2, "v": 4.0}]:
+        raise SystemExit("the GPU engine gave a wrong answer on a three-row group-by")
+
+
+def step_gpu_tests(args: argparse.Namespace) -> None:
+    cmd = [sys.executable, "-m", "pytest", "-m", "gpu", "-q", "-p", "no:cacheprovider"]
+    cmd += ["-o", "addopts=-ra --strict-markers", "-n", "4", "tests"]
+    raise SystemExit(subprocess.run(cmd, cwd=ROOT).returncode)
+
+
+def step_link(args: argparse.Namespace) -> None:
+    cmd = [sys.executable, "-m", "dau_scheduler", "link", "--device", "cudf"]
+    raise SystemExit(subprocess.run(cmd, cwd=ROOT).returncode)
+
+
+def step_tpch(args: argparse.Namespace) -> None:
+    from dau_scheduler import tpch
+
+    t0 = time.perf_counter()
+    tpch.generate(args.scale, _data(args))
+    print(f"TPC-H SF {args.scale:g} in {_data(args)}: {time.perf_counter() - t0:.1f} s")
+
+
+def step_split22(args: argparse.Namespace) -> None:
+    """The 22 queries at device share 0.5 on the device, each checked against DuckDB."""
+    from dau_scheduler import Session, tpch
+    from dau_scheduler.compare import compare_tables
+
+    rows = []
+    with Session(_data(args), device=args.device) as session:
+        for name, sql in tpch.queries().items():
+            expected = session.host.cursor().sql(sql).to_arrow_table()
+            t0 = time.perf_counter()
+            result = session.sql(sql, device_share=0.5)
+            seconds = time.perf_counter() - t0
+            diff = compare_tables(result.table, expected)
+            ex = result.execution
+            rows.append(
+                {
+                    "query": name,
+                    "equal": diff is None,
+                    "diff": diff,
+                    "device_rows": ex.device_rows if ex else None,
+                    "host_rows": ex.host_rows if ex else None,
+                    "seconds": seconds,
+                    "refusal": result.refusal,
+                    "fallback": result.fallback,
+                }
+            )
+            how = "split" if ex else "unsplit"
+            note = result.refusal or result.fallback or ""
+            print(f"{name}: {'equal' if diff is None else 'WRONG'} {how} {seconds:.3f}s {note}")
+    (args.out / "split22.json").write_text(json.dumps(rows, indent=1))
+    wrong = [r["query"] for r in rows if not r["equal"]]
+    split = sum(r["device_rows"] is not None and r["device_rows"] > 0 for r in rows)
+    print(
+        f"{22 - len(wrong)} of 22 equal to DuckDB; {split} split with device rows; wrong: {wrong}"
+    )
+    if wrong:
+        raise SystemExit(1)
+
+
+def step_coprocessing(args: argparse.Namespace) -> None:
+    cmd = [sys.executable, str(ROOT / "bench-queries" / "coprocessing.py"), "--data"]
+    cmd += [str(_data(args)), "--device", args.device, "--runs", str(args.runs)]
+    cmd += ["--json", str(args.out / "coprocessing.json")]
+    raise SystemExit(subprocess.run(cmd, cwd=ROOT).returncode)
+
+
+#: name -> (function, seconds allowed, needs CUDA)
+STEPS: dict[str, tuple[Any, int, bool]] = {
+    "versions": (step_versions, 30, False),
+    "requirements": (step_requirements, 30, False),
+    "cudf": (step_cudf, 120, True),
+    "gpu-tests": (step_gpu_tests, 150, False),
+    "link": (step_link, 60, True),
+    "tpch": (step_tpch, 90, False),
+    "split22": (step_split22, 150, False),
+    "coprocessing": (step_coprocessing, 240, False),
+}
+
+
+def _data(args: argparse.Namespace) -> Path:
+    return Path(args.data_root) / f"tpch-sf{args.scale:g}"
+
+
+def run_steps(args: argparse.Namespace) -> int:
+    args.out.mkdir(parents=True, exist_ok=True)
+    log = (args.out / "check.log").open("a")
+    report_path = args.out / "check.json"
+    report: dict[str, Any] = {"dry_run": args.dry_run, "device": args.device, "steps": {}}
+    env = dict(os.environ)
+    env["PATH"] = f"{Path(args.site) / 'bin'}{os.pathsep}{env.get('PATH', '')}"
+    env["PYTHONUNBUFFERED"] = "1"
+    env.setdefault("DAU_CACHE_DIR", str(Path(args.data_root) / "dau-cache"))
+    deadline = time.monotonic() + args.budget
+    failed = 0
+    for name in args.steps.split(","):
+        _, allowed, needs_cuda = STEPS[name]
+        left = deadline - time.monotonic()
+        if args.dry_run and needs_cuda:
+            outcome: dict[str, Any] = {"status": "skipped (needs CUDA; --dry-run)"}
+        elif left < 5:
+            outcome = {"status": "skipped (budget spent)"}
+        else:
+            limit = min(allowed, left)
+            cmd = [sys.executable, __file__, "--step", name, *_passthrough(args)]
+            print(f"== {name} (limit {limit:.0f} s)", flush=True)
+            log.write(f"== {name}\n")
+            log.flush()
+            t0 = time.perf_counter()
+            try:
+                done = subprocess.run(
+                    cmd,
+                    env=env,
+                    cwd=ROOT,
+                    timeout=limit,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.STDOUT,
+                    text=True,
+                )
+                code, text = done.returncode, done.stdout
+            except subprocess.TimeoutExpired as exc:
+                code, text = 124, _text(exc.stdout)
+            seconds = time.perf_counter() - t0
+            log.write(text)
+            log.flush()
+            print(text[-3000:], flush=True)
+            status = "ok" if code == 0 else ("timed out" if code == 124 else f"failed ({code})")
+            failed += code != 0
+            outcome = {"status": status, "seconds": round(seconds, 2), "tail": text[-1500:]}
+        report["steps"][name] = outcome
+        report_path.write_text(json.dumps(report, indent=1))
+        print(f"-- {name}: {outcome['status']}", flush=True)
+    return 1 if failed else 0
+
+
+def _text(captured: bytes | str | None) -> str:
+    """What a timed-out step printed (``TimeoutExpired`` holds bytes even with ``text=True``)."""
+    if isinstance(captured, bytes):
+        return captured.decode(errors="replace")
+    return captured or ""
+
+
+def _passthrough(args: argparse.Namespace) -> list[str]:
+    out = ["--out", str(args.out), "--site", str(args.site), "--device", args.device]
+    out += ["--scale", str(args.scale), "--data-root", str(args.data_root)]
+    out += ["--runs", str(args.runs)]
+    return out + (["--dry-run"] if args.dry_run else [])
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out", type=Path, default=Path(os.environ.get("OUT", "gpu-check-out")))
+    parser.add_argument("--site", default=os.environ.get("SITE", "/tmp/site"))
+    parser.add_argument("--dry-run", action="store_true", help="skip what needs CUDA")
+    parser.add_argument("--device", default=None, help="default: cudf (polars with --dry-run)")
+    parser.add_argument("--scale", type=float, default=None, help="default 1 (0.1 dry run)")
+    parser.add_argument("--data-root", default="/tmp/dau-gpu-data")
+    parser.add_argument("--runs", type=int, default=3, help="coprocessing runs per variant")
+    parser.add_argument("--steps", default=",".join(STEPS), help="comma-separated subset")
+    parser.add_argument("--budget", type=float, default=480.0, help="seconds for all steps")
+    parser.add_argument("--step", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    args.device = args.device or ("polars" if args.dry_run else "cudf")
+    args.scale = args.scale or (0.1 if args.dry_run else 1.0)
+    unknown = [s for s in args.steps.split(",") if s not in STEPS]
+    if unknown:
+        parser.error(f"unknown step(s) {unknown}; steps: {', '.join(STEPS)}")
+    if args.step:
+        STEPS[args.step][0](args)
+        return 0
+    return run_steps(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
