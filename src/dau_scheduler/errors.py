@@ -23,6 +23,10 @@ class SqlError(DauError, ValueError):
     """A query or data set the SQL front end refuses before any engine runs."""
 
 
+class SizingError(DauError, ValueError):
+    """A resource, placement, calibration or memory plan that cannot be built as asked."""
+
+
 class ArmError(DauError, RuntimeError):
     """An arm failed while running its share; ``arm`` says which (``"device"`` or ``"host"``)."""
 
@@ -31,4 +35,12 @@ class ArmError(DauError, RuntimeError):
         self.arm = arm
 
 
-__all__ = ["ArmError", "DauError", "PostureError", "ProfileError", "SplitError", "SqlError"]
+__all__ = [
+    "ArmError",
+    "DauError",
+    "PostureError",
+    "ProfileError",
+    "SizingError",
+    "SplitError",
+    "SqlError",
+]

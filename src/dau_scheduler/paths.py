@@ -4,6 +4,7 @@ user's cache folder (XDG on Linux)."""
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 import platformdirs
@@ -27,4 +28,20 @@ def data_root() -> Path:
     return user_cache("DAU_DATA_DIR", "data")
 
 
-__all__ = ["data_root", "profile_cache_root", "user_cache"]
+def write_atomic(path: Path, text: str) -> Path:
+    """Write ``text`` to ``path`` whole or not at all: a reader never sees a torn file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=path.suffix)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+__all__ = ["data_root", "profile_cache_root", "user_cache", "write_atomic"]

@@ -12,7 +12,6 @@ import json
 import math
 import os
 import platform
-import tempfile
 import warnings
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
@@ -21,6 +20,7 @@ from typing import TypeVar
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from dau_scheduler.errors import ProfileError
+from dau_scheduler.paths import write_atomic
 
 _M = TypeVar("_M", bound=BaseModel)
 
@@ -320,18 +320,7 @@ class ProfileCache:
         return self._under_root(name)
 
     def _write(self, path: Path, text: str) -> Path:
-        self.root.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=self.root, prefix=".tmp-", suffix=".json")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                handle.write(text)
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
-        return path
+        return write_atomic(path, text)
 
     def _read(self, path: Path, model: type[_M]) -> _M | None:
         try:

@@ -135,6 +135,11 @@ class Session:
         if self.device is not None:
             self.device.load(self.tables)
         self.row_counts = {name: t.num_rows for name, t in self.tables.items()}
+        #: Arrow bytes of every column, by table and lower-case column name (for sizing).
+        self.column_nbytes = {
+            name: {c.lower(): t.column(c).nbytes for c in t.column_names}
+            for name, t in self.tables.items()
+        }
         self.schema: dict[str, dict[str, str]] = {name: {} for name in self.tables}
         for table, column, data_type in self.host.con.execute(
             "SELECT table_name, column_name, data_type FROM information_schema.columns "
@@ -254,7 +259,9 @@ class Session:
     def _unsplit(self, compiled: CompiledSplit) -> pa.Table:
         return self.host.cursor().sql(compiled.sql).to_arrow_table()
 
-    def _merge_rule(self, compiled: CompiledSplit) -> MergeRule:
+    def merge_rule(self, compiled: CompiledSplit) -> MergeRule:
+        """How partials of ``compiled`` fold: cast to the host's partial schema, then the fast
+        fold or the final query in DuckDB."""
         schema = compiled.partial_schema
         final_sql = compiled.final.sql(dialect="duckdb") if compiled.final is not None else ""
 
@@ -315,7 +322,7 @@ class Session:
         decision = self._decide(compiled, posture, device_share, auto=profile == "auto")
         split = decision.split
         n = self.row_counts[plan.split_table or ""]
-        rule = self._merge_rule(compiled)
+        rule = self.merge_rule(compiled)
         host = self._arm_call(self.host, compiled)
         device = self._arm_call(self.device, compiled) if self.device is not None else host
         if not decision.adaptive and device_cut(split.device_share, n) == 0:
