@@ -233,6 +233,8 @@ def _sub_chunks(
     if device.memory_bytes is None or rows == 0 or row_bytes <= 0:
         return max(1, least)
     room = device.memory_bytes / safety - model_bytes
+    if rows * row_bytes <= room:
+        return max(1, least)
     per_chunk = max(1, math.floor(room / row_bytes))
     return max(least, math.ceil(rows / per_chunk))
 
