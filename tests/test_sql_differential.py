@@ -129,8 +129,9 @@ def queries(draw: st.DrawFn, n: int) -> str:
     )
     where = draw(st.sampled_from(FILTERS)).format(half=n // 2)
     if source.endswith(" and"):  # a comma join: its condition is the first WHERE conjunct
-        source, where = source.removesuffix(" where f.fk = g.fk and"), (
-            f"f.fk = g.fk and ({where})" if where else "f.fk = g.fk"
+        source, where = (
+            source.removesuffix(" where f.fk = g.fk and"),
+            (f"f.fk = g.fk and ({where})" if where else "f.fk = g.fk"),
         )
     if draw(st.integers(0, 5)) == 0:  # a row-level query: concatenation, or per-arm top-k
         limit = draw(st.sampled_from(["", " limit 3", " limit 2 offset 1"]))

@@ -209,7 +209,7 @@ def _statistic_bytes(session: Session, compiled: CompiledSplit, sample_size: int
     if partial is None:
         return 0
     if partial.num_rows >= sample and sample < n:
-        return int(math.ceil(partial.nbytes * n / sample))
+        return math.ceil(partial.nbytes * n / sample)
     return int(partial.nbytes)
 
 
