@@ -208,9 +208,10 @@ def _statistic_bytes(session: Session, compiled: CompiledSplit, sample_size: int
     partial = session.host.run_partial(compiled, 0, sample) if n else None
     if partial is None:
         return 0
+    nbytes = int(partial.nbytes)
     if partial.num_rows >= sample and sample < n:
-        return math.ceil(partial.nbytes * n / sample)
-    return int(partial.nbytes)
+        return math.ceil(nbytes * n / sample)
+    return nbytes
 
 
 # -- plan ------------------------------------------------------------------------------------
