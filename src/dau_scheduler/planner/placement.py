@@ -203,7 +203,7 @@ def estimate_estimator_stat_nbytes(data: Any, sql: str, sample_size: int = 256) 
 
 
 def _statistic_bytes(session: Session, compiled: CompiledSplit, sample_size: int) -> int:
-    n = session.row_counts[compiled.plan.split_table or ""]
+    n: int = session.row_counts[compiled.plan.split_table or ""]
     sample = max(1, min(int(sample_size), n))
     partial = session.host.run_partial(compiled, 0, sample) if n else None
     if partial is None:
