@@ -18,10 +18,10 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
-from dau_scheduler import profiling
+from dau_scheduler import profiling, strategies
 from dau_scheduler.adaptive import execute_adaptive
 from dau_scheduler.arms.base import Arm, cast_partial
-from dau_scheduler.arms.duckdb import DuckDBArm
+from dau_scheduler.arms.duckdb import DuckDBArm, quote
 from dau_scheduler.arms.polars import PolarsArm, gpu_available
 from dau_scheduler.errors import ArmError, PostureError, SplitError, SqlError
 from dau_scheduler.link import cached_rates, knee_bytes
@@ -30,15 +30,13 @@ from dau_scheduler.paths import profile_cache_root
 from dau_scheduler.posture import POSTURES, WorkSplit, plan_split
 from dau_scheduler.profile import ProfileCache, QueryProfile
 from dau_scheduler.rewrite.aggregates import MERGE_STEPS
-from dau_scheduler.rewrite.planner import PARTIALS, CompiledSplit, SplitPlan, compile_split
+from dau_scheduler.rewrite.planner import CompiledSplit, SplitPlan, compile_split
 from dau_scheduler.rows import RowRange, RowSource
 from dau_scheduler.split import SplitExecution, device_cut, execute_split
-from dau_scheduler.tables import resolve_tables
+from dau_scheduler.strategies import MemoryPlan, memory_plan
+from dau_scheduler.tables import ArrowSource, ParquetSource, Source, resolve_sources
 
 DEVICES: tuple[str, ...] = ("auto", "cudf", "polars", "duckdb")
-# The final query reads the partials through a local variable of this exact name (see combine).
-if PARTIALS != "__dau_partials":  # pragma: no cover
-    raise ImportError("the final query's partials table must be named __dau_partials")
 #: Adaptive morsels without profiles: the device's first morsel is 1/ADAPTIVE_FIRST of the rows,
 #: the host's 1/ADAPTIVE_HOST_FIRST, every next one twice the last, none over 1/ADAPTIVE_LARGEST.
 #: A small first device morsel bounds what a slow device can cost the wall; larger host morsels
@@ -55,7 +53,9 @@ class SqlResult:
     ``table`` has DuckDB's unsplit column names, Arrow types and rows. ``execution`` is None when
     the query ran unsplit; ``refusal`` says why it was not split, ``fallback`` why a device
     failure sent it back to the host. ``split`` is the work split chosen and why; ``profiled``
-    names the arms whose profiles were measured for this call.
+    names the arms whose profiles were measured for this call. ``strategy`` is the memory plan
+    the split ran with under a memory budget (``in_memory``, ``chunked``, ``streamed``), None
+    for resident tables.
     """
 
     table: pa.Table
@@ -65,6 +65,7 @@ class SqlResult:
     fallback: str | None = None
     split: WorkSplit | None = None
     profiled: tuple[str, ...] = ()
+    strategy: MemoryPlan | None = None
 
 
 def _device_arm(device: str | Arm | None) -> Arm | None:
@@ -85,6 +86,18 @@ def _device_arm(device: str | Arm | None) -> Arm | None:
     if device == "polars":
         return PolarsArm()
     return "duckdb-shared"  # type: ignore[return-value]  # resolved once the host exists
+
+
+def _check_budget(mem_budget_mb: float | None) -> None:
+    if mem_budget_mb is None:
+        return
+    if (
+        isinstance(mem_budget_mb, bool)
+        or not isinstance(mem_budget_mb, (int, float))
+        or not math.isfinite(mem_budget_mb)
+        or mem_budget_mb <= 0
+    ):
+        raise SqlError(f"mem_budget_mb must be a finite positive number, got {mem_budget_mb!r}")
 
 
 def _check_share(device_share: float | None) -> None:
@@ -108,6 +121,15 @@ class Session:
         fast_fold: fold simple partials in pyarrow rather than DuckDB (see ``rewrite.fold``).
         cache: where measured profiles live; default ``$DAU_CACHE_DIR`` or the user's cache
             folder (``.../dau-scheduler/profiles``).
+        mem_budget_mb: a memory budget: nothing is loaded; each query's split table is read
+            from its source chunk by chunk as ``cloud_plan`` decides (``in_memory``, ``chunked``
+            or ``streamed``, reported as ``SqlResult.strategy``), and DuckDB's memory limit is
+            the budget.
+        strategy: force ``in_memory``, ``chunked`` or ``streamed`` under the budget instead of
+            the one ``cloud_plan`` picks.
+        lazy: read the tables from their sources when a query runs instead of loading them
+            (implied by ``mem_budget_mb``; ``run_sql`` uses it: one query need not load every
+            table). Profiles are measured on resident tables only.
     """
 
     def __init__(
@@ -118,29 +140,46 @@ class Session:
         threads: int | None = None,
         fast_fold: bool = True,
         cache: ProfileCache | str | Path | None = None,
+        mem_budget_mb: float | None = None,
+        strategy: str | None = None,
+        lazy: bool | None = None,
     ) -> None:
+        _check_budget(mem_budget_mb)
+        if strategy is not None:
+            strategies.strategy(strategy)
+            if mem_budget_mb is None:
+                raise SqlError(f"strategy={strategy!r} needs a memory budget (mem_budget_mb)")
+        self.forced_strategy = strategy
         arm = _device_arm(device)
         self.fast_fold = fast_fold
+        self.mem_budget_mb = mem_budget_mb
+        self.lazy = mem_budget_mb is not None if lazy is None else bool(lazy)
         self.cache = (
             cache
             if isinstance(cache, ProfileCache)
             else ProfileCache(cache if cache is not None else profile_cache_root())
         )
-        self.tables = resolve_tables(tables)
+        sources = resolve_sources(tables)
         self.host = DuckDBArm(threads=threads)
-        self.host.load(self.tables)
         if arm == "duckdb-shared":  # type: ignore[comparison-overlap]
             arm = DuckDBArm(share=self.host, name="duckdb")
         self.device: Arm | None = arm
-        if self.device is not None:
-            self.device.load(self.tables)
-        self.row_counts = {name: t.num_rows for name, t in self.tables.items()}
-        #: Arrow bytes of every column, by table and lower-case column name (for sizing).
-        self.column_nbytes = {
-            name: {c.lower(): t.column(c).nbytes for c in t.column_names}
-            for name, t in self.tables.items()
-        }
-        self.schema: dict[str, dict[str, str]] = {name: {} for name in self.tables}
+        #: Rows of every table, and the Arrow bytes of every column by lower-case name.
+        self.row_counts = {name: source.num_rows for name, source in sources.items()}
+        self.column_nbytes = {name: source.column_nbytes() for name, source in sources.items()}
+        if self.lazy:
+            self._attach(sources)
+        else:
+            # Loaded into the arms, the Arrow copies are let go: DuckDB holds its own, and the
+            # Polars arm's frames keep what they share with Arrow.
+            loaded = {name: source.arrow() for name, source in sources.items()}
+            self.host.load(loaded)
+            if self.device is not None:
+                self.device.load(loaded)
+            del loaded
+            sources = {n: s for n, s in sources.items() if isinstance(s, ParquetSource)}
+        self._sources = sources
+        self.schema: dict[str, dict[str, str]] = {name: {} for name in self.row_counts}
         for table, column, data_type in self.host.con.execute(
             "SELECT table_name, column_name, data_type FROM information_schema.columns "
             "ORDER BY table_name, ordinal_position"
@@ -159,6 +198,29 @@ class Session:
         self._device_refusals: dict[tuple[str, str | None], str | None] = {}
         self._lock = threading.Lock()
         self._closed = False
+
+    def _attach(self, sources: dict[str, Source]) -> None:
+        for arm in (self.host, self.device):
+            if arm is not None and not callable(getattr(arm, "attach", None)):
+                raise SqlError(
+                    f"the {arm.name} arm cannot read tables lazily (no attach); open the "
+                    "Session without mem_budget_mb or lazy"
+                )
+        self.host.attach(sources)
+        if self.device is not None:
+            self.device.attach(sources)  # type: ignore[attr-defined]
+        if self.mem_budget_mb is not None:
+            self.host.set_memory_limit(self.mem_budget_mb)
+
+    def source(self, name: str) -> Source:
+        """Where table ``name``'s rows come from: its Parquet files, else its Arrow rows (read
+        back from the host's copy when the Session was given them in memory)."""
+        found = self._sources.get(name)
+        if found is None:
+            if name not in self.row_counts:
+                raise SqlError(f"no table {name!r}; tables: {', '.join(sorted(self.row_counts))}")
+            found = ArrowSource(self.host.cursor().table(quote(name)).to_arrow_table())
+        return found
 
     def __enter__(self) -> Session:
         return self
@@ -205,10 +267,10 @@ class Session:
         if cached is not None:
             return cached
         self._validate(sql)
-        if split_table is not None and split_table.lower() not in self.tables:
+        if split_table is not None and split_table.lower() not in self.row_counts:
             raise SqlError(
                 f"split_table {split_table!r} is not a table of this session; "
-                f"tables: {', '.join(sorted(self.tables))}"
+                f"tables: {', '.join(sorted(self.row_counts))}"
             )
         columns, types, output_schema = self._bind(sql)
         compiled = compile_split(
@@ -274,7 +336,7 @@ class Session:
             merged = pa.concat_tables(tables) if tables else schema.empty_table()
             if fast is not None and output_schema is not None:
                 return fast.run(merged, output_schema)
-            return _run_final(self.host.cursor(), final_sql, merged)
+            return self.host.run_over_partials(final_sql, merged)
 
         return MergeRule(terminal="sql", combine=combine, mergeable=frozenset(MERGE_STEPS))
 
@@ -325,10 +387,21 @@ class Session:
         rule = self.merge_rule(compiled)
         host = self._arm_call(self.host, compiled)
         device = self._arm_call(self.device, compiled) if self.device is not None else host
-        if not decision.adaptive and device_cut(split.device_share, n) == 0:
+        memory = None
+        if self.mem_budget_mb is not None:
+            memory = memory_plan(self, compiled, self.mem_budget_mb, self.forced_strategy)
+        elif not decision.adaptive and device_cut(split.device_share, n) == 0:
             return self._run_host_only(compiled, decision, n, plan)
         try:
-            if decision.adaptive:
+            if self.lazy:
+                execution = strategies.run(
+                    self,
+                    compiled,
+                    decision,
+                    memory.strategy if memory is not None else "in_memory",
+                    memory.chunk_rows if memory is not None else max(1, n),
+                )
+            elif decision.adaptive:
                 execution = execute_adaptive(
                     compiled,
                     RowRange(0, n),
@@ -364,8 +437,16 @@ class Session:
                 fallback=f"{exc}; the host re-ran the whole query",
                 split=split,
                 profiled=decision.measured,
+                strategy=memory,
             )
-        return SqlResult(execution.result, execution, plan, split=split, profiled=decision.measured)
+        return SqlResult(
+            execution.result,
+            execution,
+            plan,
+            split=split,
+            profiled=decision.measured,
+            strategy=memory,
+        )
 
     # -- profiles and postures -----------------------------------------------------------------
 
@@ -482,8 +563,9 @@ class Session:
         if not getattr(self.device, "resident", True):
             rates = cached_rates(self.cache, self.device.name)
             if rates:  # data crosses the link each morsel: no morsel below the transfer knee
-                table = self.tables[compiled.plan.split_table or ""]
-                row_bytes = max(1, table.nbytes // max(1, table.num_rows))
+                table = compiled.plan.split_table or ""
+                width = sum(self.column_nbytes[table].values())
+                row_bytes = max(1, width // max(1, self.row_counts[table]))
                 first_device = max(first_device, math.ceil(knee_bytes(rates) / row_bytes))
                 why += "; device morsels at least the link's transfer knee"
         split = WorkSplit(
@@ -525,16 +607,6 @@ class Session:
             result=table,
         )
         return SqlResult(table, execution, plan, split=split, profiled=decision.measured)
-
-
-def _run_final(cursor: duckdb.DuckDBPyConnection, final_sql: str, partials: pa.Table) -> pa.Table:
-    """Run the final query over the partials, which DuckDB finds by this function's local name.
-
-    A replacement scan costs ~1 ms less per query than register/unregister. It lives at module
-    level because inside a class body Python would mangle the double-underscore name.
-    """
-    __dau_partials = partials  # read by DuckDB's replacement scan, by name
-    return cursor.sql(final_sql).to_arrow_table()
 
 
 @dataclass(frozen=True)
@@ -589,10 +661,19 @@ def _balance(
 
 
 def run_sql(
-    sql: str, tables: Any, *, device: str | Arm | None = "auto", **kwargs: Any
+    sql: str,
+    tables: Any,
+    *,
+    device: str | Arm | None = "auto",
+    mem_budget_mb: float | None = None,
+    strategy: str | None = None,
+    **kwargs: Any,
 ) -> SqlResult:
-    """A one-shot Session: load ``tables``, run ``sql`` split, close."""
-    with Session(tables, device=device) as session:
+    """A one-shot Session: run ``sql`` split over ``tables`` and close. Tables are read from
+    their sources as the query needs them, not loaded whole (``Session(lazy=True)``)."""
+    with Session(
+        tables, device=device, mem_budget_mb=mem_budget_mb, strategy=strategy, lazy=True
+    ) as session:
         return session.sql(sql, **kwargs)
 
 

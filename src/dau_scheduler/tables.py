@@ -1,14 +1,19 @@
-"""Resolve the ``tables`` a Session is given into named Arrow tables, validating before loading.
+"""Resolve the ``tables`` a Session is given into named sources, validating before reading.
 
 Accepted: a directory of ``<name>.parquet`` files or ``<name>/`` folders of Parquet parts; a
 mapping ``name -> path | pyarrow.Table | polars.DataFrame``; or a DuckDB connection whose tables
 are read. Row order is the order the data is read in, and both arms number rows by it.
+
+A source is either a :class:`ParquetSource` (files read when and as far as a query needs them:
+row counts and column sizes come from the files' metadata) or an :class:`ArrowSource` (a table
+already in memory). ``resolve_tables`` reads every source whole, for the resident path.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +24,8 @@ import pyarrow.parquet as pq
 from dau_scheduler.errors import SqlError
 
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+#: Rows read to estimate a Parquet table's Arrow width per column.
+SAMPLE_ROWS = 4096
 
 
 def _check_name(name: str) -> str:
@@ -29,16 +36,85 @@ def _check_name(name: str) -> str:
     return name.lower()
 
 
-def _read_path(name: str, path: Path) -> pa.Table:
+@dataclass(frozen=True)
+class ArrowSource:
+    """A table already in memory."""
+
+    table: pa.Table
+
+    @property
+    def num_rows(self) -> int:
+        return int(self.table.num_rows)
+
+    def column_nbytes(self) -> dict[str, int]:
+        return {c.lower(): int(self.table.column(c).nbytes) for c in self.table.column_names}
+
+    def arrow(self, columns: list[str] | None = None) -> pa.Table:
+        return self.table if columns is None else self.table.select(columns)
+
+    def batches(self, columns: list[str], rows: int) -> Iterator[pa.Table]:
+        """The table's ``columns`` in order, ``rows`` at a time (zero-copy slices)."""
+        table = self.table.select(columns)
+        for start in range(0, table.num_rows, rows):
+            yield table.slice(start, rows)
+
+
+@dataclass(frozen=True)
+class ParquetSource:
+    """Parquet files read on demand, in file order; nothing is held but their metadata."""
+
+    files: tuple[Path, ...]
+    _meta: list[Any] = field(default_factory=list, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        try:
+            self._meta.extend(pq.ParquetFile(f).metadata for f in self.files)
+        except (OSError, ValueError) as exc:
+            where = self.files[0].parent
+            raise SqlError(f"cannot read Parquet metadata under {where}: {exc}") from exc
+
+    @property
+    def num_rows(self) -> int:
+        return sum(int(m.num_rows) for m in self._meta)
+
+    def column_nbytes(self) -> dict[str, int]:
+        """Arrow bytes per column, estimated from the first ``SAMPLE_ROWS`` rows read as Arrow
+        and scaled to the table's rows (Parquet's own sizes are of encoded pages, often a
+        fraction of the Arrow width)."""
+        rows = self.num_rows
+        batch = next(pq.ParquetFile(self.files[0]).iter_batches(batch_size=SAMPLE_ROWS), None)
+        if batch is None or batch.num_rows == 0:
+            return {name.lower(): 0 for name in self._meta[0].schema.to_arrow_schema().names}
+        return {
+            name.lower(): int(batch.column(i).nbytes * rows / batch.num_rows)
+            for i, name in enumerate(batch.schema.names)
+        }
+
+    def arrow(self, columns: list[str] | None = None) -> pa.Table:
+        tables = [pq.read_table(f, columns=columns) for f in self.files]
+        return tables[0] if len(tables) == 1 else pa.concat_tables(tables)
+
+    def batches(self, columns: list[str], rows: int) -> Iterator[pa.Table]:
+        """The files' ``columns`` in row order, at most ``rows`` at a time, one row group read
+        at a time (memory: a row group and a batch)."""
+        for path in self.files:
+            handle = pq.ParquetFile(path)
+            for batch in handle.iter_batches(batch_size=rows, columns=columns):
+                yield pa.Table.from_batches([batch])
+
+
+Source = ArrowSource | ParquetSource
+
+
+def _parquet(name: str, path: Path) -> ParquetSource:
     if not path.exists():
         raise SqlError(f"table {name!r}: no such file or folder {path}")
     if path.is_dir():
         parts = sorted(path.glob("*.parquet"))
         if not parts:
             raise SqlError(f"table {name!r}: folder {path} holds no .parquet files")
-        tables = [pq.read_table(part) for part in parts]
-        return pa.concat_tables(tables)
-    return pq.read_table(path)
+        return ParquetSource(tuple(parts))
+    return ParquetSource((path,))
 
 
 def discover(folder: Path) -> dict[str, Path]:
@@ -56,10 +132,11 @@ def discover(folder: Path) -> dict[str, Path]:
     return found
 
 
-def resolve_tables(tables: Any) -> dict[str, pa.Table]:
-    """Named Arrow tables from any accepted ``tables`` argument (see the module docstring)."""
+def resolve_sources(tables: Any) -> dict[str, Source]:
+    """Named sources from any accepted ``tables`` argument (see the module docstring); Parquet
+    is not read beyond its metadata."""
     if isinstance(tables, (str, Path)):
-        return {name: _read_path(name, path) for name, path in discover(Path(tables)).items()}
+        return {name: _parquet(name, path) for name, path in discover(Path(tables)).items()}
     if isinstance(tables, duckdb.DuckDBPyConnection):
         names = [
             row[0]
@@ -69,19 +146,19 @@ def resolve_tables(tables: Any) -> dict[str, pa.Table]:
         ]
         if not names:
             raise SqlError("the DuckDB connection holds no tables")
-        return {_check_name(n): tables.table(f'"{n}"').to_arrow_table() for n in names}
+        return {_check_name(n): ArrowSource(tables.table(f'"{n}"').to_arrow_table()) for n in names}
     if isinstance(tables, Mapping):
         if not tables:
             raise SqlError("tables is an empty mapping")
-        out: dict[str, pa.Table] = {}
+        out: dict[str, Source] = {}
         for name, value in tables.items():
             key = _check_name(name)
             if isinstance(value, pa.Table):
-                out[key] = value
+                out[key] = ArrowSource(value)
             elif isinstance(value, (str, Path)):
-                out[key] = _read_path(name, Path(value))
+                out[key] = _parquet(name, Path(value))
             elif hasattr(value, "to_arrow") and type(value).__module__.startswith("polars"):
-                out[key] = value.to_arrow()
+                out[key] = ArrowSource(value.to_arrow())
             else:
                 raise SqlError(
                     f"table {name!r}: expected a path, pyarrow.Table or polars.DataFrame, "
@@ -94,4 +171,16 @@ def resolve_tables(tables: Any) -> dict[str, pa.Table]:
     )
 
 
-__all__ = ["discover", "resolve_tables"]
+def resolve_tables(tables: Any) -> dict[str, pa.Table]:
+    """Named Arrow tables from any accepted ``tables`` argument, every source read whole."""
+    return {name: source.arrow() for name, source in resolve_sources(tables).items()}
+
+
+__all__ = [
+    "ArrowSource",
+    "ParquetSource",
+    "Source",
+    "discover",
+    "resolve_sources",
+    "resolve_tables",
+]

@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 
 import duckdb
 import pyarrow as pa
 
 from dau_scheduler.errors import SqlError
-from dau_scheduler.rewrite.planner import PLACEHOLDER, CompiledSplit
+from dau_scheduler.rewrite.planner import PARTIALS, PLACEHOLDER, CompiledSplit
+from dau_scheduler.tables import ArrowSource, ParquetSource, Source
 
 _TOKEN = re.compile(rf"\b{PLACEHOLDER}\b")
+_ROWS = itertools.count()
+# Final and refold queries read the partials through a local variable of this exact name.
+if PARTIALS != "__dau_partials":  # pragma: no cover
+    raise ImportError("the final query's partials table must be named __dau_partials")
 
 
 def quote(name: str) -> str:
@@ -49,6 +55,35 @@ class DuckDBArm:
             finally:
                 self.con.unregister("__dau_load")
 
+    def attach(self, sources: dict[str, Source]) -> None:
+        """Make every source queryable: Parquet as a view DuckDB scans on demand (nothing
+        loaded), Arrow copied in as ``load`` does. Split rows then come to the partial as Arrow
+        (:meth:`run_partial_rows`), since views have no ``rowid``."""
+        if self._shared:
+            return
+        self.con.execute("SET preserve_insertion_order = true")
+        for name, source in sources.items():
+            if isinstance(source, ParquetSource):
+                files = ", ".join("'" + str(f).replace("'", "''") + "'" for f in source.files)
+                self.con.execute(
+                    f"CREATE VIEW {quote(name)} AS SELECT * FROM read_parquet([{files}])"
+                )
+            elif isinstance(source, ArrowSource):
+                # A registered Arrow view is seen by this connection alone, not by the cursors
+                # the arms run on: tables given in memory are copied in, as ``load`` does.
+                self.load({name: source.table})
+            else:  # pragma: no cover - resolve_sources makes only these two
+                raise SqlError(f"table {name!r}: unknown source {type(source).__name__}")
+
+    def set_memory_limit(self, megabytes: float) -> None:
+        """DuckDB's own memory limit; past it, DuckDB spills to a temporary folder of its own
+        (removed with the process's temporary files) rather than failing."""
+        import tempfile
+
+        spill = tempfile.mkdtemp(prefix="dau-spill-")
+        self.con.execute(f"SET temp_directory = '{spill}'")
+        self.con.execute(f"SET memory_limit = '{max(1, int(megabytes))}MB'")
+
     def cursor(self) -> duckdb.DuckDBPyConnection:
         return self.con.cursor()
 
@@ -75,6 +110,29 @@ class DuckDBArm:
         rows = f"(SELECT * FROM {table} WHERE rowid >= {int(start)} AND rowid < {int(stop)})"
         sql = _TOKEN.sub(lambda _m: rows, self.sql_for(compiled))
         return cursor.sql(sql).to_arrow_table()
+
+    def run_over_partials(self, sql: str, partials: pa.Table) -> pa.Table:
+        """Run a final or refold query over ``partials``, which it reads as ``__dau_partials``."""
+        return _over_partials(self.cursor(), sql, partials)
+
+    def run_partial_rows(self, compiled: CompiledSplit, rows: pa.Table) -> pa.Table:
+        """The partial over ``rows``, the split table's rows given as Arrow (a chunk)."""
+        cursor = self.cursor()
+        name = f"__dau_rows{next(_ROWS)}"
+        cursor.register(name, rows)
+        try:
+            sql = _TOKEN.sub(lambda _m: name, self.sql_for(compiled))
+            return cursor.sql(sql).to_arrow_table()
+        finally:
+            cursor.unregister(name)
+            cursor.close()
+
+
+def _over_partials(cursor: duckdb.DuckDBPyConnection, sql: str, partials: pa.Table) -> pa.Table:
+    """DuckDB finds the partials by this function's local name (a replacement scan costs ~1 ms
+    less per query than register/unregister). Module level: a class body would mangle it."""
+    __dau_partials = partials
+    return cursor.sql(sql).to_arrow_table()
 
 
 __all__ = ["DuckDBArm", "quote"]

@@ -25,7 +25,7 @@ not compute exactly raises rather than merging as a wrong answer.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, TypeVar
 
 import polars as pl
 import pyarrow as pa
@@ -36,6 +36,7 @@ from sqlglot.errors import SqlglotError
 from dau_scheduler.arms.base import cast_partial
 from dau_scheduler.errors import SqlError
 from dau_scheduler.rewrite.planner import PLACEHOLDER, CompiledSplit
+from dau_scheduler.tables import ParquetSource, Source
 
 #: The scale decimal columns are held at on the Polars side (see the module docstring).
 DECIMAL_SCALE = 12
@@ -472,10 +473,14 @@ def _sql_type(dtype: pl.DataType) -> str | None:
     return _SQL_TYPES.get(type(dtype))
 
 
-def _widen_decimals(frame: pl.DataFrame) -> pl.DataFrame:
+_Frame = TypeVar("_Frame", pl.DataFrame, pl.LazyFrame)
+
+
+def _widen_decimals(frame: _Frame) -> _Frame:
+    schema = frame.collect_schema() if isinstance(frame, pl.LazyFrame) else frame.schema
     casts = [
         pl.col(name).cast(pl.Decimal(38, max(DECIMAL_SCALE, dtype.scale or 0)))
-        for name, dtype in frame.schema.items()
+        for name, dtype in schema.items()
         if isinstance(dtype, pl.Decimal)
     ]
     return frame.with_columns(casts) if casts else frame
@@ -518,33 +523,56 @@ class PolarsArm:
     def load(self, tables: dict[str, pa.Table]) -> None:
         """Hold every table as a Polars frame. A column Polars cannot import (an Arrow interval,
         say) is left out and named in :attr:`unloaded`; a query that reads it is refused."""
-        frames, types, unloaded = {}, {}, {}
+        self.frames, self.types, self.unloaded = {}, {}, {}
         for name, table in tables.items():
-            try:
-                frame = pl.from_arrow(table)
-            except _IMPORT_ERRORS:
-                kept = []
-                for column in table.column_names:
-                    try:
-                        pl.from_arrow(table.select([column]).slice(0, 1))
-                        kept.append(column)
-                    except _IMPORT_ERRORS:
-                        unloaded[(name, column)] = str(table.schema.field(column).type)
-                frame = pl.from_arrow(table.select(kept))
-            if not isinstance(frame, pl.DataFrame):
-                raise SqlError(f"table {name!r} did not load as a Polars DataFrame")
-            frame = _widen_decimals(frame.rechunk())
-            frames[name] = frame.lazy()
-            types[name] = {
-                column: sql_type
-                for column, dtype in frame.schema.items()
-                if (sql_type := _sql_type(dtype)) is not None
-            }
-        self.frames, self.types, self.unloaded = frames, types, unloaded
+            self._hold(name, self._import(name, table).lazy())
 
-    def _context(self, split_table: str, start: int, stop: int) -> pl.SQLContext[Any]:
+    def attach(self, sources: dict[str, Source]) -> None:
+        """Every source as a lazy frame: Parquet scanned when a query runs (only the columns
+        and rows it needs), Arrow imported as :meth:`load` does."""
+        self.frames, self.types, self.unloaded = {}, {}, {}
+        for name, source in sources.items():
+            if isinstance(source, ParquetSource):
+                self._hold(name, pl.scan_parquet([str(f) for f in source.files]))
+            else:
+                self._hold(name, self._import(name, source.arrow()).lazy())
+
+    def _import(self, name: str, table: pa.Table) -> pl.DataFrame:
+        try:
+            frame = pl.from_arrow(table)
+        except _IMPORT_ERRORS:
+            kept = []
+            for column in table.column_names:
+                try:
+                    pl.from_arrow(table.select([column]).slice(0, 1))
+                    kept.append(column)
+                except _IMPORT_ERRORS:
+                    self.unloaded[(name, column)] = str(table.schema.field(column).type)
+            frame = pl.from_arrow(table.select(kept))
+        if not isinstance(frame, pl.DataFrame):
+            raise SqlError(f"table {name!r} did not load as a Polars DataFrame")
+        return frame.rechunk()
+
+    def _hold(self, name: str, frame: pl.LazyFrame) -> None:
+        frame = _widen_decimals(frame)
+        self.frames[name] = frame
+        self.types[name] = {
+            column: sql_type
+            for column, dtype in frame.collect_schema().items()
+            if (sql_type := _sql_type(dtype)) is not None
+        }
+
+    def _context(
+        self, split_table: str, start: int, stop: int, rows: pa.Table | None = None
+    ) -> pl.SQLContext[Any]:
         frames = dict(self.frames)
-        frames[PLACEHOLDER] = self.frames[split_table].slice(start, stop - start)
+        if rows is None:
+            frames[PLACEHOLDER] = self.frames[split_table].slice(start, stop - start)
+        else:
+            kept = [c for c in rows.column_names if (split_table, c) not in self.unloaded]
+            frames[PLACEHOLDER] = _widen_decimals(
+                self._import(split_table, rows.select(kept))
+            ).lazy()
         return pl.SQLContext(frames=frames)
 
     def sql_for(self, compiled: CompiledSplit) -> str:
@@ -586,9 +614,15 @@ class PolarsArm:
         return None
 
     def run_partial(self, compiled: CompiledSplit, start: int, stop: int) -> pa.Table:
-        frame = self._context(compiled.plan.split_table or "", start, stop).execute(
-            self.sql_for(compiled)
-        )
+        return self._collect(compiled, self._context(compiled.plan.split_table or "", start, stop))
+
+    def run_partial_rows(self, compiled: CompiledSplit, rows: pa.Table) -> pa.Table:
+        """The partial over ``rows``, the split table's rows given as Arrow (a chunk)."""
+        context = self._context(compiled.plan.split_table or "", 0, 0, rows)
+        return self._collect(compiled, context)
+
+    def _collect(self, compiled: CompiledSplit, context: pl.SQLContext[Any]) -> pa.Table:
+        frame = context.execute(self.sql_for(compiled))
         result = frame.lazy().collect(engine=self._collect_engine)
         return cast_partial(result.to_arrow(), compiled.partial_schema, self.name)
 

@@ -94,6 +94,7 @@ class BuiltBlock:
     probe_extra: list[exp.Expr]
     ordered: bool
     fast: FastFold | FastRows | None = None
+    refold_sql: str | None = None
 
 
 def replace_outside_subqueries(
@@ -188,7 +189,28 @@ def build_aggregate(block: exp.Select, names: frozenset[str]) -> BuiltBlock:
         if block.args.get(key) is not None:
             replacement.set(key, block.args[key].copy())
     fast = fast_fold_for(block, keys, list(merged), fold_calls, names)
-    return BuiltBlock(partial, replacement, aggregates, probe_extra, ordered=False, fast=fast)
+    refold = refold_sql_for(len(keys), [p.alias for p in projections[len(keys) :]], fold_calls)
+    return BuiltBlock(
+        partial, replacement, aggregates, probe_extra, ordered=False, fast=fast, refold_sql=refold
+    )
+
+
+#: The SQL aggregate that folds partial columns into one partial column, by merge-step op.
+_REFOLD_SQL = {"sum": "SUM", "min": "MIN", "max": "MAX", "all": "BOOL_AND", "any": "BOOL_OR"}
+
+
+def refold_sql_for(keys: int, partial_names: list[str], calls: list[FoldCall]) -> str:
+    """A query folding partials into one partial of the same columns: group by the keys, each
+    partial column by its merge step's op (a count's partial is summed). Streamed execution
+    folds each chunk's partial into a running one with it; the final query runs once, last."""
+    ops: dict[str, str] = {}
+    for call in calls:
+        for column, op in zip(call.columns, MERGE_STEPS[call.kind].arrow, strict=True):
+            ops[column] = _REFOLD_SQL[op]
+    group = [f"__dau_g{i}" for i in range(keys)]
+    items = [*group, *(f"{ops[name]}({name}) AS {name}" for name in partial_names)]
+    sql = f"SELECT {', '.join(items)} FROM {PARTIALS}"
+    return f"{sql} GROUP BY {', '.join(group)}" if group else sql
 
 
 def output_index(block: exp.Select, target: exp.Expr) -> int | None:

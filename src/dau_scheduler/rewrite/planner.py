@@ -100,6 +100,8 @@ class CompiledSplit:
     schema: pa.Schema | None = None
     fast: FastFold | FastRows | None = None
     ordered: bool = False
+    #: Folds partials into one partial (``rewrite.blocks.refold_sql_for``); None: concatenate.
+    refold_sql: str | None = None
     arm_sql: dict[str, str] = field(default_factory=dict, compare=False)
 
     @property
@@ -464,6 +466,7 @@ def _compile_candidate(
         ordered=built.ordered,
         schema=output_schema,
         fast=fast,
+        refold_sql=built.refold_sql,
     )
 
 

@@ -1,0 +1,219 @@
+"""Memory strategies, executed: how the split table's rows reach the arms within a budget.
+
+``cloud_plan`` over the query's split table (its rows, and the Arrow width of the columns the
+query reads) picks the strategy; see ``pool.cloud`` for the thresholds.
+
+- ``in_memory``: the rows the query reads come to the arms in one piece (a Session over
+  resident tables does not come here at all: it runs on its resident rows).
+- ``chunked``: the split table is read ``recommended_chunk_rows`` rows at a time (one Parquet row
+  group at a time); each chunk is split between the arms as a whole query would be, each
+  chunk's partial is kept, and the final query folds them all once.
+- ``streamed``: the same chunks, but each chunk's partial is folded at once into one running
+  partial (``CompiledSplit.refold_sql``: the final query's re-aggregation, kept in partial form),
+  so only one chunk and the running partial are ever held.
+
+Each is exact for the same reason a split is: a chunk is a row range, and the partials of any
+cut of the rows fold to the unsplit answer.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+from pydantic import BaseModel, ConfigDict
+
+from dau_scheduler.adaptive import execute_adaptive
+from dau_scheduler.arms.base import cast_partial
+from dau_scheduler.errors import SqlError
+from dau_scheduler.merge import MergeRule
+from dau_scheduler.pool.cloud import CHUNK_FRACTION, MIB, cloud_plan
+from dau_scheduler.rewrite.aggregates import MERGE_STEPS
+from dau_scheduler.rows import RowRange, RowSource
+from dau_scheduler.split import SplitExecution, execute_split
+
+if TYPE_CHECKING:
+    from dau_scheduler.rewrite.planner import CompiledSplit
+    from dau_scheduler.session import Session, _Decision
+
+
+class MemoryPlan(BaseModel):
+    """The memory plan a query ran with: the strategy, and ``cloud_plan``'s figures for it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    strategy: str
+    mem_budget_mb: float
+    split_table: str
+    rows: int
+    row_bytes: float
+    chunk_rows: int
+    chunks: int
+    plan: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Strategy:
+    """How chunks' partials are kept: all until the end, or folded online into one."""
+
+    name: str
+    online: bool
+
+
+STRATEGIES: dict[str, Strategy] = {
+    "in_memory": Strategy("in_memory", online=False),
+    "chunked": Strategy("chunked", online=False),
+    "streamed": Strategy("streamed", online=True),
+}
+
+
+def strategy(name: str) -> Strategy:
+    found = STRATEGIES.get(name)
+    if found is None:
+        raise SqlError(f"unknown strategy {name!r}; strategies: {', '.join(STRATEGIES)}")
+    return found
+
+
+def read_columns(session: Session, compiled: CompiledSplit) -> list[str]:
+    """The split table's columns the query reads, by their names in the table (at least one:
+    an Arrow chunk needs a column to carry its row count)."""
+    from dau_scheduler.planner.placement import query_columns
+
+    table = compiled.plan.split_table or ""
+    names = list(session.schema[table])
+    used = query_columns(compiled.sql, session.schema).get(table, set())
+    return [n for n in names if n.lower() in used] or names[:1]
+
+
+def memory_plan(
+    session: Session, compiled: CompiledSplit, budget_mb: float, forced: str | None = None
+) -> MemoryPlan:
+    """``cloud_plan`` over the split table's rows and the width of the columns read; ``forced``
+    names a strategy to use instead of the one it picks (chunks still sized to the budget)."""
+    table = compiled.plan.split_table or ""
+    rows = session.row_counts[table]
+    columns = read_columns(session, compiled)
+    widths = session.column_nbytes[table]
+    row_bytes = max(1.0, sum(widths.get(c.lower(), 0) for c in columns) / max(1, rows))
+    plan = cloud_plan(rows, len(columns), budget_mb, row_bytes=row_bytes)
+    name = plan["strategy"] if forced is None else strategy(forced).name
+    chunk_rows = max(1, plan["recommended_chunk_rows"])
+    if name != "in_memory" and plan["strategy"] == "in_memory":
+        chunk_rows = max(1, math.floor(CHUNK_FRACTION * budget_mb * MIB / row_bytes))
+    elif name == "in_memory":
+        chunk_rows = max(1, rows)
+    return MemoryPlan(
+        strategy=name,
+        mem_budget_mb=budget_mb,
+        split_table=table,
+        rows=rows,
+        row_bytes=row_bytes,
+        chunk_rows=chunk_rows,
+        chunks=math.ceil(rows / chunk_rows),
+        plan=plan,
+    )
+
+
+def _chunks(session: Session, compiled: CompiledSplit, rows: int) -> Iterator[pa.Table]:
+    source = session.source(compiled.plan.split_table or "")
+    yield from source.batches(read_columns(session, compiled), rows)
+
+
+def _arm_over(arm: Any, compiled: CompiledSplit, chunk: pa.Table) -> Callable[..., pa.Table]:
+    def call(query: Any, rows: RowSource) -> pa.Table:
+        return arm.run_partial_rows(compiled, chunk.slice(rows.start, rows.stop - rows.start))
+
+    return call
+
+
+def run(
+    session: Session, compiled: CompiledSplit, decision: _Decision, name: str, chunk_rows: int
+) -> SplitExecution:
+    """Run ``compiled`` over the split table's rows ``chunk_rows`` at a time with strategy
+    ``name``; each chunk split between the arms as ``decision`` says. Raises ArmError naming
+    the arm that failed; nothing short is ever returned."""
+    how = strategy(name)
+    schema = compiled.partial_schema
+    if schema is None:  # pragma: no cover - refused queries never come here
+        raise SqlError("this query has no partial to run")
+    began = time.perf_counter()
+
+    def gather(partials: Sequence[pa.Table]) -> pa.Table:
+        cast = [cast_partial(p, schema, "chunk") for p in partials]
+        return pa.concat_tables(cast) if cast else schema.empty_table()
+
+    per_chunk = MergeRule(terminal="sql", combine=gather, mergeable=frozenset(MERGE_STEPS))
+    device = session.device if session.device is not None else session.host
+    kept: list[pa.Table] = []
+    running: pa.Table | None = None
+    totals = {"device_rows": 0, "host_rows": 0, "device_seconds": 0.0, "host_seconds": 0.0}
+    overlap = 0.0
+    for chunk in _chunks(session, compiled, chunk_rows):
+        rows = RowRange(0, chunk.num_rows)
+        on_device = _arm_over(device, compiled, chunk)
+        on_host = _arm_over(session.host, compiled, chunk)
+        if decision.adaptive:
+            done = execute_adaptive(
+                compiled,
+                rows,
+                per_chunk,
+                device=on_device,
+                host=on_host,
+                device_morsel=min(decision.device_morsel, chunk.num_rows) or 1,
+                host_morsel=min(decision.host_morsel, chunk.num_rows) or 1,
+                growth=2.0,
+                max_morsel=max(1, math.ceil(chunk.num_rows / 4)),
+                aggregates=compiled.plan.aggregates,
+            )
+        else:
+            done = execute_split(
+                compiled,
+                rows,
+                decision.split,
+                per_chunk,
+                device=on_device,
+                host=on_host,
+                aggregates=compiled.plan.aggregates,
+            )
+        for key in totals:
+            totals[key] += getattr(done, key)
+        overlap += done.overlap_seconds
+        if how.online:
+            both = done.result if running is None else pa.concat_tables([running, done.result])
+            running = _refold(session, compiled, both)
+        else:
+            kept.append(done.result)
+    t0 = time.perf_counter()
+    partials = [running] if running is not None else kept
+    result = session.merge_rule(compiled).combine(partials)
+    merge = time.perf_counter() - t0
+    n = totals["device_rows"] + totals["host_rows"]
+    return SplitExecution(
+        posture=decision.split.posture,
+        device_share=totals["device_rows"] / n if n else 0.0,
+        terminal="sql",
+        device_rows=int(totals["device_rows"]),
+        host_rows=int(totals["host_rows"]),
+        device_seconds=totals["device_seconds"],
+        host_seconds=totals["host_seconds"],
+        wall_seconds=time.perf_counter() - began,
+        overlap_seconds=overlap,
+        materialize_seconds=0.0,
+        merge_seconds=merge,
+        result=result,
+    )
+
+
+def _refold(session: Session, compiled: CompiledSplit, partials: pa.Table) -> pa.Table:
+    """Partials folded into one partial of the same schema (concatenated for row blocks)."""
+    if compiled.refold_sql is None or compiled.partial_schema is None:
+        return partials
+    folded = session.host.run_over_partials(compiled.refold_sql, partials)
+    return cast_partial(folded, compiled.partial_schema, "refold")
+
+
+__all__ = ["STRATEGIES", "MemoryPlan", "Strategy", "memory_plan", "read_columns", "run", "strategy"]
