@@ -1,0 +1,113 @@
+"""Memory strategies executed: the 22 TPC-H queries at SF 0.1 under a budget, chunked and
+streamed, on the duckdb and polars devices, equal DuckDB's unsplit answers."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+from dau_scheduler import Session, SqlError, run_sql, tpch
+from dau_scheduler.compare import compare_tables
+
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+#: MB: at SF 0.1 the lineitem columns Q1 reads take ~60 MB, so chunks of ~16 MB (4 chunks).
+BUDGET = 64
+
+
+@pytest.fixture(scope="module")
+def sf01() -> Path:
+    return tpch.cached(0.1)
+
+
+@pytest.fixture(scope="module")
+def expected(sf01: Path) -> dict[str, pa.Table]:
+    with Session(sf01, device=None) as s:
+        return {name: s.sql(sql).table for name, sql in tpch.queries().items()}
+
+
+@pytest.fixture(scope="module", params=["duckdb", "polars"])
+def device(request: pytest.FixtureRequest) -> Iterator[str]:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        yield request.param
+
+
+@pytest.mark.parametrize("strategy", ["chunked", "streamed"])
+def test_tpch_under_a_budget_is_exact(
+    sf01: Path, expected: dict[str, pa.Table], device: str, strategy: str
+) -> None:
+    chunked_runs = 0
+    with Session(sf01, device=device, mem_budget_mb=BUDGET, strategy=strategy) as session:
+        for name, sql in tpch.queries().items():
+            result = session.sql(sql, device_share=0.5)
+            assert compare_tables(result.table, expected[name]) is None, name
+            assert result.fallback is None and result.refusal is None, name
+            assert result.strategy is not None and result.strategy.strategy == strategy
+            assert result.execution is not None and result.execution.device_rows > 0, name
+            chunked_runs += result.strategy.chunks > 1
+    assert chunked_runs >= 3  # Q1, Q6, ... read lineitem in several chunks
+
+
+def test_cloud_plan_picks_the_strategy(sf01: Path, expected: dict[str, pa.Table]) -> None:
+    q01 = tpch.queries()["q01"]
+    with Session(sf01, device="duckdb", mem_budget_mb=4096) as roomy:
+        result = roomy.sql(q01, device_share=0.5)
+        assert result.strategy is not None and result.strategy.strategy == "in_memory"
+        assert result.strategy.chunks == 1
+    with Session(sf01, device="duckdb", mem_budget_mb=BUDGET) as tight:
+        limit = tight.host.con.execute("SELECT current_setting('memory_limit')").fetchone()
+        assert limit is not None and str(limit[0]).endswith("MiB")  # DuckDB's limit: the budget
+        result = tight.sql(q01, device_share=0.5)
+        assert result.strategy is not None and result.strategy.strategy == "chunked"
+        assert result.strategy.plan["n_chunks"] == result.strategy.chunks > 1
+        assert compare_tables(result.table, expected["q01"]) is None
+        # The host alone (share 0) still reads the rows chunk by chunk under a budget.
+        alone = tight.sql(q01, device_share=0.0)
+        assert alone.strategy is not None and alone.execution is not None
+        assert alone.execution.device_rows == 0
+        assert compare_tables(alone.table, expected["q01"]) is None
+
+
+def test_one_shot_reads_lazily_and_is_exact(sf01: Path, expected: dict[str, pa.Table]) -> None:
+    for share in (0.0, 0.5, 1.0):
+        result = run_sql(tpch.queries()["q03"], sf01, device="polars", device_share=share)
+        assert compare_tables(result.table, expected["q03"]) is None, share
+    streamed = run_sql(
+        tpch.queries()["q10"],
+        sf01,
+        device="duckdb",
+        device_share=0.5,
+        mem_budget_mb=BUDGET,
+        strategy="streamed",
+    )
+    assert streamed.strategy is not None and streamed.strategy.strategy == "streamed"
+    assert compare_tables(streamed.table, expected["q10"]) is None
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "named"),
+    [
+        ({"mem_budget_mb": 0}, "mem_budget_mb"),
+        ({"mem_budget_mb": float("inf")}, "mem_budget_mb"),
+        ({"mem_budget_mb": "64"}, "mem_budget_mb"),
+        ({"mem_budget_mb": 64, "strategy": "spilled"}, "unknown strategy 'spilled'"),
+        ({"strategy": "chunked"}, "needs a memory budget"),
+    ],
+)
+def test_bad_budget_arguments_are_named(sf01: Path, kwargs: dict[str, object], named: str) -> None:
+    with pytest.raises(SqlError, match=named):
+        Session(sf01, device=None, **kwargs)  # type: ignore[arg-type]
+
+
+def test_in_memory_tables_under_a_budget(expected: dict[str, pa.Table], sf01: Path) -> None:
+    import pyarrow.parquet as pq
+
+    tables = {p.stem: pq.read_table(p) for p in sorted(sf01.glob("*.parquet"))}
+    with Session(tables, device="polars", mem_budget_mb=BUDGET, strategy="streamed") as s:
+        for name in ("q01", "q05", "q18"):
+            result = s.sql(tpch.queries()[name], device_share=0.5)
+            assert compare_tables(result.table, expected[name]) is None, name
