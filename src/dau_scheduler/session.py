@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -166,17 +166,19 @@ class Session:
         self.device: Arm | None = arm
         #: Rows of every table, and the Arrow bytes of every column by lower-case name.
         self.row_counts = {name: source.num_rows for name, source in sources.items()}
-        self.column_nbytes = {name: source.column_nbytes() for name, source in sources.items()}
+        self.column_nbytes: Mapping[str, dict[str, int]] = _Widths(sources)
         if self.lazy:
             self._attach(sources)
         else:
-            # Loaded into the arms, the Arrow copies are let go: DuckDB holds its own, and the
-            # Polars arm's frames keep what they share with Arrow.
-            loaded = {name: source.arrow() for name, source in sources.items()}
-            self.host.load(loaded)
-            if self.device is not None:
-                self.device.load(loaded)
-            del loaded
+            # One table at a time, and each Arrow copy let go once loaded: DuckDB holds its own,
+            # the Polars arm's frames keep what they share with Arrow (at most one table's
+            # Arrow copy is alive beside what the arms hold).
+            for name, source in sources.items():
+                loaded = {name: source.arrow()}
+                self.host.load(loaded)
+                if self.device is not None:
+                    self.device.load(loaded)
+                del loaded
             sources = {n: s for n, s in sources.items() if isinstance(s, ParquetSource)}
         self._sources = sources
         self.schema: dict[str, dict[str, str]] = {name: {} for name in self.row_counts}
@@ -607,6 +609,29 @@ class Session:
             result=table,
         )
         return SqlResult(table, execution, plan, split=split, profiled=decision.measured)
+
+
+class _Widths(Mapping[str, dict[str, int]]):
+    """Each table's Arrow bytes per column, worked out the first time the table is asked for
+    (a Parquet table's variable-width columns are sampled; most queries never ask)."""
+
+    def __init__(self, sources: Mapping[str, Source]) -> None:
+        # Arrow sources are measured now (cheap), so no reference to their tables is kept.
+        self._known = {
+            n: s.column_nbytes() for n, s in sources.items() if isinstance(s, ArrowSource)
+        }
+        self._sources = {n: s for n, s in sources.items() if not isinstance(s, ArrowSource)}
+
+    def __getitem__(self, table: str) -> dict[str, int]:
+        if table not in self._known:
+            self._known[table] = self._sources[table].column_nbytes()
+        return self._known[table]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter([*self._known, *(n for n in self._sources if n not in self._known)])
+
+    def __len__(self) -> int:
+        return len(set(self._known) | set(self._sources))
 
 
 @dataclass(frozen=True)

@@ -78,17 +78,28 @@ class ParquetSource:
         return sum(int(m.num_rows) for m in self._meta)
 
     def column_nbytes(self) -> dict[str, int]:
-        """Arrow bytes per column, estimated from the first ``SAMPLE_ROWS`` rows read as Arrow
-        and scaled to the table's rows (Parquet's own sizes are of encoded pages, often a
-        fraction of the Arrow width)."""
+        """Arrow bytes per column: exact for fixed-width types (width x rows); for the others
+        estimated from the first ``SAMPLE_ROWS`` rows read as Arrow, scaled to the table's rows
+        (Parquet's own sizes are of encoded pages, often a fraction of the Arrow width)."""
         rows = self.num_rows
-        batch = next(pq.ParquetFile(self.files[0]).iter_batches(batch_size=SAMPLE_ROWS), None)
-        if batch is None or batch.num_rows == 0:
-            return {name.lower(): 0 for name in self._meta[0].schema.to_arrow_schema().names}
-        return {
-            name.lower(): int(batch.column(i).nbytes * rows / batch.num_rows)
-            for i, name in enumerate(batch.schema.names)
-        }
+        schema = self._meta[0].schema.to_arrow_schema()
+        sizes: dict[str, int] = {}
+        variable = []
+        for field_ in schema:
+            try:
+                width = field_.type.bit_width
+            except ValueError:  # not fixed-width
+                variable.append(field_.name)
+                continue
+            sizes[field_.name.lower()] = (width * rows + 7) // 8
+        if variable:
+            handle = pq.ParquetFile(self.files[0])
+            batch = next(handle.iter_batches(batch_size=SAMPLE_ROWS, columns=variable), None)
+            for name in variable:
+                sample = batch.column(name) if batch is not None and batch.num_rows else None
+                per_row = sample.nbytes / len(sample) if sample is not None else 0.0
+                sizes[name.lower()] = int(per_row * rows)
+        return sizes
 
     def arrow(self, columns: list[str] | None = None) -> pa.Table:
         tables = [pq.read_table(f, columns=columns) for f in self.files]

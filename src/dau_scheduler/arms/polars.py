@@ -521,9 +521,9 @@ class PolarsArm:
             self._collect_engine = _gpu_engine()
 
     def load(self, tables: dict[str, pa.Table]) -> None:
-        """Hold every table as a Polars frame. A column Polars cannot import (an Arrow interval,
-        say) is left out and named in :attr:`unloaded`; a query that reads it is refused."""
-        self.frames, self.types, self.unloaded = {}, {}, {}
+        """Hold every table as a Polars frame (beside those already held). A column Polars
+        cannot import (an Arrow interval, say) is left out and named in :attr:`unloaded`; a
+        query that reads it is refused."""
         for name, table in tables.items():
             self._hold(name, self._import(name, table).lazy())
 
