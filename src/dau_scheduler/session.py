@@ -212,7 +212,10 @@ class Session:
         if self.device is not None:
             self.device.attach(sources)  # type: ignore[attr-defined]
         if self.mem_budget_mb is not None:
-            self.host.set_memory_limit(self.mem_budget_mb)
+            self.host.limit_memory(self.mem_budget_mb * strategies.HOST_FRACTION)
+            limit = getattr(self.device, "limit_memory", None)
+            if callable(limit):
+                limit(self.mem_budget_mb * strategies.DEVICE_FRACTION)
 
     def source(self, name: str) -> Source:
         """Where table ``name``'s rows come from: its Parquet files, else its Arrow rows (read

@@ -14,6 +14,11 @@ query reads) picks the strategy; see ``pool.cloud`` for the thresholds.
 
 Each is exact for the same reason a split is: a chunk is a row range, and the partials of any
 cut of the rows fold to the unsplit answer.
+
+The budget is shared out: a chunk is at most ``CHUNK_FRACTION`` of it (``pool.cloud``), DuckDB's
+own memory limit is ``HOST_FRACTION`` of it (DuckDB spills past it), and the device arm is told
+``DEVICE_FRACTION`` (the Polars CPU arm then runs its streaming engine); the rest holds the
+partials and what the allocators keep.
 """
 
 from __future__ import annotations
@@ -39,6 +44,10 @@ from dau_scheduler.split import SplitExecution, execute_split
 if TYPE_CHECKING:
     from dau_scheduler.rewrite.planner import CompiledSplit
     from dau_scheduler.session import Session, _Decision
+
+
+HOST_FRACTION = 0.5
+DEVICE_FRACTION = 0.25
 
 
 class MemoryPlan(BaseModel):
@@ -216,4 +225,14 @@ def _refold(session: Session, compiled: CompiledSplit, partials: pa.Table) -> pa
     return cast_partial(folded, compiled.partial_schema, "refold")
 
 
-__all__ = ["STRATEGIES", "MemoryPlan", "Strategy", "memory_plan", "read_columns", "run", "strategy"]
+__all__ = [
+    "DEVICE_FRACTION",
+    "HOST_FRACTION",
+    "STRATEGIES",
+    "MemoryPlan",
+    "Strategy",
+    "memory_plan",
+    "read_columns",
+    "run",
+    "strategy",
+]

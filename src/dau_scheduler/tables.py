@@ -106,12 +106,27 @@ class ParquetSource:
         return tables[0] if len(tables) == 1 else pa.concat_tables(tables)
 
     def batches(self, columns: list[str], rows: int) -> Iterator[pa.Table]:
-        """The files' ``columns`` in row order, at most ``rows`` at a time, one row group read
-        at a time (memory: a row group and a batch)."""
+        """The files' ``columns`` in row order, ``rows`` at a time (the last may be short).
+
+        Read a row group at a time, without pre-buffering: pyarrow's ``iter_batches`` held
+        ~5x a chunk's bytes in its reader at SF 1, row groups read one by one ~1x."""
+        pending: list[pa.Table] = []
+        count = 0
         for path in self.files:
-            handle = pq.ParquetFile(path)
-            for batch in handle.iter_batches(batch_size=rows, columns=columns):
-                yield pa.Table.from_batches([batch])
+            handle = pq.ParquetFile(path, pre_buffer=False)
+            for index in range(handle.num_row_groups):
+                group = handle.read_row_group(index, columns=columns, use_threads=False)
+                start = 0
+                while start < group.num_rows:
+                    take = min(rows - count, group.num_rows - start)
+                    pending.append(group.slice(start, take))
+                    count += take
+                    start += take
+                    if count == rows:
+                        yield pa.concat_tables(pending)
+                        pending, count = [], 0
+        if pending:
+            yield pa.concat_tables(pending)
 
 
 Source = ArrowSource | ParquetSource

@@ -75,9 +75,11 @@ class DuckDBArm:
             else:  # pragma: no cover - resolve_sources makes only these two
                 raise SqlError(f"table {name!r}: unknown source {type(source).__name__}")
 
-    def set_memory_limit(self, megabytes: float) -> None:
+    def limit_memory(self, megabytes: float) -> None:
         """DuckDB's own memory limit; past it, DuckDB spills to a temporary folder of its own
-        (removed with the process's temporary files) rather than failing."""
+        rather than failing. A shared arm leaves it to the arm that owns the database."""
+        if self._shared:
+            return
         import tempfile
 
         spill = tempfile.mkdtemp(prefix="dau-spill-")

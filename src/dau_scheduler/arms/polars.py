@@ -537,6 +537,12 @@ class PolarsArm:
             else:
                 self._hold(name, self._import(name, source.arrow()).lazy())
 
+    def limit_memory(self, megabytes: float) -> None:
+        """Polars has no byte limit: under a memory budget the CPU engine runs streaming
+        (bounded morsels instead of whole intermediate frames). The GPU engine is unchanged."""
+        if self.engine == "cpu":
+            self._collect_engine = "streaming"
+
     def _import(self, name: str, table: pa.Table) -> pl.DataFrame:
         try:
             frame = pl.from_arrow(table)
