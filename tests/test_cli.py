@@ -86,3 +86,47 @@ def test_demo_splits_every_query_and_checks_it(
     result = runner.invoke(app, ["demo", "--scale", "0.01", "--device", "duckdb"])
     assert result.exit_code == 0, result.output
     assert "22 of 22 answers match" in result.stdout
+
+
+def test_size_and_calibrate(
+    tpch_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DAU_CACHE_DIR", str(tmp_path))
+    sized = runner.invoke(app, ["size", "q01", "--data", str(tpch_dir), "--mem-budget", "1"])
+    assert sized.exit_code == 0, sized.output
+    assert "streamed" in sized.stdout and "uncalibrated" in sized.stdout
+    calibrated = runner.invoke(
+        app, ["calibrate", "q01", "--data", str(tpch_dir), "--device", "polars", "--repeats", "1"]
+    )
+    assert calibrated.exit_code == 0, calibrated.output
+    assert "polars" in calibrated.stdout and (tmp_path / "calibration.json").exists()
+    again = runner.invoke(app, ["size", "q01", "--data", str(tpch_dir), "--device", "polars"])
+    assert again.exit_code == 0 and "placement (calibration)" in again.stdout
+    refused = runner.invoke(
+        app, ["size", "select median(l_quantity) from lineitem", "--data", str(tpch_dir)]
+    )
+    assert refused.exit_code == 2 and "refused" in refused.stderr
+
+
+def test_run_under_a_budget_reports_the_strategy(tpch_dir: Path) -> None:
+    result = runner.invoke(
+        app,
+        [
+            "run",
+            "q01",
+            "--data",
+            str(tpch_dir),
+            "--device",
+            "duckdb",
+            "--share",
+            "0.5",
+            "--mem-budget",
+            "16",
+            "--strategy",
+            "streamed",
+            "--format",
+            "csv",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    assert "streamed" in result.stderr

@@ -34,6 +34,9 @@ err = Console(stderr=True, soft_wrap=True)
 DataOpt = Annotated[Path, typer.Option("--data", help="folder of <table>.parquet files")]
 DeviceOpt = Annotated[str, typer.Option("--device", help="auto, cudf, polars, duckdb or none")]
 SplitOpt = Annotated[str | None, typer.Option("--split-table", help="table to cut between arms")]
+BudgetOpt = Annotated[
+    float | None, typer.Option("--mem-budget", help="memory budget in MB (chunked/streamed)")
+]
 
 
 def _device(name: str) -> str | None:
@@ -86,6 +89,11 @@ def split_report(result: SqlResult) -> Table:
         report.add_row("overlap s", f"{ex.overlap_seconds:.4f}")
         report.add_row("merge s", f"{ex.merge_seconds:.4f}")
         report.add_row("wall s", f"{ex.wall_seconds:.4f}")
+    if result.strategy is not None:
+        memory = result.strategy
+        report.add_row(
+            "strategy", f"{memory.strategy} ({memory.chunks} chunks of {memory.chunk_rows} rows)"
+        )
     if result.refusal:
         report.add_row("refusal", result.refusal)
     if result.fallback:
@@ -104,13 +112,19 @@ def run(
     share: Annotated[float | None, typer.Option(help="device share in [0, 1]")] = None,
     split_table: SplitOpt = None,
     format: Annotated[str, typer.Option("--format", help="table, csv or json")] = "table",
+    mem_budget: BudgetOpt = None,
+    strategy: Annotated[
+        str | None, typer.Option(help="force in_memory, chunked or streamed (with --mem-budget)")
+    ] = None,
 ) -> None:
     """Run a query split between the arms; print the answer and the split report."""
     if format not in {"table", "csv", "json"}:
         raise _fail(DauError(f"unknown format {format!r}; expected table, csv or json"))
     try:
         sql = _query_text(query)
-        with Session(data, device=_device(device)) as session:
+        with Session(
+            data, device=_device(device), mem_budget_mb=mem_budget, strategy=strategy, lazy=True
+        ) as session:
             result = session.sql(sql, posture=posture, device_share=share, split_table=split_table)
     except DauError as exc:
         raise _fail(exc) from None
@@ -368,6 +382,133 @@ def link(
         )
     out.print(view)
     out.print(f"knee: {knee_bytes(rates)} bytes")
+
+
+def _catalog_path() -> Path:
+    from dau_scheduler.paths import profile_cache_root
+
+    return profile_cache_root() / "calibration.json"
+
+
+@app.command()
+def size(
+    query: Annotated[str, typer.Argument(help="a .sql file, a TPC-H name (q01), or SQL text")],
+    data: DataOpt,
+    mem_budget: Annotated[float, typer.Option("--mem-budget", help="memory budget in MB")] = 2048,
+    device: DeviceOpt = "auto",
+    resources: Annotated[
+        Path | None, typer.Option(help="a Resources JSON file (default: this machine)")
+    ] = None,
+) -> None:
+    """The memory plan (strategy, chunks) and the placement of a query's split table over the
+    devices; throughputs from the latest `dau calibrate` of this query when there is one."""
+    from dau_scheduler.planner import CalibrationCatalog, Resources, plan
+    from dau_scheduler.strategies import memory_plan
+
+    try:
+        # Planning runs no more than a sample: the tables are read lazily, with no limit set.
+        with Session(data, device=_device(device), lazy=True) as session:
+            sql = _query_text(query)
+            compiled = session.compile(sql)
+            if compiled.plan.refusal is not None:
+                raise DauError(f"refused for splitting, runs unsplit: {compiled.plan.refusal}")
+            memory = memory_plan(session, compiled, mem_budget)
+            found = Resources.load(resources) if resources else None
+            calibrated = CalibrationCatalog.load(_catalog_path()).resources_for(
+                session.plan_key(compiled)
+            )
+            chosen = found or calibrated or Resources.discover()
+            placed = plan(session, sql, chosen)
+    except DauError as exc:
+        raise _fail(exc) from None
+    view = Table("", "", title=f"memory plan, budget {mem_budget:g} MB", show_header=False)
+    view.add_row("split table", f"{memory.split_table} ({memory.rows} rows)")
+    view.add_row("row bytes (columns read)", f"{memory.row_bytes:.1f}")
+    view.add_row("data bytes", f"{memory.plan['bytes_total']}")
+    view.add_row("strategy", memory.strategy)
+    view.add_row("chunks", f"{memory.chunks} of {memory.chunk_rows} rows")
+    view.add_row("recommended workers", str(memory.plan["recommended_workers"]))
+    out.print(view)
+    where = "file" if found else ("calibration" if calibrated else "this machine, uncalibrated")
+    shards = Table(
+        "device",
+        "engine",
+        "throughput",
+        "rows",
+        "sub-chunks",
+        "bytes",
+        title=f"placement ({where}); every device also holds {placed.model_bytes} model bytes",
+    )
+    for shard in placed.shards:
+        shards.add_row(
+            shard.device.name,
+            shard.device.engine,
+            f"{shard.device.throughput:.4g}",
+            f"[{shard.start}, {shard.stop})",
+            str(shard.sub_chunks),
+            str(shard.total_bytes),
+        )
+    out.print(shards)
+    for name, why in placed.excluded:
+        out.print(f"{name}: no rows: {why}")
+    out.print(f"one partial result: about {placed.statistic_bytes} bytes")
+
+
+@app.command()
+def calibrate(
+    query: Annotated[str, typer.Argument(help="a .sql file, a TPC-H name (q01), or SQL text")],
+    data: DataOpt,
+    device: DeviceOpt = "auto",
+    sample_size: Annotated[int | None, typer.Option(help="rows (default 1% of the table)")] = None,
+    repeats: Annotated[int, typer.Option(help="timed runs per size")] = 3,
+) -> None:
+    """Time the query's partial on every device here and store the throughputs."""
+    from dau_scheduler.planner import DeviceSpec, Resources, calibrate_resources
+
+    try:
+        with Session(data, device=_device(device)) as session:
+            found = Resources.discover()
+            specs = list(found.devices)
+            arm = session.device
+            if (
+                arm is not None
+                and arm.name != "duckdb"
+                and not any(d.engine == arm.name for d in specs)
+            ):
+                kind = "gpu" if arm.name == "cudf" else "cpu"
+                specs.append(DeviceSpec(arm.name, kind, engine=arm.name))
+            path = _catalog_path()
+            calibrated = calibrate_resources(
+                session,
+                _query_text(query),
+                Resources(tuple(specs)),
+                sample_size=sample_size,
+                repeats=repeats,
+                catalog_path=path,
+            )
+            from dau_scheduler.planner import CalibrationCatalog
+
+            record = CalibrationCatalog.load(path).latest()
+    except DauError as exc:
+        raise _fail(exc) from None
+    assert record is not None
+    view = Table(
+        "device",
+        "engine",
+        "rows/s",
+        "fixed s",
+        title=f"calibration of {record.model_type} on {record.sample_size} rows",
+    )
+    for spec in calibrated.devices:
+        fixed = record.fixed_seconds.get(spec.name)
+        view.add_row(
+            spec.name,
+            spec.engine,
+            f"{spec.throughput:.4g}",
+            "not measured here" if fixed is None else f"{fixed:.5f}",
+        )
+    out.print(view)
+    out.print(f"stored in {path}")
 
 
 def main() -> None:

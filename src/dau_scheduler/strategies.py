@@ -132,6 +132,20 @@ def _chunks(session: Session, compiled: CompiledSplit, rows: int) -> Iterator[pa
     yield from source.batches(read_columns(session, compiled), rows)
 
 
+def prefix_runner(
+    session: Session, compiled: CompiledSplit, rows: int
+) -> Callable[[Any], pa.Table]:
+    """``arm -> the arm's partial over the split table's first rows rows``: a rowid range on
+    resident tables; on a lazy Session those rows, read from the source once."""
+    if not session.lazy:
+        return lambda arm: arm.run_partial(compiled, 0, rows)
+    chunk = next(_chunks(session, compiled, max(1, rows)), None)
+    if chunk is None:
+        raise SqlError(f"table {compiled.plan.split_table} has no rows to run over")
+    chunk = chunk.slice(0, rows)
+    return lambda arm: arm.run_partial_rows(compiled, chunk)
+
+
 def _arm_over(arm: Any, compiled: CompiledSplit, chunk: pa.Table) -> Callable[..., pa.Table]:
     def call(query: Any, rows: RowSource) -> pa.Table:
         return arm.run_partial_rows(compiled, chunk.slice(rows.start, rows.stop - rows.start))
@@ -227,6 +241,7 @@ def _refold(session: Session, compiled: CompiledSplit, partials: pa.Table) -> pa
 
 __all__ = [
     "DEVICE_FRACTION",
+    "prefix_runner",
     "HOST_FRACTION",
     "STRATEGIES",
     "MemoryPlan",

@@ -158,8 +158,10 @@ class CalibrationCatalog:
             raise SizingError(f"calibration catalog {path} cannot be read: {exc}") from exc
 
 
-def _arm_for(session: Any, device: DeviceSpec) -> Any | None:
-    """The arm that runs ``device``'s engine here, or None where this machine cannot."""
+def arm_for(session: Any, device: DeviceSpec) -> Any | None:
+    """The arm that runs ``device``'s engine over ``session``'s tables, or None where this
+    machine cannot (cuDF without a GPU): the session's own arms when they match, else a new
+    Polars arm over the same tables."""
     from dau_scheduler.arms.polars import PolarsArm, gpu_available
 
     if device.engine == "duckdb":
@@ -169,15 +171,20 @@ def _arm_for(session: Any, device: DeviceSpec) -> Any | None:
     if device.engine == "cudf" and not gpu_available():
         return None
     arm = PolarsArm(engine="gpu" if device.engine == "cudf" else "cpu")
-    arm.load(session.tables)
+    sources = {name: session.source(name) for name in session.row_counts}
+    if session.lazy:
+        arm.attach(sources)
+    else:
+        for name, source in sources.items():
+            arm.load({name: source.arrow()})
     return arm
 
 
-def _seconds(arm: Any, compiled: Any, rows: int, repeats: int) -> float:
+def _seconds(run: Any, arm: Any, repeats: int) -> float:
     best = math.inf
     for _ in range(repeats):
         t0 = time.perf_counter()
-        arm.run_partial(compiled, 0, rows)
+        run(arm)
         best = min(best, time.perf_counter() - t0)
     return best
 
@@ -201,6 +208,8 @@ def calibrate_resources(
     warm-up); throughput is the marginal rate between them. A device whose engine cannot run
     here (cuDF without a GPU) or that refuses or fails the query keeps its throughput.
     """
+    from dau_scheduler.strategies import prefix_runner
+
     if workload not in WORKLOADS:
         raise SizingError(f"unknown workload {workload!r}; expected one of {', '.join(WORKLOADS)}")
     if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
@@ -217,15 +226,17 @@ def calibrate_resources(
         small = max(1, min(sample_size or math.ceil(n / 100), n))
         large = max(small, min(SPAN * small, n))
         updated, fixed = [], {}
+        run_small = prefix_runner(session, compiled, small)
+        run_large = prefix_runner(session, compiled, large)
         for device in resources.devices:
-            arm = _arm_for(session, device)
+            arm = arm_for(session, device)
             if arm is None or (arm is not session.host and arm.refusal(compiled) is not None):
                 updated.append(device)
                 continue
             try:
-                arm.run_partial(compiled, 0, small)  # warm-up
-                t_small = _seconds(arm, compiled, small, repeats)
-                t_large = _seconds(arm, compiled, large, repeats)
+                run_small(arm)  # warm-up
+                t_small = _seconds(run_small, arm, repeats)
+                t_large = _seconds(run_large, arm, repeats)
             except (DauError, RuntimeError, ValueError):
                 updated.append(device)
                 continue
@@ -257,4 +268,11 @@ def calibrate_resources(
     return result
 
 
-__all__ = ["SPAN", "WORKLOADS", "CalibrationCatalog", "CalibrationRecord", "calibrate_resources"]
+__all__ = [
+    "SPAN",
+    "WORKLOADS",
+    "CalibrationCatalog",
+    "CalibrationRecord",
+    "arm_for",
+    "calibrate_resources",
+]

@@ -83,6 +83,11 @@ class LocalEncodedData(EncodedDataHandle):
             or chunk_workers < 1
         ):
             raise SizingError(f"chunk_workers must be a positive int, got {chunk_workers!r}")
+        if isinstance(data, Session) and data.lazy:
+            raise SizingError(
+                "a resident-data handle needs resident tables: pass a Session opened without "
+                "mem_budget_mb or lazy, or the tables themselves"
+            )
         self._owned = not isinstance(data, Session)
         self.session: Session = data if isinstance(data, Session) else Session(data, device=None)
         self.placement = placement
@@ -118,10 +123,10 @@ class LocalEncodedData(EncodedDataHandle):
         )
 
     def _arm(self, device: DeviceSpec, compiled: Any) -> Any:
-        from dau_scheduler.planner.calibration import _arm_for
+        from dau_scheduler.planner.calibration import arm_for
 
         if device.engine not in self._arms:
-            self._arms[device.engine] = _arm_for(self.session, device)
+            self._arms[device.engine] = arm_for(self.session, device)
         arm = self._arms[device.engine]
         if arm is None or (arm is not self.session.host and arm.refusal(compiled) is not None):
             return self.session.host

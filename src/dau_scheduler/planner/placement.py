@@ -205,9 +205,11 @@ def estimate_estimator_stat_nbytes(data: Any, sql: str, sample_size: int = 256) 
 def _statistic_bytes(session: Session, compiled: CompiledSplit, sample_size: int) -> int:
     n: int = session.row_counts[compiled.plan.split_table or ""]
     sample = max(1, min(int(sample_size), n))
-    partial = session.host.run_partial(compiled, 0, sample) if n else None
-    if partial is None:
+    if not n:
         return 0
+    from dau_scheduler.strategies import prefix_runner
+
+    partial = prefix_runner(session, compiled, sample)(session.host)
     nbytes = int(partial.nbytes)
     if partial.num_rows >= sample and sample < n:
         return math.ceil(nbytes * n / sample)

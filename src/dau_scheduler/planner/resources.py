@@ -11,16 +11,13 @@ from __future__ import annotations
 import json
 import math
 import os
-import platform
-import re
-import shutil
-import subprocess
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from dau_scheduler.errors import SizingError
+from dau_scheduler.machine import cpu_count, gpu_devices, memory_total, parse_bytes
 from dau_scheduler.paths import write_atomic
 
 #: The engines a device can run: the arm names.
@@ -298,59 +295,6 @@ class Resources:
             raise SizingError(f"resources file {path}: {exc}") from exc
 
 
-# -- this machine ----------------------------------------------------------------------------
-
-
-def cpu_count() -> int:
-    """Cores this process may run on."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # pragma: no cover - not Linux
-        return max(1, os.cpu_count() or 1)
-
-
-def memory_total() -> int | None:
-    """This machine's memory in bytes, or None where it cannot be read."""
-    try:
-        return int(os.sysconf("SC_PAGE_SIZE")) * int(os.sysconf("SC_PHYS_PAGES"))
-    except (ValueError, OSError, AttributeError):  # pragma: no cover - not POSIX
-        return None
-
-
-def gpu_devices() -> list[tuple[str, int]]:
-    """``(name, memory bytes)`` of each CUDA GPU ``nvidia-smi`` lists; empty without one."""
-    smi = shutil.which("nvidia-smi")
-    if smi is None:
-        return []
-    try:
-        done = subprocess.run(
-            [smi, "--query-gpu=name,memory.total", "--format=csv,noheader,nounits"],
-            capture_output=True,
-            text=True,
-            timeout=20,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return []
-    found = []
-    for line in done.stdout.splitlines() if done.returncode == 0 else []:
-        name, _, mib = line.rpartition(",")
-        if name and mib.strip().isdigit():
-            found.append((name.strip(), int(mib.strip()) * (1 << 20)))
-    return found
-
-
-_UNITS = {"": 1, "b": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
-
-
-def parse_bytes(text: str) -> int:
-    """``"4g"``, ``"512m"``, ``"1024"`` (JVM-style sizes) in bytes."""
-    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([kmgt]?)b?\s*", str(text).lower())
-    if match is None:
-        raise SizingError(f"cannot read a memory size from {text!r} (expected e.g. 4g, 512m)")
-    return int(float(match.group(1)) * _UNITS[match.group(2)])
-
-
 def _positive(what: str, value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise SizingError(f"{what} must be a positive int, got {value!r}")
@@ -369,24 +313,4 @@ def _p(precision: Any) -> str | None:
     return None if precision is None else str(precision)
 
 
-def machine_summary() -> dict[str, Any]:
-    """Cores, memory, OS, architecture and GPUs of this machine (for ``cloud_resources``)."""
-    return {
-        "cpu_threads": cpu_count(),
-        "memory_bytes": memory_total(),
-        "os": platform.system().lower(),
-        "arch": platform.machine(),
-        "gpus": [{"name": n, "memory_bytes": m} for n, m in gpu_devices()],
-    }
-
-
-__all__ = [
-    "ENGINES",
-    "DeviceSpec",
-    "Resources",
-    "cpu_count",
-    "gpu_devices",
-    "machine_summary",
-    "memory_total",
-    "parse_bytes",
-]
+__all__ = ["ENGINES", "DeviceSpec", "Resources"]

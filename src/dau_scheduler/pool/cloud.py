@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from dau_scheduler.errors import SizingError
+from dau_scheduler.machine import cpu_count, machine_summary
 from dau_scheduler.paths import data_root, profile_cache_root
-from dau_scheduler.planner.resources import cpu_count, machine_summary
 
 MIB = 1 << 20
 IN_MEMORY_FRACTION = 0.5

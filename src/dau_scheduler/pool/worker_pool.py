@@ -11,7 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
 from dau_scheduler.errors import SizingError
-from dau_scheduler.planner.resources import cpu_count
+from dau_scheduler.machine import cpu_count
 
 T = TypeVar("T")
 
