@@ -97,7 +97,8 @@ def budget(args: argparse.Namespace) -> dict[str, Any]:
 
     con = duckdb.connect()
     for table in tpch.TABLES:
-        con.execute(f"CREATE VIEW {table} AS SELECT * FROM read_parquet('{args.data}/{table}.parquet')")
+        path = f"{args.data}/{table}.parquet"
+        con.execute(f"CREATE VIEW {table} AS SELECT * FROM read_parquet('{path}')")
     rows = []
     for name in args.queries.split(","):
         expected = con.sql(tpch.queries()[name]).to_arrow_table()
@@ -105,8 +106,20 @@ def budget(args: argparse.Namespace) -> dict[str, Any]:
             for mode in ("budget", "in_memory") if args.in_memory else ("budget",):
                 with tempfile.NamedTemporaryFile(suffix=".arrow") as handle:
                     got = _run_child(
-                        ["--mode", mode, "--query", name, "--device", device, "--data",
-                         str(args.data), "--budget", str(args.budget), "--result", handle.name]
+                        [
+                            "--mode",
+                            mode,
+                            "--query",
+                            name,
+                            "--device",
+                            device,
+                            "--data",
+                            str(args.data),
+                            "--budget",
+                            str(args.budget),
+                            "--result",
+                            handle.name,
+                        ]
                     )
                     diff = compare_tables(feather.read_table(handle.name), expected)
                 got.update(query=name, device=device, mode=mode, exact=diff is None, diff=diff)

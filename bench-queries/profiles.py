@@ -60,20 +60,28 @@ def prediction(queries: list[str], runs_per_size: int) -> dict[str, Any]:
         measured = statistics.median(target)
         predicted = profile.rescaled(large.row_counts).estimate(n)
         split_only = profile.estimate(n)  # the other tables' reads held at their SF 0.3 cost
-        rows[name] = {"predicted_s": predicted, "measured_s": measured,
-                      "error": abs(predicted - measured) / measured,
-                      "split_only_error": abs(split_only - measured) / measured,
-                      "fixed_s": profile.fixed_seconds,
-                      "table_s": sum(profile.table_seconds.values()),
-                      "per_row_us": profile.per_row_seconds * 1e6}
+        rows[name] = {
+            "predicted_s": predicted,
+            "measured_s": measured,
+            "error": abs(predicted - measured) / measured,
+            "split_only_error": abs(split_only - measured) / measured,
+            "fixed_s": profile.fixed_seconds,
+            "table_s": sum(profile.table_seconds.values()),
+            "per_row_us": profile.per_row_seconds * 1e6,
+        }
         print(name, {k: round(v, 4) for k, v in rows[name].items()}, flush=True)
     errors = [r["error"] for r in rows.values()]
     split_only = [r["split_only_error"] for r in rows.values()]
-    summary = {"median_error": statistics.median(errors), "worst_error": max(errors),
-               "split_only_median_error": statistics.median(split_only),
-               "split_only_worst_error": max(split_only)}
-    print(f"without table growth: median error {summary['split_only_median_error']:.1%}, "
-          f"worst {summary['split_only_worst_error']:.1%}")
+    summary = {
+        "median_error": statistics.median(errors),
+        "worst_error": max(errors),
+        "split_only_median_error": statistics.median(split_only),
+        "split_only_worst_error": max(split_only),
+    }
+    print(
+        f"without table growth: median error {summary['split_only_median_error']:.1%}, "
+        f"worst {summary['split_only_worst_error']:.1%}"
+    )
     print(f"median error {summary['median_error']:.1%}, worst {summary['worst_error']:.1%}")
     return {"rows": rows, **summary}
 
