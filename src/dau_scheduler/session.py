@@ -34,7 +34,13 @@ from dau_scheduler.rewrite.planner import CompiledSplit, SplitPlan, compile_spli
 from dau_scheduler.rows import RowRange, RowSource
 from dau_scheduler.split import SplitExecution, device_cut, execute_split
 from dau_scheduler.strategies import MemoryPlan, memory_plan
-from dau_scheduler.tables import ArrowSource, ParquetSource, Source, resolve_sources
+from dau_scheduler.tables import (
+    ArrowSource,
+    ConnectionSource,
+    ParquetSource,
+    Source,
+    resolve_sources,
+)
 
 DEVICES: tuple[str, ...] = ("auto", "cudf", "polars", "duckdb")
 #: Adaptive morsels without profiles: the device's first morsel is 1/ADAPTIVE_FIRST of the rows,
@@ -160,7 +166,8 @@ class Session:
             else ProfileCache(cache if cache is not None else profile_cache_root())
         )
         sources = resolve_sources(tables)
-        self.host = DuckDBArm(threads=threads)
+        given = tables if isinstance(tables, duckdb.DuckDBPyConnection) else None
+        self.host = DuckDBArm(threads=threads, connection=given)
         if arm == "duckdb-shared":  # type: ignore[comparison-overlap]
             arm = DuckDBArm(share=self.host, name="duckdb")
         self.device: Arm | None = arm
@@ -174,26 +181,36 @@ class Session:
             # the Polars arm's frames keep what they share with Arrow (at most one table's
             # Arrow copy is alive beside what the arms hold).
             for name, source in sources.items():
-                loaded = {name: source.arrow()}
+                if given is not None and isinstance(self.device, DuckDBArm):
+                    break  # both arms run on the user's connection: nothing to load
+                loaded = {name: _arrow_for_device(name, source, self.device)}
                 self.host.load(loaded)
                 if self.device is not None:
                     self.device.load(loaded)
                 del loaded
-            sources = {n: s for n, s in sources.items() if isinstance(s, ParquetSource)}
+            kept = (ParquetSource, ConnectionSource)
+            sources = {n: s for n, s in sources.items() if isinstance(s, kept)}
         self._sources = sources
         self.schema: dict[str, dict[str, str]] = {name: {} for name in self.row_counts}
-        for table, column, data_type in self.host.con.execute(
-            "SELECT table_name, column_name, data_type FROM information_schema.columns "
-            "ORDER BY table_name, ordinal_position"
-        ).fetchall():
-            if table in self.schema:
-                self.schema[table][column] = str(data_type)
+        for table, column, data_type in (
+            self.host.cursor()
+            .execute(
+                "SELECT table_name, column_name, data_type FROM information_schema.columns "
+                "WHERE table_schema = current_schema() AND table_catalog = current_database() "
+                "ORDER BY table_name, ordinal_position"
+            )
+            .fetchall()
+        ):
+            if table.lower() in self.schema:
+                self.schema[table.lower()][column] = str(data_type)
         self._aggregates = frozenset(
             row[0].lower()
-            for row in self.host.con.execute(
+            for row in self.host.cursor()
+            .execute(
                 "SELECT DISTINCT function_name FROM duckdb_functions() "
                 "WHERE function_type = 'aggregate'"
-            ).fetchall()
+            )
+            .fetchall()
         )
         self._plans: dict[tuple[str, str | None], CompiledSplit] = {}
         self._plan_keys: dict[tuple[str, str | None], str] = {}
@@ -234,8 +251,9 @@ class Session:
         self.close()
 
     def close(self) -> None:
+        """Close what this Session opened; a DuckDB connection it was given stays open."""
         if not self._closed:
-            self.host.con.close()
+            self.host.close()
             self._closed = True
 
     # -- compiling ---------------------------------------------------------------------------
@@ -612,6 +630,30 @@ class Session:
             result=table,
         )
         return SqlResult(table, execution, plan, split=split, profiled=decision.measured)
+
+
+def _arrow_for_device(name: str, source: Source, device: Arm | None) -> pa.Table:
+    """A table's rows as Arrow for the arms to load; from a user's connection, the columns
+    Arrow cannot carry are left out and named in the device arm's ``unloaded`` (a query that
+    reads one is refused by that arm; the host still answers it on the connection)."""
+    try:
+        return source.arrow()
+    except (duckdb.Error, pa.ArrowException, ValueError) as exc:
+        if not isinstance(source, ConnectionSource):
+            raise SqlError(f"table {name!r} cannot be read: {exc}") from exc
+    kept: list[pa.Table] = []
+    names: list[str] = []
+    for column in source.arrow_schema_names():
+        try:
+            kept.append(source.arrow([column]))
+            names.append(column)
+        except (duckdb.Error, pa.ArrowException, ValueError) as exc:
+            unloaded = getattr(device, "unloaded", None)
+            if isinstance(unloaded, dict):
+                unloaded[(name, column)] = f"not carried by Arrow: {str(exc).splitlines()[0]}"
+    if not kept:
+        return pa.table({})
+    return pa.Table.from_arrays([t.column(0) for t in kept], names=names)
 
 
 class _Widths(Mapping[str, dict[str, int]]):

@@ -1,8 +1,9 @@
 """Resolve the ``tables`` a Session is given into named sources, validating before reading.
 
 Accepted: a directory of ``<name>.parquet`` files or ``<name>/`` folders of Parquet parts; a
-mapping ``name -> path | pyarrow.Table | polars.DataFrame``; or a DuckDB connection whose tables
-are read. Row order is the order the data is read in, and both arms number rows by it.
+mapping ``name -> path | pyarrow.Table | polars.DataFrame``; or a DuckDB connection, used as it is
+(its tables, types, settings, macros and views). Row order is the order the data is read in (a
+connection's tables: ``rowid`` order), and both arms number rows by it.
 
 A source is either a :class:`ParquetSource` (files read when and as far as a query needs them:
 row counts and column sizes come from the files' metadata) or an :class:`ArrowSource` (a table
@@ -129,7 +130,52 @@ class ParquetSource:
             yield pa.concat_tables(pending)
 
 
-Source = ArrowSource | ParquetSource
+@dataclass(frozen=True)
+class ConnectionSource:
+    """A base table of the user's DuckDB connection, used where it is: nothing is copied for
+    the host; rows are read as Arrow (by ``rowid`` range) only for a device arm or a chunk."""
+
+    con: duckdb.DuckDBPyConnection
+    name: str
+
+    def _sql(self, columns: list[str] | None) -> str:
+        cols = ", ".join(_quote(c) for c in columns) if columns else "*"
+        return f"SELECT {cols} FROM {_quote(self.name)}"
+
+    @property
+    def num_rows(self) -> int:
+        found = self.con.cursor().execute(f"SELECT count(*) FROM {_quote(self.name)}").fetchone()
+        return int(found[0]) if found else 0
+
+    def column_nbytes(self) -> dict[str, int]:
+        rows = self.num_rows
+        sample = self.con.cursor().sql(f"{self._sql(None)} LIMIT {SAMPLE_ROWS}").to_arrow_table()
+        if not sample.num_rows:
+            return {name.lower(): 0 for name in sample.column_names}
+        return {
+            name.lower(): int(sample.column(name).nbytes * rows / sample.num_rows)
+            for name in sample.column_names
+        }
+
+    def arrow(self, columns: list[str] | None = None) -> pa.Table:
+        return self.con.cursor().sql(self._sql(columns) + " ORDER BY rowid").to_arrow_table()
+
+    def arrow_schema_names(self) -> list[str]:
+        return list(self.con.cursor().sql(self._sql(None)).columns)
+
+    def batches(self, columns: list[str], rows: int) -> Iterator[pa.Table]:
+        """The table's ``columns`` in ``rowid`` order, ``rows`` at a time."""
+        total = self.num_rows
+        for start in range(0, total, rows):
+            where = f" WHERE rowid >= {start} AND rowid < {start + rows} ORDER BY rowid"
+            yield self.con.cursor().sql(self._sql(columns) + where).to_arrow_table()
+
+
+def _quote(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+Source = ArrowSource | ParquetSource | ConnectionSource
 
 
 def _parquet(name: str, path: Path) -> ParquetSource:
@@ -164,15 +210,7 @@ def resolve_sources(tables: Any) -> dict[str, Source]:
     if isinstance(tables, (str, Path)):
         return {name: _parquet(name, path) for name, path in discover(Path(tables)).items()}
     if isinstance(tables, duckdb.DuckDBPyConnection):
-        names = [
-            row[0]
-            for row in tables.execute(
-                "SELECT table_name FROM information_schema.tables WHERE table_type = 'BASE TABLE'"
-            ).fetchall()
-        ]
-        if not names:
-            raise SqlError("the DuckDB connection holds no tables")
-        return {_check_name(n): ArrowSource(tables.table(f'"{n}"').to_arrow_table()) for n in names}
+        return {name.lower(): ConnectionSource(tables, name) for name in connection_tables(tables)}
     if isinstance(tables, Mapping):
         if not tables:
             raise SqlError("tables is an empty mapping")
@@ -197,6 +235,20 @@ def resolve_sources(tables: Any) -> dict[str, Source]:
     )
 
 
+def connection_tables(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """The base tables of the connection's current schema (what a split may cut)."""
+    rows = (
+        con.cursor()
+        .execute(
+            "SELECT table_name FROM information_schema.tables WHERE table_type = 'BASE TABLE' "
+            "AND table_schema = current_schema() AND table_catalog = current_database() "
+            "ORDER BY table_name"
+        )
+        .fetchall()
+    )
+    return [str(row[0]) for row in rows]
+
+
 def resolve_tables(tables: Any) -> dict[str, pa.Table]:
     """Named Arrow tables from any accepted ``tables`` argument, every source read whole."""
     return {name: source.arrow() for name, source in resolve_sources(tables).items()}
@@ -204,8 +256,10 @@ def resolve_tables(tables: Any) -> dict[str, pa.Table]:
 
 __all__ = [
     "ArrowSource",
+    "ConnectionSource",
     "ParquetSource",
     "Source",
+    "connection_tables",
     "discover",
     "resolve_sources",
     "resolve_tables",

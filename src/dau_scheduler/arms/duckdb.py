@@ -28,21 +28,35 @@ class DuckDBArm:
 
     A second arm can share the first one's database (``DuckDBArm(share=host)``): both read the
     same resident tables through their own cursors, so a host/host split costs no second copy.
+    ``connection=`` runs on a user's connection as it is (its tables, settings, macros): nothing
+    is loaded into it, its settings are left alone, and closing the arm does not close it.
     """
 
     def __init__(
-        self, *, share: DuckDBArm | None = None, threads: int | None = None, name: str = "duckdb"
+        self,
+        *,
+        share: DuckDBArm | None = None,
+        threads: int | None = None,
+        name: str = "duckdb",
+        connection: duckdb.DuckDBPyConnection | None = None,
     ) -> None:
         self.name = name
         #: A DuckDB device runs on the host's own cores: the arms' rates do not add.
         self.shares_host_cores = True
         self.resident = True
-        self._shared = share is not None
-        self.con: duckdb.DuckDBPyConnection = (
-            share.con if share is not None else duckdb.connect(":memory:")
-        )
-        if threads is not None and not self._shared:
+        self._shared = share is not None or connection is not None
+        self.owned = share is None and connection is None
+        if share is not None:
+            self.con: duckdb.DuckDBPyConnection = share.con
+        else:
+            self.con = connection if connection is not None else duckdb.connect(":memory:")
+        if threads is not None and self.owned:
             self.con.execute(f"SET threads = {int(threads)}")
+
+    def close(self) -> None:
+        """Close the database this arm opened (a user's or a shared one stays open)."""
+        if self.owned:
+            self.con.close()
 
     def load(self, tables: dict[str, pa.Table]) -> None:
         if self._shared:
@@ -77,8 +91,9 @@ class DuckDBArm:
 
     def limit_memory(self, megabytes: float) -> None:
         """DuckDB's own memory limit; past it, DuckDB spills to a temporary folder of its own
-        rather than failing. A shared arm leaves it to the arm that owns the database."""
-        if self._shared:
+        rather than failing. A shared arm leaves it to the arm that owns the database, and a
+        user's connection keeps its own settings."""
+        if not self.owned:
             return
         import tempfile
 

@@ -1,0 +1,257 @@
+"""A sqllogictest runner that uses DuckDB as the oracle for split queries.
+
+    python -m dau_scheduler.slt PATH... [--device duckdb|polars|...] [--share 0.5]
+                                        [--no-settings] [--json FILE] [--verbose]
+
+Every ``.test`` file under the paths is replayed into a fresh DuckDB connection: its statements
+run as written; each query DuckDB answers is also run through ``Session(con)`` at device share
+``--share`` and compared with DuckDB's own answer (names, Arrow types, rows; doubles within 1e-9
+relative; as multisets unless the query has a top-level ORDER BY). Each query is reported as:
+
+- ``equal``: split, and the same answer;
+- ``refused``: not split (refused by name, or the device arm refused), answered unsplit, the same;
+- ``wrong``: a different answer (the worst outcome);
+- ``crashed``: an error where DuckDB answered (a defect too);
+- ``skipped``: not a plain SELECT, or DuckDB itself errs.
+
+Files that loop, ``require`` extensions, load databases or restart are left out whole;
+``--no-settings`` leaves out their SET/PRAGMA statements. The file's own expected results are not
+read: DuckDB's answer on the same connection is the oracle.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import re
+import sys
+import warnings
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+OUTCOMES = ("equal", "refused", "wrong", "crashed", "skipped")
+#: Directives that make a file depend on what this runner does not model.
+_UNSUPPORTED = ("loop", "foreach", "concurrentloop", "require", "load", "restart", "reconnect")
+_SETTING = re.compile(r"^\s*(SET|RESET|PRAGMA)\b", re.IGNORECASE)
+
+
+@dataclass
+class Record:
+    """One statement or query of a test file."""
+
+    kind: str  # "statement" or "query"
+    sql: str
+    line: int
+    expect_error: bool = False
+    sort: str | None = None
+
+
+@dataclass
+class FileReport:
+    path: str
+    outcomes: Counter[str] = field(default_factory=Counter)
+    details: list[dict[str, Any]] = field(default_factory=list)
+    left_out: str | None = None
+
+
+def parse(text: str) -> tuple[list[Record], str | None]:
+    """The records of a test file, or why the file is left out."""
+    lines = text.splitlines()
+    records: list[Record] = []
+    i = 0
+    skipping = False
+    skip_next = False
+    while i < len(lines):
+        raw = lines[i]
+        line = raw.strip()
+        i += 1
+        if not line or line.startswith("#"):
+            continue
+        word = line.split()[0].lower()
+        if word in _UNSUPPORTED:
+            return [], f"uses {word}"
+        if word == "halt":
+            break
+        if word == "mode":
+            skipping = line.split()[1:2] == ["skip"]
+            continue
+        if word in ("skipif", "onlyif"):
+            engine = line.split()[1] if len(line.split()) > 1 else ""
+            skip_next = (word == "skipif") == (engine == "duckdb")
+            continue
+        if word not in ("statement", "query"):
+            continue  # hash-threshold, set seed, tags, ...
+        start = i
+        body: list[str] = []
+        while i < len(lines) and lines[i].strip() and lines[i].strip() != "----":
+            body.append(lines[i])
+            i += 1
+        if i < len(lines) and lines[i].strip() == "----":
+            i += 1
+            while i < len(lines) and lines[i].strip():
+                i += 1
+        parts = line.split()
+        record = Record(word, "\n".join(body), start)
+        if word == "statement":
+            record.expect_error = len(parts) > 1 and parts[1] == "error"
+        elif len(parts) > 2 and parts[2] in ("rowsort", "valuesort", "nosort"):
+            record.sort = parts[2]
+        if skipping or skip_next:
+            skip_next = False
+            continue
+        records.append(record)
+    return records, None
+
+
+def _ordered(sql: str) -> bool:
+    import sqlglot
+    from sqlglot import exp
+
+    try:
+        tree = sqlglot.parse_one(sql, read="duckdb")
+    except sqlglot.errors.SqlglotError:
+        return False
+    return isinstance(tree, exp.Query) and tree.args.get("order") is not None
+
+
+def run_file(path: Path, device: Any, share: float, settings: bool) -> FileReport:
+    """Replay one test file; a Session over the connection is reused until a statement runs."""
+    report = FileReport(str(path))
+    records, why = parse(path.read_text(errors="replace"))
+    if why is not None:
+        report.left_out = why
+        return report
+    con = duckdb.connect(":memory:")
+    session: Any = None
+    try:
+        for record in records:
+            if record.kind == "statement":
+                if session is not None:
+                    session.close()
+                    session = None
+                if not settings and _SETTING.match(record.sql):
+                    continue
+                # Expected errors, and statements this build rejects, alike: the queries say.
+                with contextlib.suppress(duckdb.Error):
+                    con.execute(record.sql)
+                continue
+            if not record.sql.lstrip().lower().startswith(("select", "with", "from", "(")):
+                report.outcomes["skipped"] += 1
+                continue
+            try:
+                expected = con.sql(record.sql).to_arrow_table()
+            except (duckdb.Error, AttributeError, ValueError):
+                report.outcomes["skipped"] += 1
+                continue
+            session, outcome, note = _one(con, session, record, expected, device, share)
+            report.outcomes[outcome] += 1
+            if outcome in ("wrong", "crashed"):
+                report.details.append(
+                    {"line": record.line, "outcome": outcome, "sql": record.sql, "why": note}
+                )
+    finally:
+        if session is not None:
+            session.close()
+        con.close()
+    return report
+
+
+def _one(
+    con: duckdb.DuckDBPyConnection,
+    session: Any,
+    record: Record,
+    expected: Any,
+    device: Any,
+    share: float,
+) -> tuple[Any, str, str | None]:
+    """``(session, outcome, why)`` for one query; the session is built here when None."""
+    from dau_scheduler.compare import compare_tables
+    from dau_scheduler.session import Session
+
+    try:
+        if session is None:
+            session = Session(con, device=device)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            result = session.sql(record.sql, device_share=share)
+    except Exception as exc:  # noqa: BLE001 - every failure where DuckDB answered is reported
+        lines = str(exc).strip().splitlines()
+        return session, "crashed", f"{type(exc).__name__}: {lines[0] if lines else ''}"
+    ordered = record.sort is None and _ordered(record.sql)
+    diff = compare_tables(result.table, expected, ordered=ordered)
+    outcome = "equal" if diff is None else "wrong"
+    if diff is None and result.execution is None:
+        outcome = "refused"
+    return session, outcome, diff or result.refusal or result.fallback
+
+
+def test_files(paths: list[Path]) -> Iterator[Path]:
+    for path in paths:
+        if path.is_dir():
+            yield from sorted(p for p in path.rglob("*.test") if p.is_file())
+        elif path.suffix == ".test":
+            yield path
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("paths", nargs="+", type=Path)
+    parser.add_argument("--device", default="duckdb", help="duckdb, polars, cudf or none")
+    parser.add_argument("--share", type=float, default=0.5)
+    parser.add_argument("--no-settings", dest="settings", action="store_false")
+    parser.add_argument("--json", type=Path)
+    parser.add_argument("--verbose", action="store_true", help="print every wrong and crash")
+    args = parser.parse_args(argv)
+    device = None if args.device == "none" else args.device
+    totals: Counter[str] = Counter()
+    reports = []
+    left_out = 0
+    for path in test_files(args.paths):
+        report = run_file(path, device, args.share, args.settings)
+        reports.append(report)
+        if report.left_out:
+            left_out += 1
+            continue
+        totals.update(report.outcomes)
+        bad = report.outcomes["wrong"] + report.outcomes["crashed"]
+        if bad or args.verbose:
+            print(f"{path}: {dict(report.outcomes)}")
+        if args.verbose:
+            for detail in report.details:
+                print(f"  line {detail['line']} {detail['outcome']}: {detail['why']}")
+                print("    " + detail["sql"].replace("\n", "\n    "))
+    files = len(reports) - left_out
+    print(
+        f"{files} files run ({left_out} left out): "
+        + ", ".join(f"{totals[o]} {o}" for o in OUTCOMES)
+    )
+    if args.json:
+        args.json.write_text(
+            json.dumps(
+                {
+                    "totals": dict(totals),
+                    "files": [
+                        {
+                            "path": r.path,
+                            "left_out": r.left_out,
+                            "outcomes": dict(r.outcomes),
+                            "details": r.details,
+                        }
+                        for r in reports
+                    ],
+                },
+                indent=1,
+                default=str,
+            )
+        )
+    return 1 if totals["wrong"] or totals["crashed"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
