@@ -7,7 +7,10 @@ refused or the device arm fails, the unsplit query on the host, saying why.
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import math
+import re
 import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
@@ -23,7 +26,7 @@ from dau_scheduler.adaptive import execute_adaptive
 from dau_scheduler.arms.base import Arm, cast_partial
 from dau_scheduler.arms.duckdb import DuckDBArm, quote
 from dau_scheduler.arms.polars import PolarsArm, gpu_available
-from dau_scheduler.errors import ArmError, PostureError, SplitError, SqlError
+from dau_scheduler.errors import ArmError, DauError, PostureError, SplitError, SqlError
 from dau_scheduler.link import cached_rates, knee_bytes
 from dau_scheduler.merge import MergeRule
 from dau_scheduler.paths import profile_cache_root
@@ -43,6 +46,21 @@ from dau_scheduler.tables import (
 )
 
 DEVICES: tuple[str, ...] = ("auto", "cudf", "polars", "duckdb")
+#: Calls with side effects or a value per call: a query holding one is run once, as it is.
+VOLATILE = re.compile(
+    r"\b(nextval|currval|setseed|random|uuid|gen_random_uuid|uuidv4|uuidv7)\s*\(", re.IGNORECASE
+)
+#: DuckDB types whose values Arrow does not carry exactly (partials and rows cross as Arrow).
+ARROW_LOSSY: dict[str, str] = {
+    "HUGEINT": "Arrow's DECIMAL(38, 0) holds 38 digits, HUGEINT 39",
+    "UHUGEINT": "Arrow's DECIMAL(38, 0) holds 38 digits, UHUGEINT 39",
+    "BIT": "read back as BLOB",
+    "TIMETZ": "the offset is not kept",
+    "ENUM": "read back as a dictionary of strings, ordered as text",
+    "UNION": "no Arrow equivalent kept",
+    "BIGNUM": "no Arrow equivalent",
+    "VARINT": "no Arrow equivalent",
+}
 #: Adaptive morsels without profiles: the device's first morsel is 1/ADAPTIVE_FIRST of the rows,
 #: the host's 1/ADAPTIVE_HOST_FIRST, every next one twice the last, none over 1/ADAPTIVE_LARGEST.
 #: A small first device morsel bounds what a slow device can cost the wall; larger host morsels
@@ -171,8 +189,15 @@ class Session:
         if arm == "duckdb-shared":  # type: ignore[comparison-overlap]
             arm = DuckDBArm(share=self.host, name="duckdb")
         self.device: Arm | None = arm
-        #: Rows of every table, and the Arrow bytes of every column by lower-case name.
+        self._given = given
+        #: Rows of every table, and the Arrow bytes of every column by lower-case name. (A
+        #: connection's table counts its rowid span: rows deleted leave gaps in it.)
         self.row_counts = {name: source.num_rows for name, source in sources.items()}
+        self._gapped = {
+            name
+            for name, source in sources.items()
+            if isinstance(source, ConnectionSource) and source.has_gaps
+        }
         self.column_nbytes: Mapping[str, dict[str, int]] = _Widths(sources)
         if self.lazy:
             self._attach(sources)
@@ -215,6 +240,7 @@ class Session:
         self._plans: dict[tuple[str, str | None], CompiledSplit] = {}
         self._plan_keys: dict[tuple[str, str | None], str] = {}
         self._device_refusals: dict[tuple[str, str | None], str | None] = {}
+        self._type_refusals: dict[tuple[str, str | None], str | None] = {}
         self._lock = threading.Lock()
         self._closed = False
 
@@ -258,14 +284,21 @@ class Session:
 
     # -- compiling ---------------------------------------------------------------------------
 
-    def _bind(self, sql: str) -> tuple[list[str], list[str], pa.Schema]:
+    def _bind(self, sql: str) -> tuple[list[str], list[str], pa.Schema | None]:
+        """Names and DuckDB types of ``sql``'s output, and its Arrow schema: from a LIMIT 0 run,
+        not when the query calls a volatile function (a sequence would advance) or DuckDB
+        rejects it wrapped (``ORDER BY 'literal'`` binds alone, not as a subquery): then None."""
         cursor = self.host.cursor()
         try:
             relation = cursor.sql(sql)
-            schema = relation.limit(0).to_arrow_table().schema
+            columns, types = list(relation.columns), [str(t) for t in relation.types]
         except duckdb.Error as exc:
             raise SqlError(str(exc).strip()) from exc
-        return list(relation.columns), [str(t) for t in relation.types], schema
+        schema = None
+        if not VOLATILE.search(sql):
+            with contextlib.suppress(duckdb.Error):
+                schema = relation.limit(0).to_arrow_table().schema
+        return columns, types, schema
 
     def _validate(self, sql: str) -> None:
         if not isinstance(sql, str) or not sql.strip():
@@ -307,6 +340,7 @@ class Session:
             output_schema=output_schema,
             split_table=split_table,
         )
+        compiled = self._checked_final(compiled)
         if split_table is not None and compiled.plan.refusal and compiled.partial is None:
             import sqlglot
             from sqlglot import exp
@@ -319,6 +353,80 @@ class Session:
         with self._lock:
             self._plans[key] = compiled
         return compiled
+
+    def _checked_final(self, compiled: CompiledSplit) -> CompiledSplit:
+        """The compiled split, refused when its final query does not run over empty partials
+        (a rewrite DuckDB cannot parse or bind is a refusal, never a failure mid-query)."""
+        if compiled.final is None or compiled.partial_schema is None:
+            return compiled
+        try:
+            self.host.run_over_partials(
+                compiled.final.sql(dialect="duckdb"), compiled.partial_schema.empty_table()
+            )
+        except duckdb.Error as exc:
+            why = str(exc).strip().splitlines()[0]
+            plan = compiled.plan.model_copy(
+                update={"refusal": f"the final query of this split does not run: {why}"}
+            )
+            return dataclasses.replace(compiled, plan=plan, partial=None, final=None, fast=None)
+        return compiled
+
+    def _on_connection(self, sql: str) -> pa.Table | None:
+        """``sql`` answered on the given connection itself, or None (not given one, or it
+        fails there too)."""
+        if self.host.owned or not isinstance(self._given, duckdb.DuckDBPyConnection):
+            return None
+        try:
+            self._validate(sql)
+            return self.host.run_on_connection(sql)
+        except (duckdb.Error, SqlError):
+            return None
+
+    def _default_order(self) -> bool:
+        """Whether the host orders as DuckDB does by default (ASC, NULLS LAST)."""
+        row = (
+            self.host.cursor()
+            .execute(
+                "SELECT lower(current_setting('default_order')), "
+                "lower(current_setting('default_null_order'))"
+            )
+            .fetchone()
+        )
+        return (
+            row is not None
+            and row[0] in ("asc", "ascending")
+            and row[1]
+            in (
+                "nulls_last",
+                "nulls_last_on_asc_first_on_desc",
+            )
+            and (row[1] == "nulls_last")
+        )
+
+    def _type_refusal(self, compiled: CompiledSplit) -> str | None:
+        """Why the query reads a column Arrow cannot carry exactly between the engines."""
+        key = (compiled.sql, compiled.plan.split_table)
+        if key not in self._type_refusals:
+            from dau_scheduler.planner.placement import query_columns
+
+            found = None
+            try:
+                used = query_columns(compiled.sql, self.schema)
+            except DauError:
+                used = {}
+            for table, columns in sorted(used.items()):
+                for column, type_name in self.schema.get(table, {}).items():
+                    base = type_name.split("(")[0].upper()
+                    if column.lower() in columns and base in ARROW_LOSSY:
+                        found = (
+                            f"column {table}.{column} is {type_name}, which Arrow does not carry "
+                            f"exactly between the arms ({ARROW_LOSSY[base]})"
+                        )
+                        break
+                if found:
+                    break
+            self._type_refusals[key] = found
+        return self._type_refusals[key]
 
     def _device_refusal(self, compiled: CompiledSplit) -> str | None:
         """The device arm's answer to "can you run this partial?", asked once per query."""
@@ -350,16 +458,22 @@ class Session:
         schema = compiled.partial_schema
         final_sql = compiled.final.sql(dialect="duckdb") if compiled.final is not None else ""
 
-        fast = compiled.fast if self.fast_fold else None
+        # The fast fold orders as DuckDB does by default; other NULL or sort orders set on the
+        # connection are left to the final query, which runs on it.
+        fast = compiled.fast if self.fast_fold and self._default_order() else None
         output_schema = compiled.schema
+        names = list(compiled.columns)
 
         def combine(partials: Sequence[pa.Table]) -> pa.Table:
             assert schema is not None
             tables = [cast_partial(p, schema, "host") for p in partials]
             merged = pa.concat_tables(tables) if tables else schema.empty_table()
             if fast is not None and output_schema is not None:
-                return fast.run(merged, output_schema)
-            return self.host.run_over_partials(final_sql, merged)
+                result = fast.run(merged, output_schema)
+            else:
+                result = self.host.run_over_partials(final_sql, merged)
+            # DuckDB's own output names, duplicates included (the final query's are unique).
+            return result if result.column_names == names else result.rename_columns(names)
 
         return MergeRule(terminal="sql", combine=combine, mergeable=frozenset(MERGE_STEPS))
 
@@ -392,13 +506,40 @@ class Session:
         """
         self._check_options(posture, profile)
         _check_share(device_share)
-        compiled = self.compile(sql, split_table)
+        self.host.sync_settings()
+        try:
+            compiled = self.compile(sql, split_table)
+        except SqlError:
+            # What a cursor cannot bind, the user's connection may (its temporary tables and
+            # views): answered there, unsplit.
+            answer = self._on_connection(sql)
+            if answer is None:
+                raise
+            why = "the query reads what only the given connection sees (temporary objects)"
+            return SqlResult(answer, None, SplitPlan(refusal=why), refusal=why)
         plan = compiled.plan
-        refusal = plan.refusal
+        refusal = plan.refusal or self._type_refusal(compiled)
+        cut = compiled.plan.split_table
+        if refusal is None and cut in self._gapped and not isinstance(self.device, DuckDBArm):
+            refusal = (
+                f"table {cut} has deleted rows (its rowids have gaps), so the device arm's "
+                "copy cannot be numbered as the host numbers it"
+            )
         if refusal is None and self.device is not None:
             refusal = self._device_refusal(compiled)
-            if refusal is not None:
-                plan = plan.model_copy(update={"refusal": refusal})
+            if (
+                refusal is None
+                and not isinstance(self.device, DuckDBArm)
+                and compiled.partial is not None
+                and compiled.partial.args.get("order") is not None
+                and not self._default_order()
+            ):
+                refusal = (
+                    f"the {self.device.name} arm orders by its own defaults, and this connection "
+                    "sets another NULL or sort order (default_null_order / default_order)"
+                )
+        if refusal is not None and refusal != plan.refusal:
+            plan = plan.model_copy(update={"refusal": refusal})
         if refusal is not None:
             if strict:
                 raise SplitError(f"query refused for splitting: {refusal}")

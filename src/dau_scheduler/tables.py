@@ -144,8 +144,22 @@ class ConnectionSource:
 
     @property
     def num_rows(self) -> int:
-        found = self.con.cursor().execute(f"SELECT count(*) FROM {_quote(self.name)}").fetchone()
-        return int(found[0]) if found else 0
+        """The rowid span (``max(rowid) + 1``): row ranges are rowid ranges, and rows a DELETE
+        removed leave gaps that the span still covers."""
+        return self._span()[0]
+
+    @property
+    def has_gaps(self) -> bool:
+        span, count = self._span()
+        return span != count
+
+    def _span(self) -> tuple[int, int]:
+        found = (
+            self.con.cursor()
+            .execute(f"SELECT coalesce(max(rowid) + 1, 0), count(*) FROM {_quote(self.name)}")
+            .fetchone()
+        )
+        return (int(found[0]), int(found[1])) if found else (0, 0)
 
     def column_nbytes(self) -> dict[str, int]:
         rows = self.num_rows

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import re
+import threading
 
 import duckdb
 import pyarrow as pa
@@ -46,6 +48,10 @@ class DuckDBArm:
         self.resident = True
         self._shared = share is not None or connection is not None
         self.owned = share is None and connection is None
+        self._shared_from = share
+        self._lock = threading.Lock()
+        #: SET statements every cursor runs first (see ``sync_settings``).
+        self._local: list[str] = share._local if share is not None else []
         if share is not None:
             self.con: duckdb.DuckDBPyConnection = share.con
         else:
@@ -101,8 +107,34 @@ class DuckDBArm:
         self.con.execute(f"SET temp_directory = '{spill}'")
         self.con.execute(f"SET memory_limit = '{max(1, int(megabytes))}MB'")
 
+    def sync_settings(self) -> None:
+        """On a user's connection: note the connection-local settings it changed (``SET`` of a
+        LOCAL option, such as ``scalar_subquery_error_on_multiple_rows``), which a cursor does
+        not inherit, so every cursor of this arm gets them too. Global ones are shared anyway."""
+        if self.owned or self._shared_from is not None:
+            return
+        query = "SELECT name, value FROM duckdb_settings() WHERE scope = 'LOCAL'"
+        with self._lock:
+            mine = dict(self.con.execute(query).fetchall())
+        fresh = dict(self.con.cursor().execute(query).fetchall())
+        self._local[:] = [
+            f"SET {name} = '{str(value).replace(chr(39), chr(39) * 2)}'"
+            for name, value in mine.items()
+            if value is not None and fresh.get(name) != value
+        ]
+
+    def run_on_connection(self, sql: str) -> pa.Table:
+        """``sql`` on the user's connection itself (not a cursor), one call at a time: for
+        queries that read what only that connection sees (temporary tables and views)."""
+        with self._lock:
+            return self.con.sql(sql).to_arrow_table()
+
     def cursor(self) -> duckdb.DuckDBPyConnection:
-        return self.con.cursor()
+        cursor = self.con.cursor()
+        for statement in self._local:
+            with contextlib.suppress(duckdb.Error):  # a setting a cursor may not take
+                cursor.execute(statement)
+        return cursor
 
     def refusal(self, compiled: CompiledSplit) -> str | None:
         return None

@@ -21,8 +21,8 @@ _NAMES: dict[type[exp.Expr], str] = {exp.GroupConcat: "string_agg"}
 def aggregate_kind(node: exp.Expr) -> str:
     """DuckDB's lower-case name for an aggregate call (``count_star``, ``sum_distinct``, ...)."""
     inner = node.this if isinstance(node, exp.Filter) else node
-    if isinstance(inner, exp.Count) and isinstance(inner.this, exp.Star):
-        return "count_star"
+    if isinstance(inner, exp.Count) and (inner.this is None or isinstance(inner.this, exp.Star)):
+        return "count_star"  # COUNT(*) and DuckDB's COUNT()
     if isinstance(inner, exp.Anonymous):
         name = str(inner.this).lower()
     elif type(inner) in _NAMES:

@@ -95,6 +95,7 @@ class BuiltBlock:
     ordered: bool
     fast: FastFold | FastRows | None = None
     refold_sql: str | None = None
+    calls: tuple[FoldCall, ...] = ()
 
 
 def replace_outside_subqueries(
@@ -113,8 +114,49 @@ def replace_outside_subqueries(
     return node.transform(visit)
 
 
+#: Aggregates whose value the order of their input cannot change: an ORDER BY inside them is
+#: harmless. Any other ordered aggregate (``sum(x ORDER BY y)`` over doubles, ``string_agg``,
+#: ``list``) is refused: each arm would order only its own rows.
+ORDER_INSENSITIVE = frozenset({"min", "max", "count", "count_star", "bool_and", "bool_or"})
+
+
+def refuse_correlated_references(block: exp.Select) -> None:
+    """Refuse a block whose SELECT, HAVING or ORDER BY holds a subquery that refers to the
+    block's own tables: the final query reads the merged partials, not those tables."""
+    sources = set()
+    from_ = block.args.get("from_") or block.args.get("from")
+    for item in [
+        from_.this if from_ is not None else None,
+        *(j.this for j in block.args.get("joins") or []),
+    ]:
+        if item is not None:
+            sources.add(item.alias_or_name)
+    roots = [*block.expressions, block.args.get("having"), block.args.get("order")]
+    for root in roots:
+        if root is None:
+            continue
+        for sub in root.find_all(exp.Subquery, exp.Exists):
+            inner = {t.alias_or_name for t in sub.find_all(exp.Table)}
+            for column in sub.find_all(exp.Column):
+                if column.table and column.table in sources and column.table not in inner:
+                    raise Refuse(
+                        f"a subquery in the SELECT, HAVING or ORDER BY refers to {column.table}."
+                        f"{column.name} of the split block, which the final query does not read"
+                    )
+
+
 def build_aggregate(block: exp.Select, names: frozenset[str]) -> BuiltBlock:
+    refuse_correlated_references(block)
     calls = aggregate_calls(block, names)
+    for call in calls:
+        kind = aggregate_kind(call)
+        inner = call.this if isinstance(call, exp.Filter) else call
+        ordered = any(isinstance(arg, exp.Order) for arg in inner.iter_expressions())
+        if ordered and kind not in ORDER_INSENSITIVE:
+            raise Refuse(
+                f"{kind}(... ORDER BY ...) in {output_name(call, block)}: an ordered aggregate "
+                "whose value depends on the order of all rows"
+            )
     group = block.args.get("group")
     keys = list(group.expressions) if group is not None else []
     aggregates: list[tuple[str, str]] = []
@@ -191,7 +233,14 @@ def build_aggregate(block: exp.Select, names: frozenset[str]) -> BuiltBlock:
     fast = fast_fold_for(block, keys, list(merged), fold_calls, names)
     refold = refold_sql_for(len(keys), [p.alias for p in projections[len(keys) :]], fold_calls)
     return BuiltBlock(
-        partial, replacement, aggregates, probe_extra, ordered=False, fast=fast, refold_sql=refold
+        partial,
+        replacement,
+        aggregates,
+        probe_extra,
+        ordered=False,
+        fast=fast,
+        refold_sql=refold,
+        calls=tuple(fold_calls),
     )
 
 
@@ -270,6 +319,7 @@ def fast_fold_for(
 
 def build_rows(block: exp.Select) -> BuiltBlock:
     """A block without aggregation: each arm's rows, concatenated in arm order (top-k per arm)."""
+    refuse_correlated_references(block)
     projections = [
         exp.alias_(p.unalias().copy(), f"__dau_c{i}") for i, p in enumerate(block.expressions)
     ]

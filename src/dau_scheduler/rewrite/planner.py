@@ -15,6 +15,7 @@ Anything not proven safe is refused by name; a refused query runs unsplit.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
@@ -68,7 +69,7 @@ NONDETERMINISTIC: frozenset[str] = frozenset(
 )
 
 #: A binder: SQL -> (column names, DuckDB type names, Arrow schema), without executing anything.
-Binder = Callable[[str], tuple[list[str], list[str], pa.Schema]]
+Binder = Callable[[str], tuple[list[str], list[str], pa.Schema | None]]
 
 
 class SplitPlan(BaseModel):
@@ -304,6 +305,15 @@ def _cast_outputs(final: exp.Expr, columns: Sequence[str], types: Sequence[str])
     raise Refuse("the query's top level is not a plain SELECT list the final cast can wrap")
 
 
+#: Aggregate kinds whose partials are sums: proven for numeric types only (an AVG over TIMETZ or
+#: INTERVAL is not a sum of numbers).
+_NUMERIC_ONLY = frozenset({"sum", "avg", "mean"})
+_NUMERIC = re.compile(
+    r"^(TINYINT|SMALLINT|INTEGER|BIGINT|HUGEINT|UTINYINT|USMALLINT|UINTEGER|UBIGINT|UHUGEINT|"
+    r"FLOAT|DOUBLE|DECIMAL\(\d+,\s*\d+\))$"
+)
+
+
 def _analyse(sql: str, schema: dict[str, dict[str, str]]) -> exp.Expr:
     tree: exp.Expr = sqlglot.parse_one(sql, read="duckdb")
     tree = qualify(
@@ -352,8 +362,18 @@ def compile_split(
         return refused(f"names starting with {_RESERVED} are reserved for the split's own tables")
     try:
         tree = _analyse(sql, schema)
-    except (SqlglotError, ValueError, KeyError) as exc:
+    except (SqlglotError, ValueError, KeyError, TypeError, AssertionError) as exc:
         return refused(f"the query could not be analysed for splitting: {exc}")
+    # The rewrite works on sqlglot's reading of the query: it must bind to the same types.
+    try:
+        _, round_trip, _ = binder(tree.sql(dialect="duckdb"))
+    except (SplitError, ValueError, RuntimeError) as exc:
+        return refused(f"the SQL front end cannot reproduce this query: {exc}")
+    if list(round_trip) != list(types):
+        return refused(
+            f"the SQL front end reads this query differently (types {list(round_trip)} "
+            f"instead of {list(types)})"
+        )
 
     read = sorted(
         {t.name.lower() for t in tree.find_all(exp.Table) if t.name.lower() in schema},
@@ -415,11 +435,23 @@ def _compile_candidate(
     probe.set("expressions", [*probe.expressions, *[p.copy() for p in built.probe_extra]])
     probe.set("limit", exp.Limit(expression=exp.Literal.number(0)))
     try:
-        names_out, types_out, schema_out = binder(probe.sql(dialect="duckdb"))
+        names_out, types_out, bound = binder(probe.sql(dialect="duckdb"))
     except (SplitError, ValueError, RuntimeError) as exc:
         raise Refuse(f"the partial query does not bind: {exc}") from exc
+    if bound is None:
+        raise Refuse("the partial query's Arrow types cannot be read without running it")
+    schema_out = bound
     width = len(partial.expressions)
     partial_columns, partial_types = names_out[:width], types_out[:width]
+    by_name = dict(zip(partial_columns, partial_types, strict=True))
+    for call in built.calls:
+        if call.kind in _NUMERIC_ONLY:
+            for column in call.columns:
+                type_name = by_name.get(column, "")
+                if not _NUMERIC.match(type_name):
+                    raise Refuse(
+                        f"{call.kind} over {type_name}: its merge is proven for numbers only"
+                    )
     for node in built.replacement.walk():
         if "dau_cast" in node.meta:
             index = node.meta.pop("dau_cast")
@@ -436,6 +468,10 @@ def _compile_candidate(
             sort_types = [schema_out.field(name).type for name, _ in fast.order]
         if any(pa.types.is_floating(t) for t in sort_types):
             fast = None
+    if fast is not None and any(
+        pa.types.is_nested(f.type) or pa.types.is_dictionary(f.type) for f in schema_out
+    ):
+        fast = None  # pyarrow neither orders nor min/maxes nested values as DuckDB does
     replacement = built.replacement
     if target is final_tree:
         if final_tree.args.get("with") is not None:
