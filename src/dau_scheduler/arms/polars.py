@@ -84,9 +84,12 @@ def _translate(node: exp.Expr) -> exp.Expr:
         cls = exp.Min if isinstance(node, exp.LogicalAnd) else exp.Max
         return cls(this=_translated(node.this))
     if isinstance(node, exp.Between):
-        return exp.and_(
-            exp.GTE(this=_translated(node.this), expression=_translated(node.args["low"])),
-            exp.LTE(this=_translated(node.this), expression=_translated(node.args["high"])),
+        # Parenthesized: under NOT, "NOT a >= b AND a <= c" would negate the first half only.
+        return exp.Paren(
+            this=exp.and_(
+                exp.GTE(this=_translated(node.this), expression=_translated(node.args["low"])),
+                exp.LTE(this=_translated(node.this), expression=_translated(node.args["high"])),
+            )
         )
     return node
 

@@ -263,7 +263,13 @@ def refold_sql_for(keys: int, partial_names: list[str], calls: list[FoldCall]) -
 
 
 def output_index(block: exp.Select, target: exp.Expr) -> int | None:
-    """Which output an ORDER BY item names: the same expression, or an output alias."""
+    """Which output an ORDER BY item names: a position (``ORDER BY 2``), the same expression,
+    or an output alias."""
+    if isinstance(target, exp.Literal) and target.is_int:
+        position = int(target.this)
+        if 1 <= position <= len(block.expressions):
+            return position - 1
+        raise Refuse(f"ORDER BY {position}: the query has {len(block.expressions)} outputs")
     for i, projection in enumerate(block.expressions):
         if projection.unalias() == target:
             return i

@@ -110,6 +110,10 @@ class CompiledSplit:
         return self.plan.refusal is None
 
 
+#: The parts of a join the row-linear rules below understand; a join with any other is refused.
+_JOIN_ARGS = frozenset({"this", "on", "side", "kind", "using", "method"})
+
+
 def _block_refusal(select: exp.Select, source: exp.Expr, table: str) -> str | None:
     """Why ``source`` (a FROM item of ``select``) is not on a row-linear path, or None."""
     from_ = select.args.get("from_") or select.args.get("from")
@@ -121,6 +125,9 @@ def _block_refusal(select: exp.Select, source: exp.Expr, table: str) -> str | No
     if position is None:
         return f"{table} is not read in the FROM of its query block"
     for index, join in enumerate(joins):
+        unknown = sorted(k for k, v in join.args.items() if v and k not in _JOIN_ARGS)
+        if unknown:  # NEAREST k BY ..., ASOF's match condition, ...: default deny
+            return f"{table} is in a block with a join that has {', '.join(unknown)}"
         side, kind, method = (join.side or "").upper(), (join.kind or "").upper(), join.method
         if (
             method
