@@ -172,7 +172,7 @@ class ConnectionSource:
         }
 
     def arrow(self, columns: list[str] | None = None) -> pa.Table:
-        return self.con.cursor().sql(self._sql(columns) + " ORDER BY rowid").to_arrow_table()
+        return self.con.cursor().sql(self._sql(columns) + " ORDER BY rowid ASC").to_arrow_table()
 
     def arrow_schema_names(self) -> list[str]:
         return list(self.con.cursor().sql(self._sql(None)).columns)
@@ -181,7 +181,7 @@ class ConnectionSource:
         """The table's ``columns`` in ``rowid`` order, ``rows`` at a time."""
         total = self.num_rows
         for start in range(0, total, rows):
-            where = f" WHERE rowid >= {start} AND rowid < {start + rows} ORDER BY rowid"
+            where = f" WHERE rowid >= {start} AND rowid < {start + rows} ORDER BY rowid ASC"
             yield self.con.cursor().sql(self._sql(columns) + where).to_arrow_table()
 
 

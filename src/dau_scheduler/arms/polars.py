@@ -592,7 +592,19 @@ class PolarsArm:
         return text
 
     def refusal(self, compiled: CompiledSplit) -> str | None:
-        """Why Polars cannot run this partial (it fails to plan, or needs more decimal digits)."""
+        """Why Polars cannot run this partial (it fails to plan, or needs more decimal digits,
+        or its per-arm top-k orders values Polars does not order as DuckDB does)."""
+        order = compiled.partial.args.get("order") if compiled.partial is not None else None
+        if order is not None and compiled.partial_schema is not None:
+            for ordered in order.expressions:
+                name = ordered.this.name if isinstance(ordered.this, exp.Column) else ""
+                index = compiled.partial_schema.get_field_index(name) if name else -1
+                kind = compiled.partial_schema.field(index).type if index >= 0 else None
+                if kind is None or pa.types.is_nested(kind) or pa.types.is_dictionary(kind):
+                    return (
+                        f"{self.name} arm: its top-k orders by {ordered.this.sql()}, which "
+                        "Polars does not order as DuckDB does"
+                    )
         for column, type_name in zip(compiled.partial_columns, compiled.partial_types, strict=True):
             match = _DECIMAL.search(type_name)
             if match and int(match.group(2)) > DECIMAL_SCALE:

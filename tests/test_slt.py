@@ -1,0 +1,71 @@
+"""The project's sqllogictest corpus (tests/slt/) through the runner, on every device: no wrong
+answer and no crash where DuckDB answers; the files written to split do split."""
+
+from __future__ import annotations
+
+import json
+import warnings
+from pathlib import Path
+
+import pytest
+
+from dau_scheduler import slt
+
+CORPUS = Path(__file__).parent / "slt"
+FILES = sorted(CORPUS.glob("*.test"))
+#: Files whose queries the splitter is expected to split (at least one equal and split).
+SPLITS = {"aggregate_", "join_kinds", "count_forms", "deleted_rows", "order_by_position"}
+
+
+@pytest.mark.parametrize("device", ["duckdb", "polars"])
+@pytest.mark.parametrize("path", FILES, ids=[p.stem for p in FILES])
+def test_corpus_file(path: Path, device: str) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        report = slt.run_file(path, device, 0.5, settings=True)
+    assert report.left_out is None
+    assert report.outcomes["wrong"] == 0 and report.outcomes["crashed"] == 0, report.details
+    assert report.outcomes["skipped"] == 0, "every query of the corpus is one DuckDB answers"
+    if any(path.stem.startswith(prefix) for prefix in SPLITS) and not (
+        device == "polars" and path.stem == "deleted_rows"
+    ):
+        assert report.outcomes["equal"] > 0
+
+
+def test_parser_leaves_out_what_it_does_not_model() -> None:
+    records, why = slt.parse("loop i 0 3\nstatement ok\nSELECT 1\nendloop\n")
+    assert records == [] and why == "uses loop"
+    text = """
+statement ok
+CREATE TABLE t(i INTEGER)
+
+mode skip
+
+query I
+SELECT 1
+
+mode unskip
+
+skipif duckdb
+query I
+SELECT 2
+
+onlyif duckdb
+query I rowsort
+SELECT i FROM t
+----
+"""
+    records, why = slt.parse(text)
+    assert why is None
+    assert [(r.kind, r.sql, r.sort) for r in records] == [
+        ("statement", "CREATE TABLE t(i INTEGER)", None),
+        ("query", "SELECT i FROM t", "rowsort"),
+    ]
+
+
+def test_command_reports_and_exits(tmp_path: Path) -> None:
+    out = tmp_path / "report.json"
+    code = slt.main([str(CORPUS / "count_forms.test"), "--device", "duckdb", "--json", str(out)])
+    assert code == 0
+    report = json.loads(out.read_text())
+    assert report["totals"]["equal"] == 3
