@@ -26,11 +26,12 @@ from dau_scheduler.adaptive import execute_adaptive
 from dau_scheduler.arms.base import Arm, cast_partial
 from dau_scheduler.arms.duckdb import DuckDBArm, quote
 from dau_scheduler.arms.polars import PolarsArm, gpu_available
+from dau_scheduler.decision import ADAPTIVE_LARGEST, ArmFacts, Decision, Profiles, decide
 from dau_scheduler.errors import ArmError, DauError, PostureError, SplitError, SqlError
 from dau_scheduler.link import cached_rates, knee_bytes
 from dau_scheduler.merge import MergeRule
 from dau_scheduler.paths import profile_cache_root
-from dau_scheduler.posture import POSTURES, WorkSplit, plan_split
+from dau_scheduler.posture import POSTURES, WorkSplit
 from dau_scheduler.profile import ProfileCache, QueryProfile
 from dau_scheduler.rewrite.aggregates import MERGE_STEPS
 from dau_scheduler.rewrite.planner import CompiledSplit, SplitPlan, compile_split
@@ -61,13 +62,6 @@ ARROW_LOSSY: dict[str, str] = {
     "BIGNUM": "no Arrow equivalent",
     "VARINT": "no Arrow equivalent",
 }
-#: Adaptive morsels without profiles: the device's first morsel is 1/ADAPTIVE_FIRST of the rows,
-#: the host's 1/ADAPTIVE_HOST_FIRST, every next one twice the last, none over 1/ADAPTIVE_LARGEST.
-#: A small first device morsel bounds what a slow device can cost the wall; larger host morsels
-#: and doubling keep per-morsel fixed costs (a statement, join builds) few.
-ADAPTIVE_FIRST = 64
-ADAPTIVE_HOST_FIRST = 16
-ADAPTIVE_LARGEST = 4
 
 
 @dataclass(frozen=True)
@@ -658,95 +652,56 @@ class Session:
             )
         return self._decide(compiled, posture, None, auto=profile == "auto").split
 
-    def _cached_profiles(self, compiled: CompiledSplit) -> tuple[QueryProfile, QueryProfile] | None:
-        try:
-            host, device, _ = profiling.profiles_for(self, compiled, auto=False, remeasure=False)
-        except PostureError:
-            return None
-        return host, device
+    def _profiles(self, compiled: CompiledSplit, *, auto: bool) -> Profiles:
+        """The measured profiles a decision may ask for, and how to get them."""
+
+        def required() -> tuple[QueryProfile, QueryProfile, tuple[str, ...]]:
+            host, device, now = profiling.profiles_for(self, compiled, auto=auto)
+            return host, device, tuple(now)
+
+        def optional() -> tuple[QueryProfile, QueryProfile, tuple[str, ...]] | None:
+            if auto:
+                return required()
+            try:
+                host, device, _ = profiling.profiles_for(
+                    self, compiled, auto=False, remeasure=False
+                )
+            except PostureError:
+                return None
+            return host, device, ()
+
+        return Profiles(required=required, optional=optional)
 
     def _decide(
         self, compiled: CompiledSplit, posture: str, device_share: float | None, *, auto: bool
-    ) -> _Decision:
-        n = self.row_counts[compiled.plan.split_table or ""]
-        if self.device is None:
-            return _Decision(
-                WorkSplit(
-                    posture="cpu", device_share=0.0, rationale="cpu: this session has no device arm"
-                )
+    ) -> Decision:
+        table = compiled.plan.split_table or ""
+        n = self.row_counts[table]
+        facts = None
+        knee_rows = None
+        if self.device is not None:
+            facts = ArmFacts(
+                self.device.name,
+                bool(getattr(self.device, "shares_host_cores", False)),
+                bool(getattr(self.device, "resident", True)),
             )
-        if device_share is not None:
-            return _Decision(
-                WorkSplit(
-                    posture="collaborative",
-                    device_share=float(device_share),
-                    rationale=f"device_share={device_share} given; posture ignored",
-                )
-            )
-        if posture in ("cpu", "offload"):
-            return _Decision(plan_split(posture))  # type: ignore[arg-type]
-        shared = bool(getattr(self.device, "shares_host_cores", False))
-        if posture == "collaborative":
-            host, device, now = profiling.profiles_for(self, compiled, auto=auto)
-            return _Decision(
-                _balance(host, device, n, shared, "collaborative"), measured=tuple(now)
-            )
-        # adaptive: measured profiles size the morsels (or pick one arm on shared cores)
-        measured: tuple[str, ...] = ()
-        if auto:
-            host_p, device_p, now = profiling.profiles_for(self, compiled, auto=True)
-            profiles: tuple[QueryProfile, QueryProfile] | None = (host_p, device_p)
-            measured = tuple(now)
-        else:
-            profiles = self._cached_profiles(compiled)
-        if profiles is not None and shared:
-            return _Decision(_balance(*profiles, n, shared, "adaptive"), measured=measured)
-        if shared:
-            # Without measurements, probing a device on the host's own cores can only cost: its
-            # first morsel runs the device's whole fixed cost (TPC-H Q17 on Polars: 17x DuckDB)
-            # and adds no compute. The host alone is never slower than the host.
-            return _Decision(
-                WorkSplit(
-                    posture="adaptive",
-                    device_share=0.0,
-                    rationale=(
-                        f"adaptive: the {self.device.name} arm runs on the host's cores and no "
-                        "profiles are cached, so the host runs alone; measure both arms "
-                        "(dau profile --arm host/device, or profile='auto') to let the "
-                        "measurements choose"
-                    ),
-                )
-            )
-        first_device = max(1, math.ceil(n / ADAPTIVE_FIRST))
-        first_host = max(1, math.ceil(n / ADAPTIVE_HOST_FIRST))
-        why = "no profiles: default morsels"
-        if profiles is not None:
-            first_host = max(first_host, _morsel_floor(profiles[0]))
-            first_device = max(first_device, _morsel_floor(profiles[1]))
-            why = "morsels sized so fixed cost stays <= 5% of each morsel's work"
-        if not getattr(self.device, "resident", True):
-            rates = cached_rates(self.cache, self.device.name)
-            if rates:  # data crosses the link each morsel: no morsel below the transfer knee
-                table = compiled.plan.split_table or ""
-                width = sum(self.column_nbytes[table].values())
-                row_bytes = max(1, width // max(1, self.row_counts[table]))
-                first_device = max(first_device, math.ceil(knee_bytes(rates) / row_bytes))
-                why += "; device morsels at least the link's transfer knee"
-        split = WorkSplit(
-            posture="adaptive",
-            device_share=0.5,
-            rationale=f"adaptive: the arms take morsels from opposite ends until they meet; {why}",
-        )
-        return _Decision(
-            split,
-            adaptive=True,
-            device_morsel=min(first_device, n or 1),
-            host_morsel=min(first_host, n or 1),
-            measured=measured,
+            if not facts.resident:
+                rates = cached_rates(self.cache, self.device.name)
+                if rates:
+                    width = sum(self.column_nbytes[table].values())
+                    row_bytes = max(1, width // max(1, n))
+                    knee_rows = math.ceil(knee_bytes(rates) / row_bytes)
+        return decide(
+            rows=n,
+            device=facts,
+            posture=posture,
+            device_share=device_share,
+            profiles=self._profiles(compiled, auto=auto),
+            knee_rows=knee_rows,
         )
 
     def _run_host_only(
-        self, compiled: CompiledSplit, decision: _Decision, n: int, plan: SplitPlan
+        self, compiled: CompiledSplit, decision: Decision, n: int, plan: SplitPlan
     ) -> SqlResult:
         """A split that gives the device no rows is the unsplit query on the host: run that.
 
@@ -818,57 +773,6 @@ class _Widths(Mapping[str, dict[str, int]]):
 
     def __len__(self) -> int:
         return len(set(self._known) | set(self._sources))
-
-
-@dataclass(frozen=True)
-class _Decision:
-    """How a query will run: its work split, and for adaptive the morsel schedule."""
-
-    split: WorkSplit
-    adaptive: bool = False
-    device_morsel: int = 1
-    host_morsel: int = 1
-    measured: tuple[str, ...] = ()
-
-
-def _morsel_floor(profile: QueryProfile) -> int:
-    """Rows per morsel at which the profile's fixed cost is at most 5% of the morsel's work."""
-    if profile.per_row_seconds <= 0:
-        return 1
-    return max(1, math.ceil(profile.fixed_seconds / (0.05 * profile.per_row_seconds)))
-
-
-def _balance(
-    host: QueryProfile, device: QueryProfile, n: int, shared: bool, posture: str
-) -> WorkSplit:
-    """The split measured profiles imply for ``n`` rows.
-
-    Arms on the same cores add no compute, so the faster arm alone is best; otherwise the
-    collaborative balance ``(1 - s) * cpu = fixed + s * device``.
-    """
-    cpu, alone = host.estimate(n), device.estimate(n)
-    if shared:
-        share = 1.0 if alone < cpu else 0.0
-        return WorkSplit(
-            posture=posture,
-            device_share=share,
-            rationale=(
-                f"{posture}: the device arm runs on the host's cores, so the arms' rates do "
-                f"not add; measured host {cpu:.4g}s vs device {alone:.4g}s for {n} rows: "
-                f"{'the device' if share else 'the host'} alone"
-            ),
-            predicted_speedup=cpu / min(cpu, alone) if min(cpu, alone) > 0 else None,
-        )
-    split = plan_split(
-        "collaborative",
-        profile=host,
-        rows=n,
-        device_seconds=device.per_row_seconds * n,
-        device_fixed_seconds=device.fixed_seconds,
-    )
-    if posture == "adaptive":
-        return split.model_copy(update={"posture": "adaptive"}).check()
-    return split
 
 
 def run_sql(

@@ -42,8 +42,9 @@ from dau_scheduler.rows import RowRange, RowSource
 from dau_scheduler.split import SplitExecution, execute_split
 
 if TYPE_CHECKING:
+    from dau_scheduler.decision import Decision
     from dau_scheduler.rewrite.planner import CompiledSplit
-    from dau_scheduler.session import Session, _Decision
+    from dau_scheduler.session import Session
 
 
 HOST_FRACTION = 0.5
@@ -154,7 +155,7 @@ def _arm_over(arm: Any, compiled: CompiledSplit, chunk: pa.Table) -> Callable[..
 
 
 def run(
-    session: Session, compiled: CompiledSplit, decision: _Decision, name: str, chunk_rows: int
+    session: Session, compiled: CompiledSplit, decision: Decision, name: str, chunk_rows: int
 ) -> SplitExecution:
     """Run ``compiled`` over the split table's rows ``chunk_rows`` at a time with strategy
     ``name``; each chunk split between the arms as ``decision`` says. Raises ArmError naming

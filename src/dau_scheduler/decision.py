@@ -1,0 +1,190 @@
+"""How a query will run: the work split a posture chooses from what is measured.
+
+Below the Session, and taking only facts as inputs (the split table's rows, what the device arm
+is, measured profiles through :class:`Profiles`, the link's transfer knee), so data flows one
+way and the postures can be tested without a Session:
+
+- a given ``device_share`` wins; ``cpu`` and ``offload`` are definitional;
+- ``collaborative`` needs both arms' profiles (missing ones raise :class:`PostureError`);
+- ``adaptive``: on shared cores the faster arm alone (from profiles) or the host alone (without,
+  decision 004); on separate hardware the arms take morsels from opposite ends, sized so a
+  profile's fixed cost stays a small part of each morsel and a device morsel is not below the
+  link's transfer knee.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from dau_scheduler.posture import WorkSplit, plan_split
+from dau_scheduler.profile import QueryProfile
+
+#: Adaptive morsels without profiles: the device's first morsel is 1/ADAPTIVE_FIRST of the rows,
+#: the host's 1/ADAPTIVE_HOST_FIRST, every next one twice the last, none over 1/ADAPTIVE_LARGEST.
+#: A small first device morsel bounds what a slow device can cost the wall; larger host morsels
+#: and doubling keep per-morsel fixed costs (a statement, join builds) few.
+ADAPTIVE_FIRST = 64
+ADAPTIVE_HOST_FIRST = 16
+ADAPTIVE_LARGEST = 4
+
+MeasuredProfiles = tuple[QueryProfile, QueryProfile, tuple[str, ...]]
+
+
+@dataclass(frozen=True)
+class ArmFacts:
+    """What a decision needs to know of the device arm."""
+
+    name: str
+    shares_host_cores: bool
+    resident: bool = True
+
+
+@dataclass(frozen=True)
+class Profiles:
+    """Host and device profiles on demand: ``required`` raises PostureError when they cannot be
+    had; ``optional`` returns None instead. Both also name the arms measured just now."""
+
+    required: Callable[[], MeasuredProfiles]
+    optional: Callable[[], MeasuredProfiles | None]
+
+
+@dataclass(frozen=True)
+class Decision:
+    """How a query will run: its work split, and for adaptive the morsel schedule."""
+
+    split: WorkSplit
+    adaptive: bool = False
+    device_morsel: int = 1
+    host_morsel: int = 1
+    measured: tuple[str, ...] = ()
+
+
+def morsel_floor(profile: QueryProfile) -> int:
+    """Rows per morsel at which the profile's fixed cost is at most 5% of the morsel's work."""
+    if profile.per_row_seconds <= 0:
+        return 1
+    return max(1, math.ceil(profile.fixed_seconds / (0.05 * profile.per_row_seconds)))
+
+
+def balance(
+    host: QueryProfile, device: QueryProfile, n: int, shared: bool, posture: str
+) -> WorkSplit:
+    """The split measured profiles imply for ``n`` rows.
+
+    Arms on the same cores add no compute, so the faster arm alone is best; otherwise the
+    collaborative balance ``(1 - s) * cpu = fixed + s * device``.
+    """
+    cpu, alone = host.estimate(n), device.estimate(n)
+    if shared:
+        share = 1.0 if alone < cpu else 0.0
+        return WorkSplit(
+            posture=posture,
+            device_share=share,
+            rationale=(
+                f"{posture}: the device arm runs on the host's cores, so the arms' rates do "
+                f"not add; measured host {cpu:.4g}s vs device {alone:.4g}s for {n} rows: "
+                f"{'the device' if share else 'the host'} alone"
+            ),
+            predicted_speedup=cpu / min(cpu, alone) if min(cpu, alone) > 0 else None,
+        )
+    split = plan_split(
+        "collaborative",
+        profile=host,
+        rows=n,
+        device_seconds=device.per_row_seconds * n,
+        device_fixed_seconds=device.fixed_seconds,
+    )
+    if posture == "adaptive":
+        return split.model_copy(update={"posture": "adaptive"}).check()
+    return split
+
+
+def decide(
+    *,
+    rows: int,
+    device: ArmFacts | None,
+    posture: str,
+    device_share: float | None,
+    profiles: Profiles,
+    knee_rows: int | None = None,
+) -> Decision:
+    """The decision for a query over ``rows`` rows of its split table (see the module doc)."""
+    n = rows
+    if device is None:
+        split = WorkSplit(
+            posture="cpu", device_share=0.0, rationale="cpu: this session has no device arm"
+        )
+        return Decision(split)
+    if device_share is not None:
+        return Decision(
+            WorkSplit(
+                posture="collaborative",
+                device_share=float(device_share),
+                rationale=f"device_share={device_share} given; posture ignored",
+            )
+        )
+    if posture in ("cpu", "offload"):
+        return Decision(plan_split(posture))  # type: ignore[arg-type]
+    shared = device.shares_host_cores
+    if posture == "collaborative":
+        host, dev, now = profiles.required()
+        return Decision(balance(host, dev, n, shared, "collaborative"), measured=now)
+    # adaptive: measured profiles size the morsels (or pick one arm on shared cores)
+    found = profiles.optional()
+    measured = found[2] if found is not None else ()
+    if found is not None and shared:
+        return Decision(balance(found[0], found[1], n, shared, "adaptive"), measured=measured)
+    if shared:
+        # Without measurements, probing a device on the host's own cores can only cost: its
+        # first morsel runs the device's whole fixed cost (TPC-H Q17 on Polars: 17x DuckDB)
+        # and adds no compute. The host alone is never slower than the host.
+        return Decision(
+            WorkSplit(
+                posture="adaptive",
+                device_share=0.0,
+                rationale=(
+                    f"adaptive: the {device.name} arm runs on the host's cores and no "
+                    "profiles are cached, so the host runs alone; measure both arms "
+                    "(dau profile --arm host/device, or profile='auto') to let the "
+                    "measurements choose"
+                ),
+            )
+        )
+    first_device = max(1, math.ceil(n / ADAPTIVE_FIRST))
+    first_host = max(1, math.ceil(n / ADAPTIVE_HOST_FIRST))
+    why = "no profiles: default morsels"
+    if found is not None:
+        first_host = max(first_host, morsel_floor(found[0]))
+        first_device = max(first_device, morsel_floor(found[1]))
+        why = "morsels sized so fixed cost stays <= 5% of each morsel's work"
+    if not device.resident and knee_rows is not None:
+        # Data crosses the link each morsel: no device morsel below the transfer knee.
+        first_device = max(first_device, knee_rows)
+        why += "; device morsels at least the link's transfer knee"
+    split = WorkSplit(
+        posture="adaptive",
+        device_share=0.5,
+        rationale=f"adaptive: the arms take morsels from opposite ends until they meet; {why}",
+    )
+    return Decision(
+        split,
+        adaptive=True,
+        device_morsel=min(first_device, n or 1),
+        host_morsel=min(first_host, n or 1),
+        measured=measured,
+    )
+
+
+__all__ = [
+    "ADAPTIVE_FIRST",
+    "ADAPTIVE_HOST_FIRST",
+    "ADAPTIVE_LARGEST",
+    "ArmFacts",
+    "Decision",
+    "Profiles",
+    "balance",
+    "decide",
+    "morsel_floor",
+]

@@ -1,0 +1,76 @@
+"""Posture decisions without a Session: facts in, a work split out."""
+
+from __future__ import annotations
+
+import pytest
+
+from dau_scheduler.decision import ArmFacts, Profiles, decide
+from dau_scheduler.errors import PostureError
+from dau_scheduler.profile import QueryProfile
+
+
+def _profile(fixed: float, per_row: float) -> QueryProfile:
+    return QueryProfile(
+        plan_key="q", host="h", rows=1000, fixed_seconds=fixed, per_row_seconds=per_row
+    )
+
+
+def _missing() -> tuple[QueryProfile, QueryProfile, tuple[str, ...]]:
+    raise PostureError("no profiles; measure them with dau profile")
+
+
+NONE = Profiles(required=_missing, optional=lambda: None)
+BOTH = Profiles(
+    required=lambda: (_profile(0.001, 1e-6), _profile(0.002, 5e-7), ()),
+    optional=lambda: (_profile(0.001, 1e-6), _profile(0.002, 5e-7), ()),
+)
+SHARED = ArmFacts("polars", shares_host_cores=True)
+SEPARATE = ArmFacts("cudf", shares_host_cores=False, resident=False)
+
+
+def test_given_share_and_definitional_postures() -> None:
+    got = decide(rows=100, device=SHARED, posture="adaptive", device_share=0.3, profiles=NONE)
+    assert got.split.device_share == 0.3 and not got.adaptive
+    assert (
+        decide(
+            rows=100, device=SHARED, posture="offload", device_share=None, profiles=NONE
+        ).split.device_share
+        == 1.0
+    )
+    assert (
+        decide(
+            rows=100, device=None, posture="adaptive", device_share=None, profiles=NONE
+        ).split.device_share
+        == 0.0
+    )
+
+
+def test_shared_cores_without_profiles_runs_the_host_alone() -> None:
+    got = decide(rows=10_000, device=SHARED, posture="adaptive", device_share=None, profiles=NONE)
+    assert got.split.device_share == 0.0 and not got.adaptive
+
+
+def test_shared_cores_with_profiles_picks_the_faster_arm() -> None:
+    got = decide(rows=10_000, device=SHARED, posture="adaptive", device_share=None, profiles=BOTH)
+    assert got.split.device_share == 1.0  # the device's per-row cost is half the host's
+
+
+def test_separate_hardware_meets_in_the_middle_with_morsels() -> None:
+    got = decide(
+        rows=64_000,
+        device=SEPARATE,
+        posture="adaptive",
+        device_share=None,
+        profiles=NONE,
+        knee_rows=5_000,
+    )
+    assert got.adaptive and got.device_morsel == 5_000 and got.host_morsel == 4_000
+    collaborative = decide(
+        rows=64_000, device=SEPARATE, posture="collaborative", device_share=None, profiles=BOTH
+    )
+    assert 0.5 < collaborative.split.device_share < 1.0
+
+
+def test_collaborative_without_profiles_is_refused_not_guessed() -> None:
+    with pytest.raises(PostureError, match="dau profile"):
+        decide(rows=10, device=SEPARATE, posture="collaborative", device_share=None, profiles=NONE)
