@@ -10,10 +10,9 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import math
-import re
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,7 +26,14 @@ from dau_scheduler.arms.base import Arm, cast_partial
 from dau_scheduler.arms.duckdb import DuckDBArm, quote
 from dau_scheduler.arms.polars import PolarsArm, gpu_available
 from dau_scheduler.decision import ADAPTIVE_LARGEST, ArmFacts, Decision, Profiles, decide
-from dau_scheduler.errors import ArmError, DauError, PostureError, SplitError, SqlError
+from dau_scheduler.errors import ArmError, PostureError, SplitError, SqlError
+from dau_scheduler.guards import (
+    VOLATILE,
+    ColumnWidths,
+    arrow_for_device,
+    default_order,
+    type_refusal,
+)
 from dau_scheduler.link import cached_rates, knee_bytes
 from dau_scheduler.merge import MergeRule
 from dau_scheduler.paths import profile_cache_root
@@ -47,21 +53,6 @@ from dau_scheduler.tables import (
 )
 
 DEVICES: tuple[str, ...] = ("auto", "cudf", "polars", "duckdb")
-#: Calls with side effects or a value per call: a query holding one is run once, as it is.
-VOLATILE = re.compile(
-    r"\b(nextval|currval|setseed|random|uuid|gen_random_uuid|uuidv4|uuidv7)\s*\(", re.IGNORECASE
-)
-#: DuckDB types whose values Arrow does not carry exactly (partials and rows cross as Arrow).
-ARROW_LOSSY: dict[str, str] = {
-    "HUGEINT": "Arrow's DECIMAL(38, 0) holds 38 digits, HUGEINT 39",
-    "UHUGEINT": "Arrow's DECIMAL(38, 0) holds 38 digits, UHUGEINT 39",
-    "BIT": "read back as BLOB",
-    "TIMETZ": "the offset is not kept",
-    "ENUM": "read back as a dictionary of strings, ordered as text",
-    "UNION": "no Arrow equivalent kept",
-    "BIGNUM": "no Arrow equivalent",
-    "VARINT": "no Arrow equivalent",
-}
 
 
 @dataclass(frozen=True)
@@ -192,7 +183,7 @@ class Session:
             for name, source in sources.items()
             if isinstance(source, ConnectionSource) and source.has_gaps
         }
-        self.column_nbytes: Mapping[str, dict[str, int]] = _Widths(sources)
+        self.column_nbytes: Mapping[str, dict[str, int]] = ColumnWidths(sources)
         if self.lazy:
             self._attach(sources)
         else:
@@ -202,7 +193,7 @@ class Session:
             for name, source in sources.items():
                 if given is not None and isinstance(self.device, DuckDBArm):
                     break  # both arms run on the user's connection: nothing to load
-                loaded = {name: _arrow_for_device(name, source, self.device)}
+                loaded = {name: arrow_for_device(name, source, self.device)}
                 self.host.load(loaded)
                 if self.device is not None:
                     self.device.load(loaded)
@@ -377,49 +368,12 @@ class Session:
             return None
 
     def _default_order(self) -> bool:
-        """Whether the host orders as DuckDB does by default (ASC, NULLS LAST)."""
-        row = (
-            self.host.cursor()
-            .execute(
-                "SELECT lower(current_setting('default_order')), "
-                "lower(current_setting('default_null_order'))"
-            )
-            .fetchone()
-        )
-        return (
-            row is not None
-            and row[0] in ("asc", "ascending")
-            and row[1]
-            in (
-                "nulls_last",
-                "nulls_last_on_asc_first_on_desc",
-            )
-            and (row[1] == "nulls_last")
-        )
+        return default_order(self.host.cursor())
 
     def _type_refusal(self, compiled: CompiledSplit) -> str | None:
-        """Why the query reads a column Arrow cannot carry exactly between the engines."""
         key = (compiled.sql, compiled.plan.split_table)
         if key not in self._type_refusals:
-            from dau_scheduler.planner.placement import query_columns
-
-            found = None
-            try:
-                used = query_columns(compiled.sql, self.schema)
-            except DauError:
-                used = {}
-            for table, columns in sorted(used.items()):
-                for column, type_name in self.schema.get(table, {}).items():
-                    base = type_name.split("(")[0].upper()
-                    if column.lower() in columns and base in ARROW_LOSSY:
-                        found = (
-                            f"column {table}.{column} is {type_name}, which Arrow does not carry "
-                            f"exactly between the arms ({ARROW_LOSSY[base]})"
-                        )
-                        break
-                if found:
-                    break
-            self._type_refusals[key] = found
+            self._type_refusals[key] = type_refusal(compiled.sql, self.schema)
         return self._type_refusals[key]
 
     def _device_refusal(self, compiled: CompiledSplit) -> str | None:
@@ -726,53 +680,6 @@ class Session:
             result=table,
         )
         return SqlResult(table, execution, plan, split=split, profiled=decision.measured)
-
-
-def _arrow_for_device(name: str, source: Source, device: Arm | None) -> pa.Table:
-    """A table's rows as Arrow for the arms to load; from a user's connection, the columns
-    Arrow cannot carry are left out and named in the device arm's ``unloaded`` (a query that
-    reads one is refused by that arm; the host still answers it on the connection)."""
-    try:
-        return source.arrow()
-    except (duckdb.Error, pa.ArrowException, ValueError) as exc:
-        if not isinstance(source, ConnectionSource):
-            raise SqlError(f"table {name!r} cannot be read: {exc}") from exc
-    kept: list[pa.Table] = []
-    names: list[str] = []
-    for column in source.arrow_schema_names():
-        try:
-            kept.append(source.arrow([column]))
-            names.append(column)
-        except (duckdb.Error, pa.ArrowException, ValueError) as exc:
-            unloaded = getattr(device, "unloaded", None)
-            if isinstance(unloaded, dict):
-                unloaded[(name, column)] = f"not carried by Arrow: {str(exc).splitlines()[0]}"
-    if not kept:
-        return pa.table({})
-    return pa.Table.from_arrays([t.column(0) for t in kept], names=names)
-
-
-class _Widths(Mapping[str, dict[str, int]]):
-    """Each table's Arrow bytes per column, worked out the first time the table is asked for
-    (a Parquet table's variable-width columns are sampled; most queries never ask)."""
-
-    def __init__(self, sources: Mapping[str, Source]) -> None:
-        # Arrow sources are measured now (cheap), so no reference to their tables is kept.
-        self._known = {
-            n: s.column_nbytes() for n, s in sources.items() if isinstance(s, ArrowSource)
-        }
-        self._sources = {n: s for n, s in sources.items() if not isinstance(s, ArrowSource)}
-
-    def __getitem__(self, table: str) -> dict[str, int]:
-        if table not in self._known:
-            self._known[table] = self._sources[table].column_nbytes()
-        return self._known[table]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter([*self._known, *(n for n in self._sources if n not in self._known)])
-
-    def __len__(self) -> int:
-        return len(set(self._known) | set(self._sources))
 
 
 def run_sql(

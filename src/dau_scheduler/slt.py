@@ -35,7 +35,7 @@ from typing import Any
 
 import duckdb
 
-from dau_scheduler.session import VOLATILE
+from dau_scheduler.guards import VOLATILE
 
 OUTCOMES = ("equal", "refused", "wrong", "crashed", "skipped")
 #: Directives that make a file depend on what this runner does not model.

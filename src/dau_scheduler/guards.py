@@ -1,0 +1,116 @@
+"""Guards of exactness the Session applies before it splits a query: calls it must not repeat,
+types Arrow does not carry between the engines, the connection's sort order, and how a table's
+rows reach a device arm. See docs/exactness.md for the classes of wrong answer behind each."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import duckdb
+import pyarrow as pa
+
+from dau_scheduler.errors import DauError, SqlError
+from dau_scheduler.tables import ArrowSource, ConnectionSource, Source
+
+#: Calls with side effects or a value per call: a query holding one is run once, as it is.
+VOLATILE = re.compile(
+    r"\b(nextval|currval|setseed|random|uuid|gen_random_uuid|uuidv4|uuidv7)\s*\(", re.IGNORECASE
+)
+#: DuckDB types whose values Arrow does not carry exactly (partials and rows cross as Arrow).
+ARROW_LOSSY: dict[str, str] = {
+    "HUGEINT": "Arrow's DECIMAL(38, 0) holds 38 digits, HUGEINT 39",
+    "UHUGEINT": "Arrow's DECIMAL(38, 0) holds 38 digits, UHUGEINT 39",
+    "BIT": "read back as BLOB",
+    "TIMETZ": "the offset is not kept",
+    "ENUM": "read back as a dictionary of strings, ordered as text",
+    "UNION": "no Arrow equivalent kept",
+    "BIGNUM": "no Arrow equivalent",
+    "VARINT": "no Arrow equivalent",
+}
+
+
+def default_order(cursor: duckdb.DuckDBPyConnection) -> bool:
+    """Whether a connection orders as DuckDB does by default (ASC, NULLS LAST)."""
+    row = cursor.execute(
+        "SELECT lower(current_setting('default_order')), "
+        "lower(current_setting('default_null_order'))"
+    ).fetchone()
+    return row is not None and row[0] in ("asc", "ascending") and row[1] == "nulls_last"
+
+
+def type_refusal(sql: str, schema: dict[str, dict[str, str]]) -> str | None:
+    """Why the query reads a column whose type Arrow cannot carry exactly, or None."""
+    from dau_scheduler.planner.placement import query_columns
+
+    try:
+        used = query_columns(sql, schema)
+    except DauError:
+        return None
+    for table, columns in sorted(used.items()):
+        for column, type_name in schema.get(table, {}).items():
+            base = type_name.split("(")[0].upper()
+            if column.lower() in columns and base in ARROW_LOSSY:
+                return (
+                    f"column {table}.{column} is {type_name}, which Arrow does not carry "
+                    f"exactly between the arms ({ARROW_LOSSY[base]})"
+                )
+    return None
+
+
+def arrow_for_device(name: str, source: Source, device: Any) -> pa.Table:
+    """A table's rows as Arrow for the arms to load; from a user's connection, the columns
+    Arrow cannot carry are left out and named in the device arm's ``unloaded`` (a query that
+    reads one is refused by that arm; the host still answers it on the connection)."""
+    try:
+        return source.arrow()
+    except (duckdb.Error, pa.ArrowException, ValueError) as exc:
+        if not isinstance(source, ConnectionSource):
+            raise SqlError(f"table {name!r} cannot be read: {exc}") from exc
+    kept: list[pa.Table] = []
+    names: list[str] = []
+    for column in source.arrow_schema_names():
+        try:
+            kept.append(source.arrow([column]))
+            names.append(column)
+        except (duckdb.Error, pa.ArrowException, ValueError) as exc:
+            unloaded = getattr(device, "unloaded", None)
+            if isinstance(unloaded, dict):
+                unloaded[(name, column)] = f"not carried by Arrow: {str(exc).splitlines()[0]}"
+    if not kept:
+        return pa.table({})
+    return pa.Table.from_arrays([t.column(0) for t in kept], names=names)
+
+
+class ColumnWidths(Mapping[str, dict[str, int]]):
+    """Each table's Arrow bytes per column, worked out the first time the table is asked for
+    (a Parquet table's variable-width columns are sampled; most queries never ask)."""
+
+    def __init__(self, sources: Mapping[str, Source]) -> None:
+        # Arrow sources are measured now (cheap), so no reference to their tables is kept.
+        self._known = {
+            n: s.column_nbytes() for n, s in sources.items() if isinstance(s, ArrowSource)
+        }
+        self._sources = {n: s for n, s in sources.items() if not isinstance(s, ArrowSource)}
+
+    def __getitem__(self, table: str) -> dict[str, int]:
+        if table not in self._known:
+            self._known[table] = self._sources[table].column_nbytes()
+        return self._known[table]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter([*self._known, *(n for n in self._sources if n not in self._known)])
+
+    def __len__(self) -> int:
+        return len(set(self._known) | set(self._sources))
+
+
+__all__ = [
+    "ARROW_LOSSY",
+    "VOLATILE",
+    "ColumnWidths",
+    "arrow_for_device",
+    "default_order",
+    "type_refusal",
+]
