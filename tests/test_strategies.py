@@ -95,6 +95,7 @@ def test_one_shot_reads_lazily_and_is_exact(sf01: Path, expected: dict[str, pa.T
         ({"mem_budget_mb": 0}, "mem_budget_mb"),
         ({"mem_budget_mb": float("inf")}, "mem_budget_mb"),
         ({"mem_budget_mb": "64"}, "mem_budget_mb"),
+        ({"mem_budget_mb": 8}, "below 16 MB"),
         ({"mem_budget_mb": 64, "strategy": "spilled"}, "unknown strategy 'spilled'"),
         ({"strategy": "chunked"}, "needs a memory budget"),
     ],

@@ -133,6 +133,7 @@ def execute_adaptive(
     cap = max_morsel if max_morsel is not None else len(source) or 1
     outputs: dict[str, list[tuple[int, int, Any]]] = {"device": [], "host": []}
     spans: dict[str, list[float]] = {"device": [], "host": []}
+    morsels: list[tuple[str, float, float, int]] = []
     errors: dict[str, BaseException] = {}
 
     def loop(name: str, arm: SplitArm) -> None:
@@ -160,6 +161,7 @@ def execute_adaptive(
             finally:
                 t1 = time.perf_counter()
                 spans[name] += [t0, t1]
+                morsels.append((name, t0 - began, t1 - began, taken[1] - taken[0]))
             outputs[name].append((taken[0], taken[1], partial))
             meeting.record(name, taken[1] - taken[0], t1 - t0)
             if exclusive and meeting.quit_if_slower(name):
@@ -209,6 +211,10 @@ def execute_adaptive(
         merge_seconds=merge_seconds,
         device_granularity=grain,
         result=result,
+        spans=(
+            *sorted(morsels, key=lambda m: m[1]),
+            ("fold", t0 - began, t0 - began + merge_seconds, 0),
+        ),
     )
 
 

@@ -116,6 +116,12 @@ def run(
     strategy: Annotated[
         str | None, typer.Option(help="force in_memory, chunked or streamed (with --mem-budget)")
     ] = None,
+    trace: Annotated[
+        Path | None, typer.Option(help="write the split's timeline as Trace Event JSON")
+    ] = None,
+    timeline: Annotated[
+        Path | None, typer.Option(help="draw the split's timeline (PNG; needs '.[plot]')")
+    ] = None,
 ) -> None:
     """Run a query split between the arms; print the answer and the split report."""
     if format not in {"table", "csv", "json"}:
@@ -130,6 +136,16 @@ def run(
         raise _fail(exc) from None
     _print_table(result.table, format)
     err.print(split_report(result))
+    if (trace or timeline) and result.execution is None:
+        err.print("no timeline: the query ran unsplit")
+    elif result.execution is not None:
+        try:
+            if trace:
+                err.print(f"trace: {result.execution.to_chrome_trace(trace)}")
+            if timeline:
+                err.print(f"timeline: {result.execution.timeline(timeline)}")
+        except DauError as exc:
+            raise _fail(exc) from None
 
 
 @app.command()

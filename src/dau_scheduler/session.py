@@ -53,6 +53,8 @@ from dau_scheduler.tables import (
 )
 
 DEVICES: tuple[str, ...] = ("auto", "cudf", "polars", "duckdb")
+#: The smallest memory budget a Session accepts.
+MIN_BUDGET_MB = 16
 
 
 @dataclass(frozen=True)
@@ -107,6 +109,11 @@ def _check_budget(mem_budget_mb: float | None) -> None:
         or mem_budget_mb <= 0
     ):
         raise SqlError(f"mem_budget_mb must be a finite positive number, got {mem_budget_mb!r}")
+    if mem_budget_mb < MIN_BUDGET_MB:
+        raise SqlError(
+            f"mem_budget_mb={mem_budget_mb:g} is below {MIN_BUDGET_MB} MB: DuckDB, which gets half "
+            "the budget, cannot run its own catalog queries in less"
+        )
 
 
 def _check_share(device_share: float | None) -> None:
@@ -678,6 +685,7 @@ class Session:
             materialize_seconds=0.0,
             merge_seconds=0.0,
             result=table,
+            spans=(("host", 0.0, seconds, n),),
         )
         return SqlResult(table, execution, plan, split=split, profiled=decision.measured)
 

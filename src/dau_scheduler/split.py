@@ -7,10 +7,12 @@ earliest-arrival tie-breaks true of the whole table.
 
 from __future__ import annotations
 
+import json
 import math
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, model_validator
@@ -49,6 +51,81 @@ class SplitExecution(BaseModel):
     merge_seconds: float
     device_granularity: int = 1
     result: Any = None
+    #: What ran when: ``(track, start, end, rows)`` with times in seconds from the split's start;
+    #: tracks ``device``, ``host`` (one span per call or morsel) and ``fold``.
+    spans: tuple[tuple[str, float, float, int], ...] = ()
+
+    def to_chrome_trace(self, path: str | Path) -> Path:
+        """Write the spans as Trace Event Format JSON (Perfetto, chrome://tracing): one track
+        per arm and one for the fold, each span named by its rows."""
+        tracks = {"device": 1, "host": 2, "fold": 3}
+        events: list[dict[str, Any]] = [
+            {"name": "thread_name", "ph": "M", "pid": 1, "tid": tid, "args": {"name": name}}
+            for name, tid in tracks.items()
+        ]
+        for track, start, end, rows in self.spans:
+            events.append(
+                {
+                    "name": f"{track} {rows} rows" if track != "fold" else "fold",
+                    "cat": track,
+                    "ph": "X",
+                    "pid": 1,
+                    "tid": tracks.get(track, 4),
+                    "ts": round(start * 1e6, 3),
+                    "dur": round(max(0.0, end - start) * 1e6, 3),
+                    "args": {"rows": rows},
+                }
+            )
+        target = Path(path)
+        target.write_text(json.dumps({"traceEvents": events, "displayTimeUnit": "ms"}))
+        return target
+
+    def timeline(self, path: str | Path) -> Path:
+        """Draw the arms' spans and the fold over time as a picture (needs matplotlib:
+        ``pip install -e '.[plot]'``)."""
+        try:
+            import matplotlib
+
+            matplotlib.use("Agg")
+            import matplotlib.pyplot as plt
+        except ImportError as exc:
+            raise SplitError(
+                "a timeline picture needs matplotlib: pip install -e '.[plot]'"
+            ) from exc
+        rows_of = {"device": 2, "host": 1, "fold": 0}
+        colors = {"device": "tab:green", "host": "tab:blue", "fold": "tab:orange"}
+        figure, axes = plt.subplots(figsize=(9, 2.6))
+        for track, start, end, rows in self.spans:
+            y = rows_of.get(track, 0)
+            axes.barh(
+                y,
+                (end - start) * 1e3,
+                left=start * 1e3,
+                color=colors.get(track, "grey"),
+                edgecolor="black",
+                height=0.6,
+            )
+            if track != "fold" and end - start > 0.04 * max(self.wall_seconds, 1e-9):
+                axes.text(
+                    (start + end) / 2 * 1e3,
+                    y,
+                    f"{rows}",
+                    ha="center",
+                    va="center",
+                    fontsize=7,
+                    color="white",
+                )
+        axes.set_yticks(list(rows_of.values()), list(rows_of))
+        axes.set_xlabel("ms from the split's start")
+        axes.set_title(
+            f"{self.posture}: device {self.device_rows} rows, host {self.host_rows} rows, "
+            f"wall {self.wall_seconds * 1e3:.1f} ms"
+        )
+        figure.tight_layout()
+        target = Path(path)
+        figure.savefig(target, dpi=120)
+        plt.close(figure)
+        return target
 
     @model_validator(mode="after")
     def _figures_are_sane(self) -> SplitExecution:
@@ -195,6 +272,11 @@ def execute_split(
 
     by_name = {job.name: job for job in jobs}
     dev, hst = by_name.get("device"), by_name.get("host")
+    spans = [
+        (job.name, job.start - began, job.end - began, cut if job.name == "device" else n - cut)
+        for job in jobs
+    ]
+    spans.append(("fold", t0 - began, t0 - began + merge_seconds, 0))
     return SplitExecution(
         posture=split.posture,
         device_share=split.device_share,
@@ -211,6 +293,7 @@ def execute_split(
         merge_seconds=merge_seconds,
         device_granularity=grain,
         result=result,
+        spans=tuple(spans),
     )
 
 

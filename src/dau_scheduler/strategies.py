@@ -176,7 +176,9 @@ def run(
     running: pa.Table | None = None
     totals = {"device_rows": 0, "host_rows": 0, "device_seconds": 0.0, "host_seconds": 0.0}
     overlap = 0.0
+    spans: list[tuple[str, float, float, int]] = []
     for chunk in _chunks(session, compiled, chunk_rows):
+        offset = time.perf_counter() - began
         rows = RowRange(0, chunk.num_rows)
         on_device = _arm_over(device, compiled, chunk)
         on_host = _arm_over(session.host, compiled, chunk)
@@ -205,16 +207,21 @@ def run(
             )
         for key in totals:
             totals[key] += getattr(done, key)
+        # The chunk's own fold only gathers its partials: its arms' spans are what ran.
+        spans += [(t, a + offset, b + offset, r) for t, a, b, r in done.spans if t != "fold"]
         overlap += done.overlap_seconds
         if how.online:
             both = done.result if running is None else pa.concat_tables([running, done.result])
+            t_fold = time.perf_counter()
             running = _refold(session, compiled, both)
+            spans.append(("fold", t_fold - began, time.perf_counter() - began, 0))
         else:
             kept.append(done.result)
     t0 = time.perf_counter()
     partials = [running] if running is not None else kept
     result = session.merge_rule(compiled).combine(partials)
     merge = time.perf_counter() - t0
+    spans.append(("fold", t0 - began, t0 - began + merge, 0))
     n = totals["device_rows"] + totals["host_rows"]
     return SplitExecution(
         posture=decision.split.posture,
@@ -229,6 +236,7 @@ def run(
         materialize_seconds=0.0,
         merge_seconds=merge,
         result=result,
+        spans=tuple(spans),
     )
 
 
