@@ -6,10 +6,10 @@ way and the postures can be tested without a Session:
 
 - a given ``device_share`` wins; ``cpu`` and ``offload`` are definitional;
 - ``collaborative`` needs both arms' profiles (missing ones raise :class:`PostureError`);
-- ``adaptive``: on shared cores the faster arm alone (from profiles) or the host alone (without,
-  decision 004); on separate hardware the arms take morsels from opposite ends, sized so a
-  profile's fixed cost stays a small part of each morsel and a device morsel is not below the
-  link's transfer knee.
+- ``adaptive``: with profiles, one morsel per arm at the predicted meeting point (on shared
+  cores, the faster arm alone); without, on shared cores the host alone (decision 004), on
+  separate hardware the arms take doubling morsels from opposite ends (a device morsel never
+  below the link's transfer knee). Decision 011 has the measurements.
 """
 
 from __future__ import annotations
@@ -59,13 +59,6 @@ class Decision:
     device_morsel: int = 1
     host_morsel: int = 1
     measured: tuple[str, ...] = ()
-
-
-def morsel_floor(profile: QueryProfile) -> int:
-    """Rows per morsel at which the profile's fixed cost is at most 5% of the morsel's work."""
-    if profile.per_row_seconds <= 0:
-        return 1
-    return max(1, math.ceil(profile.fixed_seconds / (0.05 * profile.per_row_seconds)))
 
 
 def balance(
@@ -134,7 +127,11 @@ def decide(
     # adaptive: measured profiles size the morsels (or pick one arm on shared cores)
     found = profiles.optional()
     measured = found[2] if found is not None else ()
-    if found is not None and shared:
+    if found is not None:
+        # With profiles the arms take one morsel each, at the predicted meeting point (on shared
+        # cores: the faster arm alone). Measured (issue 11): a morsel's fixed cost (a statement,
+        # the joins' hash builds over the other tables) is paid again by every morsel, and on
+        # TPC-H SF 1 with each arm on its own core every morsel race tried lost to this cut.
         return Decision(balance(found[0], found[1], n, shared, "adaptive"), measured=measured)
     if shared:
         # Without measurements, probing a device on the host's own cores can only cost: its
@@ -155,10 +152,6 @@ def decide(
     first_device = max(1, math.ceil(n / ADAPTIVE_FIRST))
     first_host = max(1, math.ceil(n / ADAPTIVE_HOST_FIRST))
     why = "no profiles: default morsels"
-    if found is not None:
-        first_host = max(first_host, morsel_floor(found[0]))
-        first_device = max(first_device, morsel_floor(found[1]))
-        why = "morsels sized so fixed cost stays <= 5% of each morsel's work"
     if not device.resident and knee_rows is not None:
         # Data crosses the link each morsel: no device morsel below the transfer knee.
         first_device = max(first_device, knee_rows)
@@ -186,5 +179,4 @@ __all__ = [
     "Profiles",
     "balance",
     "decide",
-    "morsel_floor",
 ]
