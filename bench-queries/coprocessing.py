@@ -38,8 +38,7 @@ def _session(data: Path, device: str, host_threads: int | None, cache: Path) -> 
 
     arm: Any = device
     if device == "polars-separate":
-        arm = PolarsArm()
-        arm.shares_host_cores = False
+        arm = PolarsArm(own_cores=True)
     return Session(data, device=arm, threads=host_threads, cache=cache)
 
 
@@ -186,7 +185,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.device_threads is not None:
         if "polars" in sys.modules:
             raise SystemExit("--device-threads must be set before Polars is imported")
-        os.environ["POLARS_MAX_THREADS"] = str(args.device_threads)
+        os.environ["DAU_DEVICE_THREADS"] = str(args.device_threads)
     from dau_scheduler import tpch
 
     data = args.data or tpch.cached(args.scale)

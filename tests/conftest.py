@@ -15,9 +15,7 @@ def device(name: str) -> str | Arm:
     """A device by test name. ``polars-separate`` is the Polars CPU arm declared as having its
     own hardware, so postures treat it as they treat cudf: the GPU code path, on the CPU."""
     if name == "polars-separate":
-        arm = PolarsArm()
-        arm.shares_host_cores = False
-        return arm
+        return PolarsArm(own_cores=True)
     return name
 
 

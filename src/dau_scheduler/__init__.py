@@ -3,6 +3,14 @@ back into exactly the unsplit answer."""
 
 from __future__ import annotations
 
+import os as _os
+import sys as _sys
+
+# Partitioning the cores (docs/cores.md): Polars sizes its thread pool once, when it is first
+# imported, so the device arm's threads are set here, before anything imports it.
+if _os.environ.get("DAU_DEVICE_THREADS") and "polars" not in _sys.modules:
+    _os.environ["POLARS_MAX_THREADS"] = _os.environ["DAU_DEVICE_THREADS"]
+
 from dau_scheduler.adaptive import execute_adaptive
 from dau_scheduler.errors import (
     ArmError,

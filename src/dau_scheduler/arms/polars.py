@@ -502,13 +502,17 @@ _IMPORT_ERRORS = (
 class PolarsArm:
     """Runs partial queries with Polars; ``engine="gpu"`` makes it the ``cudf`` arm."""
 
-    def __init__(self, *, engine: str = "cpu", name: str | None = None) -> None:
+    def __init__(
+        self, *, engine: str = "cpu", name: str | None = None, own_cores: bool = False
+    ) -> None:
         if engine not in {"cpu", "gpu"}:
             raise SqlError(f"unknown Polars engine {engine!r}; expected 'cpu' or 'gpu'")
         self.engine = engine
         self.name = name or ("cudf" if engine == "gpu" else "polars")
-        #: The CPU engine runs on the host's cores (the arms' rates do not add); the GPU does not.
-        self.shares_host_cores = engine == "cpu"
+        #: The CPU engine runs on the host's cores (the arms' rates do not add), unless the
+        #: machine's cores were partitioned between the arms (``own_cores``: see docs/cores.md);
+        #: the GPU does not.
+        self.shares_host_cores = engine == "cpu" and not own_cores
         #: Frames live in host memory: on the GPU every collect moves its input over the link.
         self.resident = engine == "cpu"
         self.frames: dict[str, pl.LazyFrame] = {}
