@@ -11,16 +11,15 @@ the query keeps its throughput. Each calibration appends a :class:`CalibrationRe
 
 from __future__ import annotations
 
-import json
 import math
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from dau_scheduler.errors import DauError, SizingError
-from dau_scheduler.paths import write_atomic
+from dau_scheduler.planner.jsonfile import JsonFile
 from dau_scheduler.planner.placement import _compiled, _model_bytes, _statistic_bytes, session_for
 from dau_scheduler.planner.resources import DeviceSpec, Resources
 
@@ -87,8 +86,10 @@ class CalibrationRecord:
             raise SizingError(f"calibration record: {exc}") from exc
 
 
-class CalibrationCatalog:
+class CalibrationCatalog(JsonFile):
     """Append-only calibration records, newest last; JSON on disk."""
+
+    what: ClassVar[str] = "calibration catalog"
 
     def __init__(self, records: tuple[CalibrationRecord, ...] = ()) -> None:
         self.records: tuple[CalibrationRecord, ...] = tuple(records)
@@ -132,30 +133,12 @@ class CalibrationCatalog:
             raise SizingError("a calibration catalog is a mapping with a 'records' list")
         return cls(tuple(CalibrationRecord.from_dict(r) for r in payload["records"]))
 
-    def to_json(self, **kwargs: Any) -> str:
-        return json.dumps(self.to_dict(), **kwargs)
-
-    @classmethod
-    def from_json(cls, text: str) -> CalibrationCatalog:
-        try:
-            payload = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise SizingError(f"calibration catalog is not valid JSON: {exc}") from exc
-        return cls.from_dict(payload)
-
-    def save(self, path: str | Path, **kwargs: Any) -> None:
-        write_atomic(Path(path), self.to_json(indent=kwargs.pop("indent", 1), **kwargs))
-
     @classmethod
     def load(cls, path: str | Path) -> CalibrationCatalog:
         """The catalog in ``path``; a missing file is an empty catalog, a corrupt one an error."""
-        path = Path(path)
-        if not path.exists():
+        if not Path(path).exists():
             return cls()
-        try:
-            return cls.from_json(path.read_text(encoding="utf-8"))
-        except (SizingError, OSError) as exc:
-            raise SizingError(f"calibration catalog {path} cannot be read: {exc}") from exc
+        return super().load(path)
 
 
 def arm_for(session: Any, device: DeviceSpec) -> Any | None:

@@ -8,17 +8,15 @@ calibration it is a relative weight (1.0 each). Every constructor validates, so 
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, replace
-from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from dau_scheduler.errors import SizingError
 from dau_scheduler.machine import cpu_count, gpu_devices, memory_total, parse_bytes
-from dau_scheduler.paths import write_atomic
+from dau_scheduler.planner.jsonfile import JsonFile
 
 #: The engines a device can run: the arm names.
 ENGINES: tuple[str, ...] = ("duckdb", "polars", "cudf")
@@ -102,9 +100,10 @@ class DeviceSpec:
 
 
 @dataclass(frozen=True)
-class Resources:
+class Resources(JsonFile):
     """A non-empty collection of devices with distinct names."""
 
+    what: ClassVar[str] = "resources"
     devices: tuple[DeviceSpec, ...]
 
     def __post_init__(self) -> None:
@@ -268,31 +267,6 @@ class Resources:
         if not isinstance(payload, Mapping) or not isinstance(payload.get("devices"), list):
             raise SizingError("resources must be a mapping with a 'devices' list")
         return cls(tuple(DeviceSpec.from_dict(d) for d in payload["devices"]))
-
-    def to_json(self, **kwargs: Any) -> str:
-        return json.dumps(self.to_dict(), **kwargs)
-
-    @classmethod
-    def from_json(cls, text: str) -> Resources:
-        try:
-            payload = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise SizingError(f"resources JSON is not valid JSON: {exc}") from exc
-        return cls.from_dict(payload)
-
-    def save(self, path: str | Path, **kwargs: Any) -> None:
-        write_atomic(Path(path), self.to_json(indent=kwargs.pop("indent", 1), **kwargs))
-
-    @classmethod
-    def load(cls, path: str | Path) -> Resources:
-        try:
-            text = Path(path).read_text(encoding="utf-8")
-        except OSError as exc:
-            raise SizingError(f"cannot read resources file {path}: {exc}") from exc
-        try:
-            return cls.from_json(text)
-        except SizingError as exc:
-            raise SizingError(f"resources file {path}: {exc}") from exc
 
 
 def _positive(what: str, value: Any) -> int:
