@@ -218,7 +218,15 @@ def test_split_equals_unsplit_or_is_refused(
                 result = session.sql(sql, device_share=share, split_table="fact")
         finally:
             fold.SMALL = saved
-    assert result.fallback is None, result.fallback
+    if result.fallback is not None:
+        # An arm's partial computed an output the unsplit query prunes, and overflowed there
+        # (SUM(k * 1e9) under an outer COUNT(*)): the unsplit answer is returned instead.
+        assert any(w in result.fallback for w in ("Overflow", "overflow", "conversion")), (
+            result.fallback
+        )
+        event("fell back")
+        assert compare_tables(result.table, expected, ordered=ordered) is None
+        return
     event("refused" if result.refusal is not None else "split")
     if result.refusal is not None:
         assert result.execution is None
