@@ -1,0 +1,444 @@
+"""The SQL the Polars arm runs: a compiled partial translated from DuckDB's SQL to what Polars'
+SQL front end reads, computing exactly what DuckDB computes.
+
+Polars' SQL differs from DuckDB's in ways that change answers, so the partial is translated:
+
+- Decimal x decimal keeps ``max(s1, s2)`` digits in Polars but ``s1 + s2`` in DuckDB. Decimal
+  columns are loaded at scale ``DECIMAL_SCALE`` so products of such columns stay exact there, and
+  decimal literals (Float64 in Polars) are written as decimals of that scale.
+- ``a / b`` is DOUBLE division in DuckDB for integers and decimals; it is written as such.
+- ``BETWEEN`` is written as two comparisons (parenthesized, for ``NOT BETWEEN``); date literals as
+  ``DATE 'yyyy-mm-dd'``; ``BOOL_AND``/``BOOL_OR`` as ``MIN``/``MAX``.
+- Polars joins only on equalities: an inner or left join's conditions on the joined table alone
+  become a filter on that table (``_filter_joined_table``).
+- Polars wraps integer overflow and sums FLOAT in single precision: integer sums and arithmetic
+  are computed in DECIMAL(38, 0) and cast back strictly, FLOATs are summed as DOUBLEs
+  (``_checked_arithmetic``).
+- What Polars computes differently and is not translated (``%``, ``//``, ``round`` with digits,
+  ``strpos``, casting a fraction to an integer, unknown functions) is refused by name, and so is
+  every expression kind outside ``_CHECKED`` (default deny).
+"""
+
+from __future__ import annotations
+
+import re
+
+from sqlglot import exp
+from sqlglot.dialects.postgres import Postgres
+
+from dau_scheduler.errors import SqlError
+from dau_scheduler.rewrite.planner import PLACEHOLDER, CompiledSplit
+
+#: The scale decimal columns are held at on the Polars side (see the module docstring).
+DECIMAL_SCALE = 12
+DECIMAL_TYPE = re.compile(r"DECIMAL\((\d+),\s*(\d+)\)")
+
+
+class _PolarsSQL(Postgres):
+    """Postgres-flavoured SQL, which is what Polars' SQL front end reads, with its quirks."""
+
+    class Generator(Postgres.Generator):  # type: ignore[misc,valid-type]
+        def cast_sql(self, expression: exp.Cast, safe_prefix: str | None = None) -> str:
+            inner = expression.this
+            if (
+                expression.to.is_type(exp.DataType.Type.DATE)
+                and isinstance(inner, exp.Literal)
+                and inner.is_string
+            ):
+                return f"DATE '{inner.this}'"
+            return str(super().cast_sql(expression, safe_prefix))
+
+
+def _decimal_literal(node: exp.Expr) -> exp.Expr | None:
+    if isinstance(node, exp.Literal) and not node.is_string and not node.is_int:
+        text = str(node.this)
+        if "e" not in text.lower():
+            return exp.Cast(
+                this=exp.Literal.string(text),
+                to=exp.DataType.build(f"DECIMAL(38, {DECIMAL_SCALE})"),
+            )
+    return None
+
+
+def _translate(node: exp.Expr) -> exp.Expr:
+    decimal = _decimal_literal(node)
+    if decimal is not None:
+        return decimal
+    if isinstance(node, exp.Div):
+        double = exp.DataType.build("DOUBLE")
+        return exp.Div(
+            this=exp.Cast(this=_translated(node.this), to=double),
+            expression=exp.Cast(this=_translated(node.expression), to=double),
+        )
+    if isinstance(node, (exp.LogicalAnd, exp.LogicalOr)):
+        # Polars has no BOOL_AND/BOOL_OR; over booleans they are MIN and MAX (false < true).
+        cls = exp.Min if isinstance(node, exp.LogicalAnd) else exp.Max
+        return cls(this=_translated(node.this))
+    if isinstance(node, exp.Between):
+        # Parenthesized: under NOT, "NOT a >= b AND a <= c" would negate the first half only.
+        return exp.Paren(
+            this=exp.and_(
+                exp.GTE(this=_translated(node.this), expression=_translated(node.args["low"])),
+                exp.LTE(this=_translated(node.this), expression=_translated(node.args["high"])),
+            )
+        )
+    return node
+
+
+def _translated(node: exp.Expr) -> exp.Expr:
+    return node.copy().transform(_translate)
+
+
+def _sources(node: exp.Expr) -> set[str]:
+    return {c.table for c in node.find_all(exp.Column) if c.table}
+
+
+def _explicit_joins(select: exp.Select) -> exp.Select:
+    """Comma joins as INNER JOIN ... ON, starting from the split table.
+
+    Polars plans a comma join it cannot pair up as a CROSS JOIN (TPC-H Q9: part x supplier), so the
+    WHERE equalities that link two sources become ON conditions, joining outward from the split
+    table one connected source at a time. For inner joins ON and WHERE are the same filter.
+    """
+    from_ = select.args.get("from_")
+    joins = list(select.args.get("joins") or [])
+    if (
+        from_ is None
+        or not joins
+        or any(
+            j.args.get("on") or j.args.get("using") or j.side or j.kind or j.method for j in joins
+        )
+    ):
+        return select
+    items = [from_.this, *[j.this for j in joins]]
+    names = [item.alias_or_name for item in items]
+    if len(set(names)) != len(names) or not all(names):
+        return select
+    where = select.args.get("where")
+    conjuncts = (
+        list(where.this.flatten())
+        if where is not None and isinstance(where.this, exp.And)
+        else ([where.this] if where is not None else [])
+    )
+    start = next(
+        (
+            i
+            for i, item in enumerate(items)
+            if isinstance(item, exp.Table) and item.name == PLACEHOLDER
+        ),
+        0,
+    )
+    joined, order, used = {names[start]}, [start], set()
+    conditions: dict[int, list[exp.Expr]] = {}
+    remaining = [i for i in range(len(items)) if i != start]
+
+    def links_to(i: int) -> list[int]:
+        # Only equalities go to ON (Polars takes no OR there); everything else stays in WHERE.
+        return [
+            k
+            for k, c in enumerate(conjuncts)
+            if k not in used
+            and isinstance(c, exp.EQ)
+            and names[i] in _sources(c)
+            and len(_sources(c)) == 2
+            and _sources(c) <= joined | {names[i]}
+        ]
+
+    while remaining:
+        pick = next((i for i in remaining if links_to(i)), None)
+        if pick is None:
+            return select  # a source no equality reaches: leave the query as written
+        links = links_to(pick)
+        used.update(links)
+        conditions[pick] = [conjuncts[k] for k in links]
+        joined.add(names[pick])
+        order.append(pick)
+        remaining.remove(pick)
+    rebuilt = select.copy()
+    rebuilt.set("from_", exp.From(this=items[start].copy()))
+    rebuilt.set(
+        "joins",
+        [
+            exp.Join(
+                this=items[i].copy(), kind="INNER", on=exp.and_(*[c.copy() for c in conditions[i]])
+            )
+            for i in order[1:]
+        ],
+    )
+    rest = [conjuncts[k].copy() for k in range(len(conjuncts)) if k not in used]
+    rebuilt.set("where", exp.Where(this=exp.and_(*rest)) if rest else None)
+    return rebuilt
+
+
+def _join_explicitly(tree: exp.Expr) -> exp.Expr:
+    """``_explicit_joins`` on every SELECT, subqueries before the blocks holding them (a
+    transform would not descend into a block it has just rebuilt: TPC-H Q2's subquery)."""
+    for select in reversed(list(tree.find_all(exp.Select))):
+        rebuilt = _explicit_joins(select)
+        if rebuilt is not select:
+            if select is tree:
+                return rebuilt
+            select.replace(rebuilt)
+    return tree
+
+
+#: (side, kind) of the joins whose joined table a condition on it alone may filter first.
+_FILTERABLE_JOINS = {("", ""), ("", "INNER"), ("LEFT", ""), ("LEFT", "OUTER")}
+
+
+def _filter_joined_table(node: exp.Expr) -> exp.Expr:
+    """Conditions in an inner or left join's ON that read only the joined table, as a filter on
+    that table: ``LEFT JOIN t ON a.k = t.k AND t.c NOT LIKE 'x'`` becomes
+    ``LEFT JOIN (SELECT * FROM t WHERE t.c NOT LIKE 'x') AS t ON a.k = t.k``.
+
+    Polars joins only on equalities (TPC-H Q13). The two forms are the same join: such a condition
+    decides which of the joined table's rows can match, and a left join keeps every row of its
+    left side either way. A right or full join preserves the joined table, so it is left alone.
+    """
+    if not isinstance(node, exp.Join) or (node.side, node.kind) not in _FILTERABLE_JOINS:
+        return node
+    table, on = node.this, node.args.get("on")
+    if not isinstance(table, exp.Table) or on is None:
+        return node
+    name = table.alias_or_name
+    conjuncts = list(on.flatten()) if isinstance(on, exp.And) else [on]
+    own = [
+        c
+        for c in conjuncts
+        if _sources(c) == {name}
+        and not c.find(exp.Subquery, exp.Select)
+        and not (
+            isinstance(c, exp.EQ) and all(isinstance(s, exp.Column) for s in c.iter_expressions())
+        )
+    ]
+    if not own or len(own) == len(conjuncts):
+        return node
+    inner = exp.select("*").from_(table.copy()).where(exp.and_(*[c.copy() for c in own]))
+    joined = node.copy()
+    joined.set("this", exp.Subquery(this=inner, alias=exp.TableAlias(this=exp.to_identifier(name))))
+    joined.set("on", exp.and_(*[c.copy() for c in conjuncts if c not in own]))
+    return joined
+
+
+_WIDE_INTEGER = exp.DataType.build("DECIMAL(38, 0)")
+_DOUBLE = exp.DataType.build("DOUBLE")
+
+
+def _is_integer(data_type: exp.DataType | None) -> bool:
+    return data_type is not None and (
+        data_type.is_type(*exp.DataType.INTEGER_TYPES) or data_type.is_type("BOOLEAN")
+    )
+
+
+def _checked_arithmetic(tree: exp.Expr, types: dict[str, dict[str, str]]) -> exp.Expr:
+    """Integer sums and integer arithmetic that cannot wrap around, and float sums in doubles.
+
+    Polars adds, subtracts and multiplies integers in their own width and wraps on overflow, and
+    sums a FLOAT column in single precision; DuckDB sums integers into a 128-bit integer, raises on
+    integer overflow, and sums FLOATs as DOUBLEs. With the arm's column types (sqlglot's type
+    annotation), each integer ``SUM(e)`` becomes ``SUM(CAST(e AS DECIMAL(38, 0)))`` (DuckDB's
+    HUGEINT, which Arrow carries as that decimal); each integer ``a op b`` is computed in that
+    decimal and cast back with Polars' strict cast, which raises where DuckDB would; a FLOAT under
+    ``SUM`` or ``AVG`` is widened to DOUBLE first. A ``SUM`` whose argument's type cannot be
+    determined is refused (``SqlError``): it might be an integer that wraps.
+    """
+    from sqlglot.optimizer.annotate_types import annotate_types
+
+    schema: dict[str, object] = dict(types)
+    annotated = annotate_types(tree, schema=schema, dialect="duckdb")
+    for node in list(annotated.find_all(exp.Sum, exp.Avg)):
+        argument = node.this
+        data_type = argument.type
+        if data_type is not None and data_type.is_type("FLOAT"):
+            argument.replace(exp.Cast(this=argument.copy(), to=_DOUBLE.copy()))
+        elif isinstance(node, exp.Sum) and _is_integer(data_type):
+            if argument.find(exp.Column) is None:
+                # Polars adds a constant up once per row only as a bare literal (a cast one is
+                # summed once); a small one cannot overflow any realistic row count.
+                if not (argument.is_int and abs(int(argument.to_py())) <= 2**31):
+                    raise SqlError(f"{node.sql()} sums a constant Polars might add up differently")
+                continue
+            argument.replace(exp.Cast(this=argument.copy(), to=_WIDE_INTEGER.copy()))
+        elif isinstance(node, exp.Sum) and (
+            data_type is None or not data_type.is_type(*exp.DataType.REAL_TYPES)
+        ):
+            raise SqlError(f"cannot tell what type {node.sql()} adds up, so it might wrap around")
+    # Again, now that integer sums are decimals: arithmetic over them is no integer arithmetic.
+    annotated = annotate_types(annotated, schema=schema, dialect="duckdb")
+    for op in reversed(list(annotated.find_all(exp.Add, exp.Sub, exp.Mul))):
+        left, right, result = op.args["this"], op.args["expression"], op.type
+        if (
+            result is not None
+            and _is_integer(result)
+            and _is_integer(left.type)
+            and _is_integer(right.type)
+        ):
+            wide = op.copy()
+            wide.set("this", exp.Cast(this=left.copy(), to=_WIDE_INTEGER.copy()))
+            wide.set("expression", exp.Cast(this=right.copy(), to=_WIDE_INTEGER.copy()))
+            op.replace(exp.Cast(this=wide, to=result.copy()))
+    return annotated
+
+
+#: Why kinds that Polars' SQL computes differently from DuckDB's (found by a sweep against DuckDB)
+#: are refused. None is in ``_CHECKED``, so each is refused anyway; this only names the reason.
+_DIVERGENT: dict[type[exp.Expr], str] = {
+    exp.Mod: "% (Polars takes the sign of the divisor, DuckDB of the dividend)",
+    exp.IntDiv: "// (Polars rounds toward minus infinity, DuckDB toward zero)",
+    exp.StrPosition: "strpos/instr/position (Polars counts differently)",
+    exp.Anonymous: "a function Polars may compute differently",
+}
+
+
+#: The expression kinds the Polars arm has been checked to compute as DuckDB does (TPC-H, the
+#: differential test and the expression sweep in tests/test_sql_arms.py); anything else is
+#: refused by name. Extend it only together with a test that compares it against DuckDB.
+_CHECKED: frozenset[str] = frozenset(
+    [
+        "Abs",
+        "Add",
+        "Alias",
+        "And",
+        "Avg",
+        "Boolean",
+        "Case",
+        "Cast",
+        "Ceil",
+        "Coalesce",
+        "Column",
+        "Concat",
+        "Count",
+        "DPipe",
+        "DataType",
+        "DataTypeParam",
+        "Distinct",
+        "Div",
+        "EQ",
+        "Exists",
+        "Extract",
+        "Filter",
+        "Floor",
+        "From",
+        "GT",
+        "GTE",
+        "Greatest",
+        "Group",
+        "Having",
+        "ILike",
+        "Identifier",
+        "If",
+        "In",
+        "Interval",
+        "Is",
+        "Join",
+        "LT",
+        "LTE",
+        "Least",
+        "Left",
+        "Length",
+        "Like",
+        "Limit",
+        "Literal",
+        "Ln",
+        "Lower",
+        "Max",
+        "Min",
+        "Mul",
+        "NEQ",
+        "Neg",
+        "Not",
+        "Null",
+        "Nullif",
+        "Offset",
+        "Or",
+        "Order",
+        "Ordered",
+        "Paren",
+        "Pow",
+        "Replace",
+        "Right",
+        "Round",
+        "Select",
+        "Sign",
+        "Sqrt",
+        "Star",
+        "StartsWith",
+        "Sub",
+        "Subquery",
+        "Substring",
+        "Sum",
+        "Table",
+        "TableAlias",
+        "Trim",
+        "Upper",
+        "Var",
+        "Where",
+    ]
+)
+
+
+def _decimal_scale(data_type: exp.DataType) -> int:
+    params = data_type.expressions
+    return int(params[1].name) if len(params) > 1 else 0
+
+
+def _cast_divergence(cast: exp.Cast) -> str | None:
+    """How Polars would compute this cast differently from DuckDB, if it would."""
+    source, target = cast.this.type, cast.to
+    if source is None:
+        return None
+    if target.is_type(*exp.DataType.INTEGER_TYPES) and source.is_type(*exp.DataType.REAL_TYPES):
+        return "a cast of a fraction to an integer (DuckDB rounds it, Polars truncates)"
+    if (
+        source.is_type("DECIMAL")
+        and target.is_type("DECIMAL")
+        and _decimal_scale(target) < _decimal_scale(source)
+    ):
+        return "a cast to fewer decimal digits (DuckDB rounds, Polars truncates)"
+    if target.is_type(*exp.DataType.TEXT_TYPES) and not source.is_type(
+        *exp.DataType.TEXT_TYPES, *exp.DataType.INTEGER_TYPES
+    ):
+        return "a cast to text (Polars writes decimals at its own scale, other types its own way)"
+    return None
+
+
+def _refuse_divergent(tree: exp.Expr) -> None:
+    """Raise ``SqlError`` naming the first expression the arm cannot vouch for: a kind outside
+    ``_CHECKED`` (with the reason from ``_DIVERGENT`` where one is known), ``round`` with a digit
+    count, or a cast Polars computes differently (:func:`_cast_divergence`; it needs the types
+    :func:`_checked_arithmetic` annotates, and is skipped where they are unknown).
+    """
+    for node in tree.walk():
+        why = _DIVERGENT.get(type(node))
+        if why is None and type(node).__name__ not in _CHECKED:
+            why = f"{type(node).__name__} is not among the expressions checked against DuckDB"
+        if why is None and isinstance(node, exp.Round) and node.args.get("decimals") is not None:
+            why = "round with digits (Polars rounds halves differently)"
+        if why is None and isinstance(node, exp.Cast):
+            why = _cast_divergence(node)
+        if why is not None:
+            raise SqlError(f"{node.sql(dialect='duckdb')}: {why}")
+
+
+def polars_sql(compiled: CompiledSplit, types: dict[str, dict[str, str]] | None = None) -> str:
+    """The partial query in the SQL Polars reads, with DuckDB's arithmetic (module docstring).
+
+    ``types`` (table -> column -> SQL type, as the arm holds them) enables the overflow and
+    precision rewrites of :func:`_checked_arithmetic`; without it they are skipped.
+    """
+    if compiled.partial is None:
+        raise SqlError("this query has no partial to run")
+    partial = _join_explicitly(_translated(compiled.partial))
+    partial = partial.transform(_filter_joined_table)
+    if types is not None:
+        split = compiled.plan.split_table
+        schema = dict(types) | ({PLACEHOLDER: types[split]} if split in types else {})
+        partial = _checked_arithmetic(partial, schema)
+    _refuse_divergent(partial)
+    return str(partial.sql(dialect=_PolarsSQL))
+
+
+#: SQL type names of the Polars types the arm holds, for sqlglot's type annotation.
+
+
+__all__ = ["DECIMAL_SCALE", "DECIMAL_TYPE", "polars_sql"]
