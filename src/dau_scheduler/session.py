@@ -11,8 +11,7 @@ import contextlib
 import dataclasses
 import math
 import threading
-import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,12 +19,11 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
-from dau_scheduler import profiling, strategies
-from dau_scheduler.adaptive import execute_adaptive
-from dau_scheduler.arms.base import Arm, cast_partial
+from dau_scheduler import execution, profiling, strategies
+from dau_scheduler.arms.base import Arm
 from dau_scheduler.arms.duckdb import DuckDBArm, quote
 from dau_scheduler.arms.polars import PolarsArm, gpu_available
-from dau_scheduler.decision import ADAPTIVE_LARGEST, ArmFacts, Decision, Profiles, decide
+from dau_scheduler.decision import ArmFacts, Decision, Profiles, decide
 from dau_scheduler.errors import ArmError, PostureError, SplitError, SqlError
 from dau_scheduler.guards import (
     VOLATILE,
@@ -39,10 +37,8 @@ from dau_scheduler.merge import MergeRule
 from dau_scheduler.paths import profile_cache_root
 from dau_scheduler.posture import POSTURES, WorkSplit
 from dau_scheduler.profile import ProfileCache, QueryProfile
-from dau_scheduler.rewrite.aggregates import MERGE_STEPS
 from dau_scheduler.rewrite.planner import CompiledSplit, SplitPlan, compile_split
-from dau_scheduler.rows import RowRange, RowSource
-from dau_scheduler.split import SplitExecution, device_cut, execute_split
+from dau_scheduler.split import SplitExecution, device_cut
 from dau_scheduler.strategies import MemoryPlan, memory_plan
 from dau_scheduler.tables import (
     ArrowSource,
@@ -408,35 +404,8 @@ class Session:
         return self.host.cursor().sql(compiled.sql).to_arrow_table()
 
     def merge_rule(self, compiled: CompiledSplit) -> MergeRule:
-        """How partials of ``compiled`` fold: cast to the host's partial schema, then the fast
-        fold or the final query in DuckDB."""
-        schema = compiled.partial_schema
-        final_sql = compiled.final.sql(dialect="duckdb") if compiled.final is not None else ""
-
-        # The fast fold orders as DuckDB does by default; other NULL or sort orders set on the
-        # connection are left to the final query, which runs on it.
-        fast = compiled.fast if self.fast_fold and self._default_order() else None
-        output_schema = compiled.schema
-        names = list(compiled.columns)
-
-        def combine(partials: Sequence[pa.Table]) -> pa.Table:
-            assert schema is not None
-            tables = [cast_partial(p, schema, "host") for p in partials]
-            merged = pa.concat_tables(tables) if tables else schema.empty_table()
-            if fast is not None and output_schema is not None:
-                result = fast.run(merged, output_schema)
-            else:
-                result = self.host.run_over_partials(final_sql, merged)
-            # DuckDB's own output names, duplicates included (the final query's are unique).
-            return result if result.column_names == names else result.rename_columns(names)
-
-        return MergeRule(terminal="sql", combine=combine, mergeable=frozenset(MERGE_STEPS))
-
-    def _arm_call(self, arm: Arm, compiled: CompiledSplit) -> Any:
-        def call(query: Any, rows: RowSource) -> pa.Table:
-            return arm.run_partial(compiled, rows.start, rows.stop)
-
-        return call
+        """How partials of ``compiled`` fold (``execution.merge_rule``)."""
+        return execution.merge_rule(self, compiled)
 
     def sql(
         self,
@@ -503,46 +472,23 @@ class Session:
         decision = self._decide(compiled, posture, device_share, auto=profile == "auto")
         split = decision.split
         n = self.row_counts[plan.split_table or ""]
-        rule = self.merge_rule(compiled)
-        host = self._arm_call(self.host, compiled)
-        device = self._arm_call(self.device, compiled) if self.device is not None else host
         memory = None
         if self.mem_budget_mb is not None:
             memory = memory_plan(self, compiled, self.mem_budget_mb, self.forced_strategy)
         elif not decision.adaptive and device_cut(split.device_share, n) == 0:
-            return self._run_host_only(compiled, decision, n, plan)
+            done = execution.host_only(self, compiled, decision)
+            return SqlResult(done.result, done, plan, split=split, profiled=decision.measured)
         try:
             if self.lazy:
-                execution = strategies.run(
+                done = strategies.run(
                     self,
                     compiled,
                     decision,
                     memory.strategy if memory is not None else "in_memory",
                     memory.chunk_rows if memory is not None else max(1, n),
                 )
-            elif decision.adaptive:
-                execution = execute_adaptive(
-                    compiled,
-                    RowRange(0, n),
-                    rule,
-                    device=device,
-                    host=host,
-                    device_morsel=decision.device_morsel,
-                    host_morsel=decision.host_morsel,
-                    growth=2.0,
-                    max_morsel=max(1, math.ceil(n / ADAPTIVE_LARGEST)),
-                    aggregates=plan.aggregates,
-                )
             else:
-                execution = execute_split(
-                    compiled,
-                    RowRange(0, n),
-                    split,
-                    rule,
-                    device=device,
-                    host=host,
-                    aggregates=plan.aggregates,
-                )
+                done = execution.run(self, compiled, decision)
         except ArmError as exc:
             # A DuckDB error in the host's partial may be one the unsplit query never meets (it
             # computes an output the query above it prunes: an overflow in an unused SUM): then
@@ -563,12 +509,7 @@ class Session:
                 strategy=memory,
             )
         return SqlResult(
-            execution.result,
-            execution,
-            plan,
-            split=split,
-            profiled=decision.measured,
-            strategy=memory,
+            done.result, done, plan, split=split, profiled=decision.measured, strategy=memory
         )
 
     # -- profiles and postures -----------------------------------------------------------------
@@ -664,34 +605,6 @@ class Session:
             profiles=self._profiles(compiled, auto=auto),
             knee_rows=knee_rows,
         )
-
-    def _run_host_only(
-        self, compiled: CompiledSplit, decision: Decision, n: int, plan: SplitPlan
-    ) -> SqlResult:
-        """A split that gives the device no rows is the unsplit query on the host: run that.
-
-        Partial plus final would compute the same answer with two statements' fixed costs.
-        """
-        split = decision.split
-        t0 = time.perf_counter()
-        table = self._unsplit(compiled)
-        seconds = time.perf_counter() - t0
-        execution = SplitExecution(
-            posture=split.posture,
-            device_share=split.device_share,
-            terminal="sql",
-            device_rows=0,
-            host_rows=n,
-            device_seconds=0.0,
-            host_seconds=seconds,
-            wall_seconds=seconds,
-            overlap_seconds=0.0,
-            materialize_seconds=0.0,
-            merge_seconds=0.0,
-            result=table,
-            spans=(("host", 0.0, seconds, n),),
-        )
-        return SqlResult(table, execution, plan, split=split, profiled=decision.measured)
 
 
 def run_sql(

@@ -1,0 +1,123 @@
+"""Running a decided split over resident tables, and folding partials into the answer.
+
+The Session decides (``decision.decide``) and dispatches; this module runs what was decided: a
+fixed cut (``execute_split``), meet-in-the-middle morsels (``execute_adaptive``), or the host
+alone when the cut gives the device no rows. Under a memory budget ``strategies.run`` takes the
+place of the first two. ``merge_rule`` is how every path folds its partials.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+
+from dau_scheduler.adaptive import execute_adaptive
+from dau_scheduler.arms.base import Arm, cast_partial
+from dau_scheduler.decision import ADAPTIVE_LARGEST, Decision
+from dau_scheduler.guards import default_order
+from dau_scheduler.merge import MergeRule
+from dau_scheduler.rewrite.aggregates import MERGE_STEPS
+from dau_scheduler.rows import RowRange, RowSource
+from dau_scheduler.split import SplitExecution, execute_split
+
+if TYPE_CHECKING:
+    from dau_scheduler.rewrite.planner import CompiledSplit
+    from dau_scheduler.session import Session
+
+
+def merge_rule(session: Session, compiled: CompiledSplit) -> MergeRule:
+    """How partials of ``compiled`` fold: cast to the host's partial schema, then the fast fold
+    or the final query in DuckDB, with DuckDB's own output names."""
+    schema = compiled.partial_schema
+    final_sql = compiled.final.sql(dialect="duckdb") if compiled.final is not None else ""
+    # The fast fold orders as DuckDB does by default; other NULL or sort orders set on the
+    # connection are left to the final query, which runs on it.
+    fast = compiled.fast if session.fast_fold and default_order(session.host.cursor()) else None
+    output_schema = compiled.schema
+    names = list(compiled.columns)
+
+    def combine(partials: Sequence[pa.Table]) -> pa.Table:
+        assert schema is not None
+        tables = [cast_partial(p, schema, "host") for p in partials]
+        merged = pa.concat_tables(tables) if tables else schema.empty_table()
+        if fast is not None and output_schema is not None:
+            result = fast.run(merged, output_schema)
+        else:
+            result = session.host.run_over_partials(final_sql, merged)
+        # DuckDB's own output names, duplicates included (the final query's are unique).
+        return result if result.column_names == names else result.rename_columns(names)
+
+    return MergeRule(terminal="sql", combine=combine, mergeable=frozenset(MERGE_STEPS))
+
+
+def _arm_call(arm: Arm, compiled: CompiledSplit) -> Any:
+    def call(query: Any, rows: RowSource) -> pa.Table:
+        return arm.run_partial(compiled, rows.start, rows.stop)
+
+    return call
+
+
+def run(session: Session, compiled: CompiledSplit, decision: Decision) -> SplitExecution:
+    """Run ``compiled`` over the split table's resident rows as ``decision`` says.
+
+    Raises ArmError naming the arm that failed; nothing is merged then.
+    """
+    n = session.row_counts[compiled.plan.split_table or ""]
+    rule = merge_rule(session, compiled)
+    host = _arm_call(session.host, compiled)
+    device = _arm_call(session.device, compiled) if session.device is not None else host
+    if decision.adaptive:
+        return execute_adaptive(
+            compiled,
+            RowRange(0, n),
+            rule,
+            device=device,
+            host=host,
+            device_morsel=decision.device_morsel,
+            host_morsel=decision.host_morsel,
+            growth=2.0,
+            max_morsel=max(1, math.ceil(n / ADAPTIVE_LARGEST)),
+            aggregates=compiled.plan.aggregates,
+        )
+    return execute_split(
+        compiled,
+        RowRange(0, n),
+        decision.split,
+        rule,
+        device=device,
+        host=host,
+        aggregates=compiled.plan.aggregates,
+    )
+
+
+def host_only(session: Session, compiled: CompiledSplit, decision: Decision) -> SplitExecution:
+    """A split that gives the device no rows is the unsplit query on the host: run that.
+
+    Partial plus final would compute the same answer with two statements' fixed costs.
+    """
+    n = session.row_counts[compiled.plan.split_table or ""]
+    t0 = time.perf_counter()
+    table = session.host.cursor().sql(compiled.sql).to_arrow_table()
+    seconds = time.perf_counter() - t0
+    return SplitExecution(
+        posture=decision.split.posture,
+        device_share=decision.split.device_share,
+        terminal="sql",
+        device_rows=0,
+        host_rows=n,
+        device_seconds=0.0,
+        host_seconds=seconds,
+        wall_seconds=seconds,
+        overlap_seconds=0.0,
+        materialize_seconds=0.0,
+        merge_seconds=0.0,
+        result=table,
+        spans=(("host", 0.0, seconds, n),),
+    )
+
+
+__all__ = ["host_only", "merge_rule", "run"]
