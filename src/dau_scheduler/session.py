@@ -23,6 +23,7 @@ from dau_scheduler import execution, profiling, strategies
 from dau_scheduler.arms.base import Arm
 from dau_scheduler.arms.duckdb import DuckDBArm, quote
 from dau_scheduler.arms.polars import PolarsArm, gpu_available
+from dau_scheduler.checks import positive
 from dau_scheduler.decision import ArmFacts, Decision, Profiles, decide
 from dau_scheduler.errors import ArmError, PostureError, SplitError, SqlError
 from dau_scheduler.guards import (
@@ -98,14 +99,7 @@ def _device_arm(device: str | Arm | None) -> Arm | None:
 def _check_budget(mem_budget_mb: float | None) -> None:
     if mem_budget_mb is None:
         return
-    if (
-        isinstance(mem_budget_mb, bool)
-        or not isinstance(mem_budget_mb, (int, float))
-        or not math.isfinite(mem_budget_mb)
-        or mem_budget_mb <= 0
-    ):
-        raise SqlError(f"mem_budget_mb must be a finite positive number, got {mem_budget_mb!r}")
-    if mem_budget_mb < MIN_BUDGET_MB:
+    if positive("mem_budget_mb", mem_budget_mb, SqlError) < MIN_BUDGET_MB:
         raise SqlError(
             f"mem_budget_mb={mem_budget_mb:g} is below {MIN_BUDGET_MB} MB: DuckDB, which gets half "
             "the budget, cannot run its own catalog queries in less"

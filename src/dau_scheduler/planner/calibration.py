@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, ClassVar
 
+from dau_scheduler.checks import count
 from dau_scheduler.errors import DauError, SizingError
 from dau_scheduler.planner.jsonfile import JsonFile
 from dau_scheduler.planner.placement import _compiled, _model_bytes, _statistic_bytes, session_for
@@ -53,11 +54,7 @@ class CalibrationRecord:
         if not isinstance(self.resources, Resources):
             raise SizingError("a calibration record's resources must be a Resources")
         for what in ("sample_size", "repeats"):
-            value = getattr(self, what)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise SizingError(
-                    f"calibration record {what} must be a positive int, got {value!r}"
-                )
+            count(f"calibration record {what}", getattr(self, what), 1)
 
     def predict(self, device: str, rows: int) -> float:
         """Seconds the calibrated device takes for ``rows`` rows: fixed + rows / throughput."""
@@ -195,12 +192,9 @@ def calibrate_resources(
 
     if workload not in WORKLOADS:
         raise SizingError(f"unknown workload {workload!r}; expected one of {', '.join(WORKLOADS)}")
-    if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
-        raise SizingError(f"repeats must be a positive int, got {repeats!r}")
-    if sample_size is not None and (
-        isinstance(sample_size, bool) or not isinstance(sample_size, int) or sample_size < 1
-    ):
-        raise SizingError(f"sample_size must be a positive int, got {sample_size!r}")
+    count("repeats", repeats, 1)
+    if sample_size is not None:
+        count("sample_size", sample_size, 1)
     resources = resources if resources is not None else Resources.discover()
     stored = CalibrationCatalog.load(catalog_path) if catalog_path is not None else None
     with session_for(data) as session:

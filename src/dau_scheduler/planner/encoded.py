@@ -15,6 +15,7 @@ from typing import Any, Protocol, runtime_checkable
 import pyarrow as pa
 
 from dau_scheduler.arms.base import cast_partial
+from dau_scheduler.checks import count
 from dau_scheduler.errors import SizingError
 from dau_scheduler.planner.placement import Placement, plan
 from dau_scheduler.planner.resources import DeviceSpec, Resources
@@ -77,12 +78,8 @@ class LocalEncodedData(EncodedDataHandle):
 
         if placement is not None and not isinstance(placement, Placement):
             raise SizingError(f"placement must be a Placement, got {type(placement).__name__}")
-        if chunk_workers is not None and (
-            isinstance(chunk_workers, bool)
-            or not isinstance(chunk_workers, int)
-            or chunk_workers < 1
-        ):
-            raise SizingError(f"chunk_workers must be a positive int, got {chunk_workers!r}")
+        if chunk_workers is not None:
+            count("chunk_workers", chunk_workers, 1)
         if isinstance(data, Session) and data.lazy:
             raise SizingError(
                 "a resident-data handle needs resident tables: pass a Session opened without "

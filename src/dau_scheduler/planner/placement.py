@@ -24,6 +24,7 @@ from sqlglot.errors import SqlglotError
 from sqlglot.optimizer.qualify import qualify
 from sqlglot.optimizer.scope import traverse_scope
 
+from dau_scheduler.checks import count, positive
 from dau_scheduler.errors import SizingError
 from dau_scheduler.planner.resources import DeviceSpec, Resources
 
@@ -256,18 +257,12 @@ def placement_for(
     safety_factor: float = 1.25,
 ) -> Placement:
     """The placement arithmetic alone, over given sizes (``plan`` measures them from a query)."""
-    if isinstance(total_rows, bool) or not isinstance(total_rows, int) or total_rows < 0:
-        raise SizingError(f"total_rows must be a non-negative int, got {total_rows!r}")
-    if not isinstance(safety_factor, (int, float)) or not (
-        math.isfinite(safety_factor) and safety_factor >= 1
-    ):
+    count("total_rows", total_rows)
+    if positive("safety_factor", safety_factor) < 1:
         raise SizingError(f"safety_factor must be a finite number >= 1, got {safety_factor!r}")
-    if isinstance(sub_chunks, bool) or not isinstance(sub_chunks, int) or sub_chunks < 1:
-        raise SizingError(f"sub_chunks must be a positive int, got {sub_chunks!r}")
-    if num_chunks is not None and (
-        isinstance(num_chunks, bool) or not isinstance(num_chunks, int) or num_chunks < 1
-    ):
-        raise SizingError(f"num_chunks must be a positive int, got {num_chunks!r}")
+    count("sub_chunks", sub_chunks, 1)
+    if num_chunks is not None:
+        count("num_chunks", num_chunks, 1)
     row_bytes = encoded_row_bytes + transient_row_bytes
     usable, excluded = [], []
     for device in resources.devices:
@@ -369,14 +364,7 @@ def model_sharding_plan(
     """Ranges of the group-key hash space (``HASH_BUCKETS`` buckets) per device, in proportion
     to throughput, for aggregation state too large for one device: each device would keep the
     groups whose key hashes fall in its range. Advisory: the SQL path does not execute it yet."""
-    if (
-        isinstance(min_components_per_shard, bool)
-        or not isinstance(min_components_per_shard, int)
-        or min_components_per_shard < 1
-    ):
-        raise SizingError(
-            f"min_components_per_shard must be a positive int, got {min_components_per_shard!r}"
-        )
+    count("min_components_per_shard", min_components_per_shard, 1)
     with session_for(data) as session:
         compiled = _compiled(session, sql)
         state = _statistic_bytes(session, compiled, 256)

@@ -8,12 +8,12 @@ calibration it is a relative weight (1.0 each). Every constructor validates, so 
 
 from __future__ import annotations
 
-import math
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, replace
 from typing import Any, ClassVar
 
+from dau_scheduler.checks import count, positive
 from dau_scheduler.errors import SizingError
 from dau_scheduler.machine import cpu_count, gpu_devices, memory_total, parse_bytes
 from dau_scheduler.planner.jsonfile import JsonFile
@@ -32,13 +32,7 @@ MPI_SIZE_VARIABLES = (
 
 
 def _check_memory(name: str, memory_bytes: Any) -> int | None:
-    if memory_bytes is None:
-        return None
-    if isinstance(memory_bytes, bool) or not isinstance(memory_bytes, int) or memory_bytes < 0:
-        raise SizingError(
-            f"device {name!r}: memory_bytes must be a non-negative int, got {memory_bytes!r}"
-        )
-    return memory_bytes
+    return None if memory_bytes is None else count(f"device {name!r}: memory_bytes", memory_bytes)
 
 
 @dataclass(frozen=True)
@@ -64,16 +58,7 @@ class DeviceSpec:
                 f"device {self.name!r}: unknown engine {self.engine!r}; expected one of "
                 f"{', '.join(ENGINES)}"
             )
-        if (
-            isinstance(self.throughput, bool)
-            or not isinstance(self.throughput, (int, float))
-            or not math.isfinite(self.throughput)
-            or self.throughput <= 0
-        ):
-            raise SizingError(
-                f"device {self.name!r}: throughput must be a finite positive number, "
-                f"got {self.throughput!r}"
-            )
+        positive(f"device {self.name!r}: throughput", self.throughput)
 
     @property
     def is_gpu(self) -> bool:
@@ -133,7 +118,7 @@ class Resources(JsonFile):
     ) -> Resources:
         """``num_cpus`` CPU slots (default: this process's cores), sharing ``memory_bytes``
         (default: this machine's memory) evenly."""
-        slots = _positive("num_cpus", num_cpus) if num_cpus is not None else cpu_count()
+        slots = count("num_cpus", num_cpus, 1) if num_cpus is not None else cpu_count()
         total = _check_memory("local", memory_bytes)
         if total is None:
             total = memory_total()
@@ -152,7 +137,7 @@ class Resources(JsonFile):
         """This machine: ``cpu_workers`` DuckDB slots (default one: DuckDB threads itself) over
         its memory, and each CUDA GPU ``nvidia-smi`` reports, with its memory, as a ``cudf``
         device. Nothing is imported; a machine without CUDA simply has no GPU devices."""
-        workers = _positive("cpu_workers", cpu_workers) if cpu_workers is not None else 1
+        workers = count("cpu_workers", cpu_workers, 1) if cpu_workers is not None else 1
         cpus = cls.local(workers, precision=precision).devices
         gpus = tuple(
             DeviceSpec(f"cuda:{i}", "gpu", memory, "cudf", 1.0, _p(precision))
@@ -177,7 +162,7 @@ class Resources(JsonFile):
         if comm is not None:
             if not callable(getattr(comm, "Get_size", None)):
                 raise SizingError(f"comm must have Get_size(), got {type(comm).__name__}")
-            size = _positive("comm.Get_size()", comm.Get_size())
+            size = count("comm.Get_size()", comm.Get_size(), 1)
         else:
             size = _env_int(MPI_SIZE_VARIABLES) or 1
         return cls(
@@ -198,7 +183,7 @@ class Resources(JsonFile):
             raise SizingError("the dask cluster reports no workers")
         devices = []
         for address, info in sorted(workers.items()):
-            threads = _positive(f"worker {address} nthreads", int(info.get("nthreads", 1)))
+            threads = count(f"worker {address} nthreads", int(info.get("nthreads", 1)), 1)
             limit = info.get("memory_limit")
             each = int(limit) // threads if limit else None
             name = str(info.get("name", address))
@@ -217,7 +202,7 @@ class Resources(JsonFile):
             raise SizingError(
                 f"spark_context must have defaultParallelism, got {type(spark_context).__name__}"
             )
-        slots = _positive("defaultParallelism", int(parallelism))
+        slots = count("defaultParallelism", int(parallelism), 1)
         memory = _check_memory("spark", memory_bytes)
         if memory is None:
             conf = (
@@ -267,12 +252,6 @@ class Resources(JsonFile):
         if not isinstance(payload, Mapping) or not isinstance(payload.get("devices"), list):
             raise SizingError("resources must be a mapping with a 'devices' list")
         return cls(tuple(DeviceSpec.from_dict(d) for d in payload["devices"]))
-
-
-def _positive(what: str, value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise SizingError(f"{what} must be a positive int, got {value!r}")
-    return value
 
 
 def _env_int(names: Iterable[str]) -> int | None:

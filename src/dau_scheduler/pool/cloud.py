@@ -19,6 +19,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from dau_scheduler.checks import count, positive
 from dau_scheduler.errors import SizingError
 from dau_scheduler.machine import cpu_count, machine_summary
 from dau_scheduler.paths import data_root, profile_cache_root
@@ -32,23 +33,6 @@ DEFAULT_VALUE_BYTES = 8
 #: Rows per second assumed when no calibrated throughput is given (``calibrated: False``).
 DEFAULT_ROWS_PER_SECOND = 1e7
 STRATEGIES: tuple[str, ...] = ("in_memory", "chunked", "streamed")
-
-
-def _count(what: str, value: Any, least: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < least:
-        raise SizingError(f"{what} must be an int >= {least}, got {value!r}")
-    return value
-
-
-def _positive(what: str, value: Any) -> float:
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, (int, float))
-        or not math.isfinite(value)
-        or value <= 0
-    ):
-        raise SizingError(f"{what} must be a finite positive number, got {value!r}")
-    return float(value)
 
 
 def cloud_plan(
@@ -65,15 +49,13 @@ def cloud_plan(
     per second (from ``calibrate_resources``) makes ``estimated_seconds`` a measurement-based
     figure, else it uses ``DEFAULT_ROWS_PER_SECOND`` and says so (``calibrated``).
     """
-    rows = _count("n_rows", n_rows, 0)
-    cols = _count("n_cols", n_cols, 1)
-    budget = _positive("mem_budget_mb", mem_budget_mb) * MIB
+    rows = count("n_rows", n_rows, 0)
+    cols = count("n_cols", n_cols, 1)
+    budget = positive("mem_budget_mb", mem_budget_mb) * MIB
     width = (
-        _positive("row_bytes", row_bytes) if row_bytes is not None else cols * DEFAULT_VALUE_BYTES
+        positive("row_bytes", row_bytes) if row_bytes is not None else cols * DEFAULT_VALUE_BYTES
     )
-    rate = (
-        _positive("throughput", throughput) if throughput is not None else DEFAULT_ROWS_PER_SECOND
-    )
+    rate = positive("throughput", throughput) if throughput is not None else DEFAULT_ROWS_PER_SECOND
     total = rows * width
     threads = cpu_count()
     if total <= IN_MEMORY_FRACTION * budget:
@@ -131,7 +113,7 @@ def cloud_count_rows(
     newline still ends the last record; blank lines are not records. An empty file has 0 rows.
     """
     path = Path(path)
-    _count("chunk_rows", chunk_rows, 1)
+    count("chunk_rows", chunk_rows, 1)
     if not isinstance(delimiter, str) or len(delimiter) != 1 or delimiter in '\r\n"':
         raise SizingError(
             f"delimiter must be one character other than a quote or newline, got {delimiter!r}"

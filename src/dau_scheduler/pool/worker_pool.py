@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
+from dau_scheduler.checks import count
 from dau_scheduler.errors import SizingError
 from dau_scheduler.machine import cpu_count
 
@@ -27,10 +28,7 @@ class WorkerPool:
     """
 
     def __init__(self, n_workers: int = 0) -> None:
-        if isinstance(n_workers, bool) or not isinstance(n_workers, int) or n_workers < 0:
-            raise SizingError(
-                f"n_workers must be a non-negative int (0 = one per core), got {n_workers!r}"
-            )
+        count("n_workers (0 = one per core)", n_workers)
         self._n = n_workers or cpu_count()
         self._handles: dict[int, list[dict[str, int]]] = {}
         self._ids = itertools.count(1)
@@ -42,11 +40,10 @@ class WorkerPool:
         return self._n
 
     def scatter(self, n_rows: int) -> int:
-        if isinstance(n_rows, bool) or not isinstance(n_rows, int) or n_rows < 0:
-            raise SizingError(f"n_rows must be a non-negative int, got {n_rows!r}")
-        count = max(1, min(self._n, n_rows))
-        bounds = [(n_rows * i) // count for i in range(count + 1)]
-        shards = [{"id": i, "start": bounds[i], "end": bounds[i + 1]} for i in range(count)]
+        count("n_rows", n_rows)
+        pieces = max(1, min(self._n, n_rows))
+        bounds = [(n_rows * i) // pieces for i in range(pieces + 1)]
+        shards = [{"id": i, "start": bounds[i], "end": bounds[i + 1]} for i in range(pieces)]
         with self._lock:
             handle = next(self._ids)
             self._handles[handle] = shards
