@@ -186,10 +186,10 @@ class Session:
         else:
             # One table at a time, and each Arrow copy let go once loaded: DuckDB holds its own,
             # the Polars arm's frames keep what they share with Arrow (at most one table's
-            # Arrow copy is alive beside what the arms hold).
-            for name, source in sources.items():
-                if given is not None and isinstance(self.device, DuckDBArm):
-                    break  # both arms run on the user's connection: nothing to load
+            # Arrow copy is alive beside what the arms hold). On a user's connection only a
+            # device arm other than DuckDB needs a copy.
+            copies = given is None or not isinstance(self.device, (DuckDBArm, type(None)))
+            for name, source in sources.items() if copies else ():
                 loaded = {name: arrow_for_device(name, source, self.device)}
                 self.host.load(loaded)
                 if self.device is not None:
