@@ -12,6 +12,7 @@ import duckdb
 import pyarrow as pa
 
 from dau_scheduler.errors import DauError, SqlError
+from dau_scheduler.rewrite.columns import query_columns
 from dau_scheduler.tables import ArrowSource, ConnectionSource, Source
 
 #: Calls with side effects or a value per call: a query holding one is run once, as it is.
@@ -42,12 +43,11 @@ def default_order(cursor: duckdb.DuckDBPyConnection) -> bool:
 
 def type_refusal(sql: str, schema: dict[str, dict[str, str]]) -> str | None:
     """Why the query reads a column whose type Arrow cannot carry exactly, or None."""
-    from dau_scheduler.planner.placement import query_columns
-
     try:
         used = query_columns(sql, schema)
     except DauError:
-        return None
+        # The columns read are unknown: any such column of any table may be among them.
+        used = {table: {c.lower() for c in columns} for table, columns in schema.items()}
     for table, columns in sorted(used.items()):
         for column, type_name in schema.get(table, {}).items():
             base = type_name.split("(")[0].upper()

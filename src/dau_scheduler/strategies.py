@@ -38,6 +38,7 @@ from dau_scheduler.errors import SqlError
 from dau_scheduler.merge import MergeRule
 from dau_scheduler.pool.cloud import CHUNK_FRACTION, MIB, cloud_plan
 from dau_scheduler.rewrite.aggregates import MERGE_STEPS
+from dau_scheduler.rewrite.columns import query_columns
 from dau_scheduler.rows import RowRange, RowSource
 from dau_scheduler.split import SplitExecution, execute_split
 
@@ -91,8 +92,6 @@ def strategy(name: str) -> Strategy:
 def read_columns(session: Session, compiled: CompiledSplit) -> list[str]:
     """The split table's columns the query reads, by their names in the table (at least one:
     an Arrow chunk needs a column to carry its row count)."""
-    from dau_scheduler.planner.placement import query_columns
-
     table = compiled.plan.split_table or ""
     names = list(session.schema[table])
     used = query_columns(compiled.sql, session.schema).get(table, set())

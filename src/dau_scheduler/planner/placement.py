@@ -20,13 +20,11 @@ from typing import TYPE_CHECKING, Any
 
 import sqlglot
 from sqlglot import exp
-from sqlglot.errors import SqlglotError
-from sqlglot.optimizer.qualify import qualify
-from sqlglot.optimizer.scope import traverse_scope
 
 from dau_scheduler.checks import count, positive
 from dau_scheduler.errors import SizingError
 from dau_scheduler.planner.resources import DeviceSpec, Resources
+from dau_scheduler.rewrite.columns import query_columns
 
 if TYPE_CHECKING:
     from dau_scheduler.rewrite.planner import CompiledSplit
@@ -137,26 +135,6 @@ def session_for(data: Any) -> Iterator[Session]:
         raise SizingError("no data to plan over: pass a Session or anything Session accepts")
     with Session(data, device=None) as session:
         yield session
-
-
-def query_columns(sql: str, schema: dict[str, dict[str, str]]) -> dict[str, set[str]]:
-    """The columns of each base table the query reads (``SELECT *`` reads them all)."""
-    try:
-        tree = qualify(
-            sqlglot.parse_one(sql, read="duckdb"),
-            schema=dict(schema),
-            dialect="duckdb",
-            validate_qualify_columns=False,
-        )
-    except SqlglotError as exc:
-        raise SizingError(f"cannot read the columns this query uses: {exc}") from exc
-    out: dict[str, set[str]] = {}
-    for scope in traverse_scope(tree):
-        for column in scope.columns:
-            source = scope.sources.get(column.table)
-            if isinstance(source, exp.Table) and source.name.lower() in schema:
-                out.setdefault(source.name.lower(), set()).add(column.name.lower())
-    return out
 
 
 def _reads(sql: str) -> dict[str, int]:
@@ -398,6 +376,5 @@ __all__ = [
     "model_sharding_plan",
     "placement_for",
     "plan",
-    "query_columns",
     "session_for",
 ]
