@@ -89,6 +89,32 @@ def test_one_shot_reads_lazily_and_is_exact(sf01: Path, expected: dict[str, pa.T
     assert compare_tables(streamed.table, expected["q10"]) is None
 
 
+def test_one_shot_host_alone_skips_the_planner(
+    sf01: Path, expected: dict[str, pa.Table], tmp_path: Path
+) -> None:
+    """A lazy Session whose host will run alone (no device profile cached on shared cores)
+    answers without planning, exactly; bad SQL and non-SELECTs still fail before running."""
+    cache = tmp_path / "empty-cache"
+    with Session(sf01, device="polars", lazy=True, cache=cache) as s:
+        result = s.sql(tpch.queries()["q18"])
+        assert compare_tables(result.table, expected["q18"]) is None
+        assert result.execution is None and result.plan.split_table is None
+        assert result.split is not None and "host runs the query alone" in result.split.rationale
+        assert getattr(s.device, "frames", None) == {}  # the Polars arm was never reached
+        with pytest.raises(SqlError, match="only queries"):
+            s.sql("DROP TABLE lineitem")
+        with pytest.raises(SqlError, match="nope"):
+            s.sql("select nope from lineitem")
+        assert s.sql("select count(*) as n from lineitem").table.num_rows == 1
+        # Given a share, or strict, the query is planned as before.
+        planned = s.sql(tpch.queries()["q06"], device_share=0.0)
+        assert planned.plan.split_table == "lineitem"
+    with Session(sf01, device=None, lazy=True, cache=cache) as s:
+        result = s.sql(tpch.queries()["q01"])
+        assert result.split is not None and result.split.posture == "cpu"
+        assert compare_tables(result.table, expected["q01"]) is None
+
+
 @pytest.mark.parametrize(
     ("kwargs", "named"),
     [

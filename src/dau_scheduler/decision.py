@@ -61,6 +61,36 @@ class Decision:
     measured: tuple[str, ...] = ()
 
 
+def host_alone_unplanned(
+    *, device: ArmFacts | None, posture: str, device_share: float | None, device_profiled: bool
+) -> WorkSplit | None:
+    """The split when the host must run alone whatever the query's plan says, else None.
+
+    That is: no device arm; the ``cpu`` posture; or ``adaptive`` with a device on
+    the host's own cores and no device profile of this arm on this machine at all (``decide``
+    would find none for this query either). Such a query needs no compiled split: the Session
+    runs it unsplit, and a one-shot query skips the planner's cost (issue 12).
+    """
+    why = None
+    if device is None:
+        why = "cpu: this session has no device arm"
+    elif device_share is None and posture == "cpu":
+        why = "cpu: the host runs alone"
+    elif (
+        device_share is None
+        and posture == "adaptive"
+        and device.shares_host_cores
+        and not device_profiled
+    ):
+        why = (
+            f"adaptive: the {device.name} arm runs on the host's cores and no profile of it is "
+            "cached on this machine, so the host runs the query alone, unsplit"
+        )
+    if why is None:
+        return None
+    return WorkSplit(posture="cpu" if device is None else posture, device_share=0.0, rationale=why)
+
+
 def balance(
     host: QueryProfile, device: QueryProfile, n: int, shared: bool, posture: str
 ) -> WorkSplit:

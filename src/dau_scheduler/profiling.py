@@ -23,7 +23,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import polars as pl
 import sqlglot
 
 from dau_scheduler.duckdb_profile import profile_from_duckdb
@@ -63,6 +62,8 @@ def device_version(arm_name: str) -> str:
         import duckdb
 
         return f"duckdb {duckdb.__version__}"
+    import polars as pl
+
     version = f"polars {pl.__version__}"
     if arm_name == "cudf":
         try:

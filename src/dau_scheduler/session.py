@@ -24,7 +24,7 @@ from dau_scheduler.arms.base import Arm
 from dau_scheduler.arms.duckdb import DuckDBArm, quote
 from dau_scheduler.arms.polars import PolarsArm, gpu_available
 from dau_scheduler.checks import positive
-from dau_scheduler.decision import ArmFacts, Decision, Profiles, decide
+from dau_scheduler.decision import ArmFacts, Decision, Profiles, decide, host_alone_unplanned
 from dau_scheduler.errors import ArmError, PostureError, SplitError, SqlError
 from dau_scheduler.guards import (
     VOLATILE,
@@ -59,10 +59,12 @@ class SqlResult:
     """A query's answer and how it was produced.
 
     ``table`` has DuckDB's unsplit column names, Arrow types and rows. ``execution`` is None when
-    the query ran unsplit; ``refusal`` says why it was not split, ``fallback`` why a device
-    failure sent it back to the host. ``split`` is the work split chosen and why; ``profiled``
-    names the arms whose profiles were measured for this call. ``strategy`` is the memory plan
-    the split ran with under a memory budget (``in_memory``, ``chunked``, ``streamed``), None
+    the query ran unsplit; ``plan`` is empty (no split table) when the host alone was decided
+    before any plan was made (``split.rationale`` says why). ``refusal`` says why it was not
+    split, ``fallback`` why a device failure sent it back to the host. ``split`` is the work split
+    chosen and why; ``profiled`` names the arms whose profiles were measured for this call.
+    ``strategy`` is the memory plan the split ran with under a memory budget (``in_memory``,
+    ``chunked``, ``streamed``), None
     for resident tables.
     """
 
@@ -210,15 +212,7 @@ class Session:
         ):
             if table.lower() in self.schema:
                 self.schema[table.lower()][column] = str(data_type)
-        self._aggregates = frozenset(
-            row[0].lower()
-            for row in self.host.cursor()
-            .execute(
-                "SELECT DISTINCT function_name FROM duckdb_functions() "
-                "WHERE function_type = 'aggregate'"
-            )
-            .fetchall()
-        )
+        self._aggregate_names: frozenset[str] | None = None
         self._plans: dict[tuple[str, str | None], CompiledSplit] = {}
         self._plan_keys: dict[tuple[str, str | None], str] = {}
         self._device_refusals: dict[tuple[str, str | None], str | None] = {}
@@ -265,6 +259,20 @@ class Session:
             self._closed = True
 
     # -- compiling ---------------------------------------------------------------------------
+
+    def _aggregates(self) -> frozenset[str]:
+        """The names of DuckDB's aggregate functions (asked once, when a query is first planned)."""
+        if self._aggregate_names is None:
+            self._aggregate_names = frozenset(
+                row[0].lower()
+                for row in self.host.cursor()
+                .execute(
+                    "SELECT DISTINCT function_name FROM duckdb_functions() "
+                    "WHERE function_type = 'aggregate'"
+                )
+                .fetchall()
+            )
+        return self._aggregate_names
 
     def _bind(self, sql: str) -> tuple[list[str], list[str], pa.Schema | None]:
         """Names and DuckDB types of ``sql``'s output, and its Arrow schema: from a LIMIT 0 run,
@@ -315,7 +323,7 @@ class Session:
             sql,
             row_counts=self.row_counts,
             schema=self.schema,
-            aggregate_names=self._aggregates,
+            aggregate_names=self._aggregates(),
             binder=self._bind,
             columns=columns,
             types=types,
@@ -425,6 +433,10 @@ class Session:
         self._check_options(posture, profile)
         _check_share(device_share)
         self.host.sync_settings()
+        if self.lazy and self.mem_budget_mb is None and not strict and split_table is None:
+            alone = self._host_alone(sql, posture, device_share, auto=profile == "auto")
+            if alone is not None:
+                return alone
         try:
             compiled = self.compile(sql, split_table)
         except SqlError:
@@ -552,6 +564,40 @@ class Session:
             )
         return self._decide(compiled, posture, None, auto=profile == "auto").split
 
+    def _arm_facts(self) -> ArmFacts | None:
+        if self.device is None:
+            return None
+        return ArmFacts(
+            self.device.name,
+            bool(getattr(self.device, "shares_host_cores", False)),
+            bool(getattr(self.device, "resident", True)),
+        )
+
+    def _host_alone(
+        self, sql: str, posture: str, device_share: float | None, *, auto: bool
+    ) -> SqlResult | None:
+        """``sql`` run unsplit on the host when no plan could give the device rows
+        (``decision.host_alone_unplanned``), without planning it: a one-shot query (a lazy
+        Session: ``run_sql``, ``dau run``) does not pay the planner for a split it will not
+        run, and reports an empty plan and no refusal. None otherwise, or when DuckDB rejects
+        the query (the planned path then names the error)."""
+        facts = self._arm_facts()
+        profiled = auto or (
+            facts is not None
+            and self.cache.holds_profiles_of(profiling.device_identity(facts.name))
+        )
+        split = host_alone_unplanned(
+            device=facts, posture=posture, device_share=device_share, device_profiled=profiled
+        )
+        if split is None:
+            return None
+        self._validate(sql)
+        try:
+            table = self.host.cursor().sql(sql).to_arrow_table()
+        except duckdb.Error:
+            return None
+        return SqlResult(table, None, SplitPlan(), split=split)
+
     def _profiles(self, compiled: CompiledSplit, *, auto: bool) -> Profiles:
         """The measured profiles a decision may ask for, and how to get them."""
 
@@ -577,20 +623,14 @@ class Session:
     ) -> Decision:
         table = compiled.plan.split_table or ""
         n = self.row_counts[table]
-        facts = None
+        facts = self._arm_facts()
         knee_rows = None
-        if self.device is not None:
-            facts = ArmFacts(
-                self.device.name,
-                bool(getattr(self.device, "shares_host_cores", False)),
-                bool(getattr(self.device, "resident", True)),
-            )
-            if not facts.resident:
-                rates = cached_rates(self.cache, self.device.name)
-                if rates:
-                    width = sum(self.column_nbytes[table].values())
-                    row_bytes = max(1, width // max(1, n))
-                    knee_rows = math.ceil(knee_bytes(rates) / row_bytes)
+        if facts is not None and not facts.resident:
+            rates = cached_rates(self.cache, facts.name)
+            if rates:
+                width = sum(self.column_nbytes[table].values())
+                row_bytes = max(1, width // max(1, n))
+                knee_rows = math.ceil(knee_bytes(rates) / row_bytes)
         return decide(
             rows=n,
             device=facts,

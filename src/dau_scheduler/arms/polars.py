@@ -9,9 +9,10 @@ rather than merging as a wrong answer.
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+import threading
+from functools import cache
+from typing import TYPE_CHECKING, Any, TypeVar
 
-import polars as pl
 import pyarrow as pa
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
@@ -19,27 +20,36 @@ from sqlglot.errors import SqlglotError
 from dau_scheduler.arms.base import cast_partial
 from dau_scheduler.arms.polars_sql import DECIMAL_SCALE, DECIMAL_TYPE, polars_sql
 from dau_scheduler.errors import SqlError
+from dau_scheduler.lazy import LazyModule
 from dau_scheduler.rewrite.planner import PLACEHOLDER, CompiledSplit
 from dau_scheduler.tables import ParquetSource, Source
 
-_SQL_TYPES: dict[type[pl.DataType], str] = {
-    pl.Int8: "TINYINT",
-    pl.Int16: "SMALLINT",
-    pl.Int32: "INT",
-    pl.Int64: "BIGINT",
-    pl.Int128: "INT128",
-    pl.UInt8: "UTINYINT",
-    pl.UInt16: "USMALLINT",
-    pl.UInt32: "UINT",
-    pl.UInt64: "UBIGINT",
-    pl.Float32: "FLOAT",
-    pl.Float64: "DOUBLE",
-    pl.Boolean: "BOOLEAN",
-    pl.String: "VARCHAR",
-    pl.Date: "DATE",
-    pl.Time: "TIME",
-    pl.Binary: "BLOB",
-}
+if TYPE_CHECKING:
+    import polars as pl
+else:
+    pl = LazyModule("polars")  # imported when a query first reaches this arm
+
+
+@cache
+def _sql_types() -> dict[type[pl.DataType], str]:
+    return {
+        pl.Int8: "TINYINT",
+        pl.Int16: "SMALLINT",
+        pl.Int32: "INT",
+        pl.Int64: "BIGINT",
+        pl.Int128: "INT128",
+        pl.UInt8: "UTINYINT",
+        pl.UInt16: "USMALLINT",
+        pl.UInt32: "UINT",
+        pl.UInt64: "UBIGINT",
+        pl.Float32: "FLOAT",
+        pl.Float64: "DOUBLE",
+        pl.Boolean: "BOOLEAN",
+        pl.String: "VARCHAR",
+        pl.Date: "DATE",
+        pl.Time: "TIME",
+        pl.Binary: "BLOB",
+    }
 
 
 def _sql_type(dtype: pl.DataType) -> str | None:
@@ -47,10 +57,10 @@ def _sql_type(dtype: pl.DataType) -> str | None:
         return f"DECIMAL({dtype.precision or 38}, {dtype.scale or 0})"
     if isinstance(dtype, pl.Datetime):
         return "TIMESTAMPTZ" if dtype.time_zone else "TIMESTAMP"
-    return _SQL_TYPES.get(type(dtype))
+    return _sql_types().get(type(dtype))
 
 
-_Frame = TypeVar("_Frame", pl.DataFrame, pl.LazyFrame)
+_Frame = TypeVar("_Frame", "pl.DataFrame", "pl.LazyFrame")
 
 
 def _widen_decimals(frame: _Frame) -> _Frame:
@@ -63,14 +73,15 @@ def _widen_decimals(frame: _Frame) -> _Frame:
     return frame.with_columns(casts) if casts else frame
 
 
-#: What importing an Arrow column Polars does not support raises (an empty one panics).
-_IMPORT_ERRORS = (
-    pl.exceptions.PolarsError,
-    pl.exceptions.PanicException,
-    pa.ArrowException,
-    TypeError,
-    ValueError,
-)
+def _import_errors() -> tuple[type[BaseException], ...]:
+    """What importing an Arrow column Polars does not support raises (an empty one panics)."""
+    return (
+        pl.exceptions.PolarsError,
+        pl.exceptions.PanicException,
+        pa.ArrowException,
+        TypeError,
+        ValueError,
+    )
 
 
 class PolarsArm:
@@ -98,6 +109,8 @@ class PolarsArm:
         #: is enough on the CPU. It costs one run over the other tables, once per query.
         self.probe_runs = engine == "gpu"
         self._collect_engine: Any = "auto"
+        self._attached: dict[str, Source] = {}
+        self._attaching = threading.Lock()
         if engine == "gpu":
             self._collect_engine = _gpu_engine()
 
@@ -110,13 +123,20 @@ class PolarsArm:
 
     def attach(self, sources: dict[str, Source]) -> None:
         """Every source as a lazy frame: Parquet scanned when a query runs (only the columns
-        and rows it needs), Arrow imported as :meth:`load` does."""
+        and rows it needs), Arrow imported as :meth:`load` does. The frames are made when a
+        query first reaches this arm (a query the host runs alone never imports Polars)."""
         self.frames, self.types, self.unloaded = {}, {}, {}
-        for name, source in sources.items():
-            if isinstance(source, ParquetSource):
-                self._hold(name, pl.scan_parquet([str(f) for f in source.files]))
-            else:
-                self._hold(name, self._import(name, source.arrow()).lazy())
+        self._attached = dict(sources)
+
+    def _ready(self) -> None:
+        """Make the frames of the sources :meth:`attach` was given, once."""
+        with self._attaching:
+            for name, source in self._attached.items():
+                if isinstance(source, ParquetSource):
+                    self._hold(name, pl.scan_parquet([str(f) for f in source.files]))
+                else:
+                    self._hold(name, self._import(name, source.arrow()).lazy())
+            self._attached = {}
 
     def limit_memory(self, megabytes: float) -> None:
         """Polars has no byte limit: under a memory budget the CPU engine runs streaming
@@ -127,13 +147,13 @@ class PolarsArm:
     def _import(self, name: str, table: pa.Table) -> pl.DataFrame:
         try:
             frame = pl.from_arrow(table)
-        except _IMPORT_ERRORS:
+        except _import_errors():
             kept = []
             for column in table.column_names:
                 try:
                     pl.from_arrow(table.select([column]).slice(0, 1))
                     kept.append(column)
-                except _IMPORT_ERRORS:
+                except _import_errors():
                     self.unloaded[(name, column)] = str(table.schema.field(column).type)
             frame = pl.from_arrow(table.select(kept))
         if not isinstance(frame, pl.DataFrame):
@@ -152,6 +172,7 @@ class PolarsArm:
     def _context(
         self, split_table: str, start: int, stop: int, rows: pa.Table | None = None
     ) -> pl.SQLContext[Any]:
+        self._ready()
         frames = dict(self.frames)
         if rows is None:
             frames[PLACEHOLDER] = self.frames[split_table].slice(start, stop - start)
@@ -165,6 +186,7 @@ class PolarsArm:
     def sql_for(self, compiled: CompiledSplit) -> str:
         text = compiled.arm_sql.get(self.name)
         if text is None:
+            self._ready()
             text = polars_sql(compiled, self.types)
             compiled.arm_sql[self.name] = text
         return text
@@ -172,6 +194,7 @@ class PolarsArm:
     def refusal(self, compiled: CompiledSplit) -> str | None:
         """Why Polars cannot run this partial (it fails to plan, or needs more decimal digits,
         or its per-arm top-k orders values Polars does not order as DuckDB does)."""
+        self._ready()
         order = compiled.partial.args.get("order") if compiled.partial is not None else None
         if order is not None and compiled.partial_schema is not None:
             for ordered in order.expressions:

@@ -9,10 +9,17 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
-import pyarrow.compute as pc
 from sqlglot import exp
+
+from dau_scheduler.lazy import LazyModule
+
+if TYPE_CHECKING:
+    import pyarrow.compute as pc
+else:
+    pc = LazyModule("pyarrow.compute")  # imported at the first fold, not by every import
 
 # sqlglot renders these under another dialect's name; DuckDB's own name is the kind.
 _NAMES: dict[type[exp.Expr], str] = {exp.GroupConcat: "string_agg"}

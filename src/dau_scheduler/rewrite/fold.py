@@ -12,14 +12,23 @@ from __future__ import annotations
 import operator
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
-import pyarrow.compute as pc
 
+from dau_scheduler.lazy import LazyModule
 from dau_scheduler.rewrite.aggregates import MERGE_STEPS
 
-_AT_LEAST_ONE = pc.ScalarAggregateOptions(skip_nulls=True, min_count=1)
+if TYPE_CHECKING:
+    import pyarrow.compute as pc
+else:
+    pc = LazyModule("pyarrow.compute")  # imported at the first fold, not by every import
+
+
+def _at_least_one() -> pc.ScalarAggregateOptions:
+    return pc.ScalarAggregateOptions(skip_nulls=True, min_count=1)
+
+
 #: Partials up to this many rows are folded in Python (see ``FastFold._fold_rows``).
 SMALL = 256
 #: The Python form of each pyarrow hash aggregate the merge steps use.
@@ -102,14 +111,14 @@ class FastFold:
             folded = self._fold_rows(partials, wanted)
         elif self.keys:
             grouped = partials.group_by(list(self.keys)).aggregate(
-                [(column, op, _AT_LEAST_ONE) for column, op in wanted]
+                [(column, op, _at_least_one()) for column, op in wanted]
             )
             folded = {name: grouped.column(name).combine_chunks() for name in grouped.column_names}
         else:
             # A scalar aggregate: one row, even over no partial rows; plain kernels, no Acero plan.
             folded = {
                 f"{column}_{op}": pa.array(
-                    [getattr(pc, op)(partials.column(column), options=_AT_LEAST_ONE).as_py()],
+                    [getattr(pc, op)(partials.column(column), options=_at_least_one()).as_py()],
                     partials.schema.field(column).type,
                 )
                 for column, op in wanted
