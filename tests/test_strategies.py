@@ -41,16 +41,24 @@ def device(request: pytest.FixtureRequest) -> Iterator[str]:
 def test_tpch_under_a_budget_is_exact(
     sf01: Path, expected: dict[str, pa.Table], device: str, strategy: str
 ) -> None:
-    chunked_runs = 0
+    chunked_runs, on_device, cut = 0, 0, 0
     with Session(sf01, device=device, mem_budget_mb=BUDGET, strategy=strategy) as session:
         for name, sql in tpch.queries().items():
             result = session.sql(sql, device_share=0.5)
             assert compare_tables(result.table, expected[name]) is None, name
             assert result.fallback is None and result.refusal is None, name
             assert result.strategy is not None and result.strategy.strategy == strategy
-            assert result.execution is not None and result.execution.device_rows > 0, name
+            assert result.execution is not None and result.split is not None, name
+            if result.execution.device_rows == 0:
+                # Only an arm without a byte limit is kept out, and the split says why.
+                assert device == "polars" and "gets no rows" in result.split.rationale, name
+            on_device += result.execution.device_rows > 0
+            cut += "device share cut to" in result.split.rationale
             chunked_runs += result.strategy.chunks > 1
     assert chunked_runs >= 1  # Q1 reads lineitem in several chunks
+    assert on_device >= (22 if device == "duckdb" else 14), on_device
+    # The Polars arm's share of a chunk is cut to what fits its part of the budget.
+    assert (cut > 0) == (device == "polars")
 
 
 def test_cloud_plan_picks_the_strategy(sf01: Path, expected: dict[str, pa.Table]) -> None:
@@ -139,3 +147,36 @@ def test_in_memory_tables_under_a_budget(expected: dict[str, pa.Table], sf01: Pa
         for name in ("q01", "q05", "q18"):
             result = s.sql(tpch.queries()[name], device_share=0.5)
             assert compare_tables(result.table, expected[name]) is None, name
+
+
+def test_resident_parquet_is_read_by_each_arm_itself(tmp_path: Path) -> None:
+    """Resident tables over Parquet are read by DuckDB and Polars themselves (no Arrow copy);
+    both number the rows alike, so every split is exact."""
+    import pyarrow.parquet as pq
+
+    from dau_scheduler.arms.polars import PolarsArm
+
+    n = 5000
+    table = pa.table(
+        {
+            "k": pa.array(range(n), pa.int64()),
+            "g": pa.array([f"g{i % 7}" for i in range(n)]).dictionary_encode(),
+            "u": pa.array([i % 200 for i in range(n)], pa.uint8()),
+            "p": pa.array([i / 8 for i in range(n)], pa.float64()),
+        }
+    )
+    folder = tmp_path / "data"
+    folder.mkdir()
+    pq.write_table(table, folder / "t.parquet", row_group_size=700)
+    assert PolarsArm().load_parquet("t", [folder / "t.parquet"])
+    sql = (
+        "select g, count(*) as c, sum(u) as s, min(k) as lo from t "
+        "where p > 12.5 group by g order by g"
+    )
+    with Session(folder, device=None) as alone:
+        expected = alone.sql(sql).table
+    with Session(folder, device="polars") as s:
+        for share in (0.0, 0.37, 1.0):
+            result = s.sql(sql, device_share=share)
+            assert result.execution is not None and result.refusal is None
+            assert compare_tables(result.table, expected) is None, share

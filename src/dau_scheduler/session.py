@@ -29,8 +29,8 @@ from dau_scheduler.errors import ArmError, PostureError, SplitError, SqlError
 from dau_scheduler.guards import (
     VOLATILE,
     ColumnWidths,
-    arrow_for_device,
     default_order,
+    load_resident,
     type_refusal,
 )
 from dau_scheduler.link import cached_rates, knee_bytes
@@ -182,21 +182,14 @@ class Session:
             for name, source in sources.items()
             if isinstance(source, ConnectionSource) and source.has_gaps
         }
-        self.column_nbytes: Mapping[str, dict[str, int]] = ColumnWidths(sources)
+        self.column_nbytes: Mapping[str, Mapping[str, int]] = ColumnWidths(sources)
         if self.lazy:
             self._attach(sources)
         else:
-            # One table at a time, and each Arrow copy let go once loaded: DuckDB holds its own,
-            # the Polars arm's frames keep what they share with Arrow (at most one table's
-            # Arrow copy is alive beside what the arms hold). On a user's connection only a
-            # device arm other than DuckDB needs a copy.
+            # On a user's connection only a device arm other than DuckDB needs a copy.
             copies = given is None or not isinstance(self.device, (DuckDBArm, type(None)))
-            for name, source in sources.items() if copies else ():
-                loaded = {name: arrow_for_device(name, source, self.device)}
-                self.host.load(loaded)
-                if self.device is not None:
-                    self.device.load(loaded)
-                del loaded
+            arms = [arm for arm in (self.host, self.device) if arm is not None]
+            load_resident(sources if copies else {}, arms, self.device)
             kept = (ParquetSource, ConnectionSource)
             sources = {n: s for n, s in sources.items() if isinstance(s, kept)}
         self._sources = sources
@@ -481,6 +474,8 @@ class Session:
         memory = None
         if self.mem_budget_mb is not None:
             memory = memory_plan(self, compiled, self.mem_budget_mb, self.forced_strategy)
+            decision = strategies.fit_device(self, compiled, decision, memory)
+            split = decision.split
         elif not decision.adaptive and device_cut(split.device_share, n) == 0:
             done = execution.host_only(self, compiled, decision)
             return SqlResult(done.result, done, plan, split=split, profiled=decision.measured)

@@ -50,6 +50,9 @@ if TYPE_CHECKING:
 
 HOST_FRACTION = 0.5
 DEVICE_FRACTION = 0.25
+#: What the device's bytes are multiplied by before they must fit its part of the budget (the
+#: placement's ``safety_factor``).
+SAFETY = 1.25
 
 
 class MemoryPlan(BaseModel):
@@ -125,6 +128,47 @@ def memory_plan(
         chunks=math.ceil(rows / chunk_rows),
         plan=plan,
     )
+
+
+def fit_device(
+    session: Session, compiled: CompiledSplit, decision: Decision, memory: MemoryPlan
+) -> Decision:
+    """``decision`` with the device's share of each chunk cut to what fits its part of the budget.
+
+    An arm DuckDB's memory limit does not bound (the Polars CPU arm: ``host_bytes_per_input_byte``)
+    holds about that many bytes per Arrow byte of what it reads: the tables it reads whole (the
+    placement's model bytes) and its rows of the chunk. That, times ``SAFETY``, must fit
+    ``DEVICE_FRACTION`` of the budget, as ``planner.plan`` places rows on a device with memory:
+    the share is cut until it does, and a device that cannot hold the model bytes gets no rows.
+    The budget wins over a given ``device_share``; the split's rationale says so.
+    """
+    from dataclasses import replace
+
+    from dau_scheduler.planner.placement import _model_bytes
+
+    expansion = getattr(session.device, "host_bytes_per_input_byte", None)
+    if expansion is None or (decision.split.device_share <= 0 and not decision.adaptive):
+        return decision
+    room = DEVICE_FRACTION * memory.mem_budget_mb * MIB / (expansion * SAFETY)
+    model = _model_bytes(session, compiled)
+    chunk = min(memory.chunk_rows, memory.rows) * memory.row_bytes
+    wanted = 1.0 if decision.adaptive else decision.split.device_share
+    share = min(wanted, max(0.0, (room - model) / chunk)) if chunk > 0 else wanted
+    if share >= wanted:
+        return decision
+    name = session.device.name if session.device is not None else "device"
+    why = (
+        f"{decision.split.rationale}; under the {memory.mem_budget_mb:g} MB budget the {name} "
+        f"arm (no byte limit, ~{expansion:g}x its input) has {room / MIB:.0f} MB for "
+        f"{model / MIB:.0f} MB of tables it reads whole and {chunk / MIB:.0f} MB chunks: "
+    )
+    if share <= 0:
+        why += "it gets no rows"
+        split = decision.split.model_copy(update={"device_share": 0.0, "rationale": why})
+    else:
+        why += f"device share cut to {share:.2f}"
+        split = decision.split.model_copy(update={"device_share": share, "rationale": why})
+    return replace(decision, split=split, adaptive=False)
 
 
 def _chunks(session: Session, compiled: CompiledSplit, rows: int) -> Iterator[pa.Table]:
@@ -249,6 +293,8 @@ def _refold(session: Session, compiled: CompiledSplit, partials: pa.Table) -> pa
 
 __all__ = [
     "DEVICE_FRACTION",
+    "SAFETY",
+    "fit_device",
     "prefix_runner",
     "HOST_FRACTION",
     "STRATEGIES",

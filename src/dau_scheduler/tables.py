@@ -13,7 +13,7 @@ already in memory). ``resolve_tables`` reads every source whole, for the residen
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -37,6 +37,10 @@ def _check_name(name: str) -> str:
     return name.lower()
 
 
+def _wanted(columns: Collection[str] | None) -> set[str] | None:
+    return None if columns is None else {c.lower() for c in columns}
+
+
 @dataclass(frozen=True)
 class ArrowSource:
     """A table already in memory."""
@@ -47,8 +51,13 @@ class ArrowSource:
     def num_rows(self) -> int:
         return int(self.table.num_rows)
 
-    def column_nbytes(self) -> dict[str, int]:
-        return {c.lower(): int(self.table.column(c).nbytes) for c in self.table.column_names}
+    def column_nbytes(self, columns: Collection[str] | None = None) -> dict[str, int]:
+        wanted = _wanted(columns)
+        return {
+            c.lower(): int(self.table.column(c).nbytes)
+            for c in self.table.column_names
+            if wanted is None or c.lower() in wanted
+        }
 
     def arrow(self, columns: list[str] | None = None) -> pa.Table:
         return self.table if columns is None else self.table.select(columns)
@@ -78,15 +87,22 @@ class ParquetSource:
     def num_rows(self) -> int:
         return sum(int(m.num_rows) for m in self._meta)
 
-    def column_nbytes(self) -> dict[str, int]:
-        """Arrow bytes per column: exact for fixed-width types (width x rows); for the others
-        estimated from the first ``SAMPLE_ROWS`` rows read as Arrow, scaled to the table's rows
-        (Parquet's own sizes are of encoded pages, often a fraction of the Arrow width)."""
+    def arrow_schema_names(self) -> list[str]:
+        return list(self._meta[0].schema.to_arrow_schema().names)
+
+    def column_nbytes(self, columns: Collection[str] | None = None) -> dict[str, int]:
+        """Arrow bytes per column (of ``columns``, lower-case, or all): exact for fixed-width
+        types (width x rows); for the others estimated from the first ``SAMPLE_ROWS`` rows read
+        as Arrow, scaled to the table's rows (Parquet's own sizes are of encoded pages, often a
+        fraction of the Arrow width). Only the variable-width columns asked for are read."""
         rows = self.num_rows
         schema = self._meta[0].schema.to_arrow_schema()
+        wanted = _wanted(columns)
         sizes: dict[str, int] = {}
         variable = []
         for field_ in schema:
+            if wanted is not None and field_.name.lower() not in wanted:
+                continue
             try:
                 width = field_.type.bit_width
             except ValueError:  # not fixed-width
@@ -94,8 +110,11 @@ class ParquetSource:
                 continue
             sizes[field_.name.lower()] = (width * rows + 7) // 8
         if variable:
-            handle = pq.ParquetFile(self.files[0])
-            batch = next(handle.iter_batches(batch_size=SAMPLE_ROWS, columns=variable), None)
+            handle = pq.ParquetFile(self.files[0], pre_buffer=False)
+            batches = handle.iter_batches(
+                batch_size=SAMPLE_ROWS, columns=variable, use_threads=False
+            )
+            batch = next(batches, None)
             for name in variable:
                 sample = batch.column(name) if batch is not None and batch.num_rows else None
                 per_row = sample.nbytes / len(sample) if sample is not None else 0.0
@@ -161,9 +180,13 @@ class ConnectionSource:
         )
         return (int(found[0]), int(found[1])) if found else (0, 0)
 
-    def column_nbytes(self) -> dict[str, int]:
+    def column_nbytes(self, columns: Collection[str] | None = None) -> dict[str, int]:
         rows = self.num_rows
-        sample = self.con.cursor().sql(f"{self._sql(None)} LIMIT {SAMPLE_ROWS}").to_arrow_table()
+        wanted = _wanted(columns)
+        names = [c for c in self.arrow_schema_names() if wanted is None or c.lower() in wanted]
+        if not names:
+            return {}
+        sample = self.con.cursor().sql(f"{self._sql(names)} LIMIT {SAMPLE_ROWS}").to_arrow_table()
         if not sample.num_rows:
             return {name.lower(): 0 for name in sample.column_names}
         return {

@@ -6,6 +6,8 @@ import contextlib
 import itertools
 import re
 import threading
+from collections.abc import Sequence
+from pathlib import Path
 
 import duckdb
 import pyarrow as pa
@@ -75,6 +77,14 @@ class DuckDBArm:
             finally:
                 self.con.unregister("__dau_load")
 
+    def load_parquet(self, name: str, files: Sequence[Path]) -> bool:
+        """Copy a table in from its Parquet files, read by DuckDB itself (no Arrow copy)."""
+        if self._shared:
+            return True
+        self.con.execute("SET preserve_insertion_order = true")
+        self.con.execute(f"CREATE TABLE {quote(name)} AS SELECT * FROM {_read_parquet(files)}")
+        return True
+
     def attach(self, sources: dict[str, Source]) -> None:
         """Make every source queryable: Parquet as a view DuckDB scans on demand (nothing
         loaded), Arrow copied in as ``load`` does. Split rows then come to the partial as Arrow
@@ -84,9 +94,8 @@ class DuckDBArm:
         self.con.execute("SET preserve_insertion_order = true")
         for name, source in sources.items():
             if isinstance(source, ParquetSource):
-                files = ", ".join("'" + str(f).replace("'", "''") + "'" for f in source.files)
                 self.con.execute(
-                    f"CREATE VIEW {quote(name)} AS SELECT * FROM read_parquet([{files}])"
+                    f"CREATE VIEW {quote(name)} AS SELECT * FROM {_read_parquet(source.files)}"
                 )
             elif isinstance(source, ArrowSource):
                 # A registered Arrow view is seen by this connection alone, not by the cursors
@@ -182,6 +191,11 @@ def _over_partials(cursor: duckdb.DuckDBPyConnection, sql: str, partials: pa.Tab
     less per query than register/unregister). Module level: a class body would mangle it."""
     __dau_partials = partials
     return cursor.sql(sql).to_arrow_table()
+
+
+def _read_parquet(files: Sequence[Path]) -> str:
+    listed = ", ".join("'" + str(f).replace("'", "''") + "'" for f in files)
+    return f"read_parquet([{listed}])"
 
 
 __all__ = ["DuckDBArm", "quote"]
