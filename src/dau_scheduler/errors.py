@@ -27,6 +27,11 @@ class SizingError(DauError, ValueError):
     """A resource, placement, calibration or memory plan that cannot be built as asked."""
 
 
+class ClusterError(DauError, RuntimeError):
+    """A cluster that cannot be used as given (a bad argument, a scheduler that does not answer,
+    a missing extra), or that lost rows it alone held while a query ran."""
+
+
 class ArmError(DauError, RuntimeError):
     """An arm failed while running its share; ``arm`` says which (``"device"`` or ``"host"``)."""
 
@@ -37,6 +42,7 @@ class ArmError(DauError, RuntimeError):
 
 __all__ = [
     "ArmError",
+    "ClusterError",
     "DauError",
     "PostureError",
     "ProfileError",

@@ -25,6 +25,7 @@ from dau_scheduler.rows import RowRange, RowSource
 from dau_scheduler.split import SplitExecution, execute_split
 
 if TYPE_CHECKING:
+    from dau_scheduler.arms.cluster import ClusterArm
     from dau_scheduler.rewrite.planner import CompiledSplit
     from dau_scheduler.session import Session
 
@@ -61,14 +62,17 @@ def _arm_call(arm: Arm, compiled: CompiledSplit) -> Any:
     return call
 
 
-def run(session: Session, compiled: CompiledSplit, decision: Decision) -> SplitExecution:
-    """Run ``compiled`` over the split table's resident rows as ``decision`` says.
+def run(
+    session: Session, compiled: CompiledSplit, decision: Decision, *, host: Any = None
+) -> SplitExecution:
+    """Run ``compiled`` over the split table's resident rows as ``decision`` says; ``host`` is
+    the arm in the host's place (default: the Session's DuckDB).
 
     Raises ArmError naming the arm that failed; nothing is merged then.
     """
     n = session.row_counts[compiled.plan.split_table or ""]
     rule = merge_rule(session, compiled)
-    host = _arm_call(session.host, compiled)
+    host = _arm_call(host if host is not None else session.host, compiled)
     device = _arm_call(session.device, compiled) if session.device is not None else host
     if decision.adaptive:
         return execute_adaptive(
@@ -92,6 +96,15 @@ def run(session: Session, compiled: CompiledSplit, decision: Decision) -> SplitE
         host=host,
         aggregates=compiled.plan.aggregates,
     )
+
+
+def on_cluster(
+    session: Session, cluster: ClusterArm, compiled: CompiledSplit, decision: Decision
+) -> SplitExecution:
+    """``run`` with the cluster in the host's place; the execution names each worker's rows."""
+    cluster.reset()
+    done = run(session, compiled, decision, host=cluster)
+    return done.model_copy(update={"workers": cluster.workers()})
 
 
 def host_only(session: Session, compiled: CompiledSplit, decision: Decision) -> SplitExecution:
@@ -120,4 +133,4 @@ def host_only(session: Session, compiled: CompiledSplit, decision: Decision) -> 
     )
 
 
-__all__ = ["host_only", "merge_rule", "run"]
+__all__ = ["host_only", "merge_rule", "on_cluster", "run"]

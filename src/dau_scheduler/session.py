@@ -21,6 +21,7 @@ import pyarrow as pa
 
 from dau_scheduler import execution, profiling, strategies
 from dau_scheduler.arms.base import Arm
+from dau_scheduler.arms.cluster import ClusterArm
 from dau_scheduler.arms.duckdb import DuckDBArm, quote
 from dau_scheduler.arms.polars import PolarsArm, gpu_available
 from dau_scheduler.checks import positive
@@ -138,6 +139,13 @@ class Session:
         lazy: read the tables from their sources when a query runs instead of loading them
             (implied by ``mem_budget_mb``; ``run_sql`` uses it: one query need not load every
             table). Profiles are measured on resident tables only.
+        cluster: run the host's share over a dask.distributed cluster: a ``Client``, a
+            scheduler address (``"tcp://host:port"``) or ``"local"`` / ``"local:N"`` (a
+            LocalCluster of N worker processes this Session starts and closes). The workers
+            hold the tables (Parquet read by the workers themselves; Arrow scattered once), the
+            split table's rows are placed over them, and their partials fold in a tree there;
+            this process binds, plans and folds the last partial. ``execution.workers`` reports
+            each worker's rows and seconds. See docs/scale-out.md.
     """
 
     def __init__(
@@ -151,8 +159,11 @@ class Session:
         mem_budget_mb: float | None = None,
         strategy: str | None = None,
         lazy: bool | None = None,
+        cluster: Any = None,
     ) -> None:
         _check_budget(mem_budget_mb)
+        if cluster is not None and mem_budget_mb is not None:
+            raise SqlError("cluster= and mem_budget_mb= together are not supported: pick one")
         if strategy is not None:
             strategies.strategy(strategy)
             if mem_budget_mb is None:
@@ -162,6 +173,12 @@ class Session:
         self.fast_fold = fast_fold
         self.mem_budget_mb = mem_budget_mb
         self.lazy = mem_budget_mb is not None if lazy is None else bool(lazy)
+        connection = None
+        if cluster is not None:
+            from dau_scheduler.planner import dask_backend
+
+            connection = dask_backend.connect(cluster)  # a bad one fails before any loading
+            self.lazy = True  # this process reads the tables only to bind and plan
         self.cache = (
             cache
             if isinstance(cache, ProfileCache)
@@ -183,7 +200,17 @@ class Session:
             if isinstance(source, ConnectionSource) and source.has_gaps
         }
         self.column_nbytes: Mapping[str, Mapping[str, int]] = ColumnWidths(sources)
-        if self.lazy:
+        self.cluster: ClusterArm | None = None
+        if connection is not None:
+            self.host.attach(sources)
+            if self.device is not None:  # the device keeps its rows resident here
+                load_resident(sources, [self.device], self.device)
+            try:
+                self.cluster = ClusterArm(dask_backend.DaskTables(connection, sources), self.host)
+            except BaseException:
+                connection.close()
+                raise
+        elif self.lazy:
             self._attach(sources)
         else:
             # On a user's connection only a device arm other than DuckDB needs a copy.
@@ -248,6 +275,8 @@ class Session:
     def close(self) -> None:
         """Close what this Session opened; a DuckDB connection it was given stays open."""
         if not self._closed:
+            if self.cluster is not None:
+                self.cluster.close()
             self.host.close()
             self._closed = True
 
@@ -426,7 +455,13 @@ class Session:
         self._check_options(posture, profile)
         _check_share(device_share)
         self.host.sync_settings()
-        if self.lazy and self.mem_budget_mb is None and not strict and split_table is None:
+        if (
+            self.lazy
+            and self.cluster is None
+            and self.mem_budget_mb is None
+            and not strict
+            and split_table is None
+        ):
             alone = self._host_alone(sql, posture, device_share, auto=profile == "auto")
             if alone is not None:
                 return alone
@@ -476,11 +511,17 @@ class Session:
             memory = memory_plan(self, compiled, self.mem_budget_mb, self.forced_strategy)
             decision = strategies.fit_device(self, compiled, decision, memory)
             split = decision.split
-        elif not decision.adaptive and device_cut(split.device_share, n) == 0:
+        elif (
+            self.cluster is None
+            and not decision.adaptive
+            and device_cut(split.device_share, n) == 0
+        ):
             done = execution.host_only(self, compiled, decision)
             return SqlResult(done.result, done, plan, split=split, profiled=decision.measured)
         try:
-            if self.lazy:
+            if self.cluster is not None:
+                done = execution.on_cluster(self, self.cluster, compiled, decision)
+            elif self.lazy:
                 done = strategies.run(
                     self,
                     compiled,

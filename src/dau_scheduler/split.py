@@ -54,6 +54,8 @@ class SplitExecution(BaseModel):
     #: What ran when: ``(track, start, end, rows)`` with times in seconds from the split's start;
     #: tracks ``device``, ``host`` (one span per call or morsel) and ``fold``.
     spans: tuple[tuple[str, float, float, int], ...] = ()
+    #: With a cluster as the host: ``(worker, rows, seconds)`` of each worker's shard tasks.
+    workers: tuple[tuple[str, int, float], ...] = ()
 
     def to_chrome_trace(self, path: str | Path) -> Path:
         """Write the spans as Trace Event Format JSON (Perfetto, chrome://tracing): one track

@@ -125,6 +125,28 @@ class ParquetSource:
         tables = [pq.read_table(f, columns=columns) for f in self.files]
         return tables[0] if len(tables) == 1 else pa.concat_tables(tables)
 
+    def rows(self, columns: list[str] | None, start: int, stop: int) -> pa.Table:
+        """Rows ``[start, stop)`` of the files' ``columns`` (all when None), reading only the
+        row groups that hold them, one at a time."""
+        pieces: list[pa.Table] = []
+        offset = 0
+        for path, meta in zip(self.files, self._meta, strict=True):
+            if offset >= stop:
+                break
+            handle = None
+            for index in range(meta.num_row_groups):
+                size = int(meta.row_group(index).num_rows)
+                lo, hi = max(start, offset), min(stop, offset + size)
+                if lo < hi:
+                    handle = handle or pq.ParquetFile(path, pre_buffer=False)
+                    group = handle.read_row_group(index, columns=columns, use_threads=False)
+                    pieces.append(group.slice(lo - offset, hi - lo))
+                offset += size
+        if not pieces:
+            schema = self._meta[0].schema.to_arrow_schema()
+            return schema.empty_table() if columns is None else schema.empty_table().select(columns)
+        return pa.concat_tables(pieces)
+
     def batches(self, columns: list[str], rows: int) -> Iterator[pa.Table]:
         """The files' ``columns`` in row order, ``rows`` at a time (the last may be short).
 

@@ -1,0 +1,475 @@
+"""The ``dask`` backend: a query's partial run over a dask.distributed cluster's workers.
+
+dask places, runs and retries the tasks; this module brings the plan. The tables live on the
+cluster (:class:`DaskTables`):
+
+- **Parquet** (a data folder, or paths): nothing is sent but file names. Each worker reads what a
+  task needs itself, row group by row group: its shard of the split table (rows ``[start,
+  stop)``) and the other tables the query reads whole. Both stay resident in the worker's own
+  DuckDB between queries (a shard is read again only when the placement changes it). A worker
+  lost mid-query costs nothing but time: dask runs its task on another worker, which reads the
+  same rows from the files.
+- **In memory** (Arrow tables): scattered once, each table cut into one piece per worker, each
+  piece to one worker; a task gets the pieces it needs moved to it by dask, worker to worker.
+  When the only copy of a piece dies with its worker, the query fails with
+  :class:`~dau_scheduler.errors.ClusterError` naming the lost piece: never an answer without
+  its rows.
+
+A query's rows ``[start, stop)`` of the split table are placed over the worker threads by the
+planner (``placement_for`` with ``Resources.from_dask``); each shard's task runs the partial in
+the worker's DuckDB and returns Arrow cast to the partial schema. Partials fold in a tree on the
+workers, pairs by the same re-aggregation a streamed fold uses (``refold_sql``); the client
+folds the last one with the final query. dask is imported here only, when a cluster is asked for.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import math
+import os
+import re
+import threading
+import time
+import uuid
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+import pyarrow.ipc
+
+from dau_scheduler.arms.base import cast_partial
+from dau_scheduler.errors import ClusterError
+from dau_scheduler.planner.placement import placement_for
+from dau_scheduler.planner.resources import Resources
+from dau_scheduler.tables import ArrowSource, ParquetSource, Source
+
+if TYPE_CHECKING:
+    from dau_scheduler.rewrite.planner import CompiledSplit
+
+#: What the extra installs.
+EXTRA = "pip install 'dau-scheduler[dask]' (dask[distributed])"
+#: Seconds to wait for a scheduler address to answer.
+CONNECT_TIMEOUT = 10
+#: Shards of split tables a worker keeps resident per handle (older ones are dropped).
+RESIDENT_SHARDS = 4
+#: Test hook: seconds each shard task sleeps before it runs (so a test can kill a worker while a
+#: query runs). Read on the worker.
+DELAY_ENV = "DAU_DASK_TASK_DELAY"
+_LOCAL = re.compile(r"^local(?::(\d+))?$")
+
+
+def _distributed() -> Any:
+    try:
+        import distributed
+    except ImportError as exc:
+        raise ClusterError(f"cluster= needs dask.distributed: {EXTRA}") from exc
+    return distributed
+
+
+@dataclass
+class Connection:
+    """A client, and the LocalCluster it started (closed with it), if any."""
+
+    client: Any
+    cluster: Any = None
+
+    def close(self) -> None:
+        if self.cluster is not None:
+            self.client.close()
+            self.cluster.close()
+            self.cluster = None
+
+
+def connect(cluster: Any) -> Connection:
+    """A dask ``Client`` as given; ``"local"`` or ``"local:N"``: a LocalCluster of N worker
+    processes (default 2) with one thread each, on 127.0.0.1 only, owned by the connection;
+    ``"tcp://HOST:PORT"``: a client of that scheduler. Anything else, or a scheduler that does
+    not answer, is a :class:`ClusterError` before anything runs."""
+    if callable(getattr(cluster, "submit", None)) and callable(
+        getattr(cluster, "scheduler_info", None)
+    ):
+        return Connection(cluster)
+    if not isinstance(cluster, str):
+        raise ClusterError(
+            "cluster must be a dask.distributed Client, a scheduler address "
+            f"('tcp://host:port'), or 'local' / 'local:N'; got {type(cluster).__name__}"
+        )
+    local = _LOCAL.match(cluster.strip())
+    if local is None and not cluster.startswith(("tcp://", "tls://", "inproc://")):
+        raise ClusterError(
+            f"unknown cluster {cluster!r}: expected 'local', 'local:N' or a scheduler address "
+            "such as 'tcp://10.0.0.5:8786'"
+        )
+    distributed = _distributed()
+    if local is not None:
+        workers = int(local.group(1) or 2)
+        if workers < 1:
+            raise ClusterError(f"cluster {cluster!r}: a local cluster needs at least one worker")
+        started = distributed.LocalCluster(
+            n_workers=workers,
+            threads_per_worker=1,
+            processes=True,
+            host="127.0.0.1",
+            dashboard_address=None,
+            worker_dashboard_address=None,
+        )
+        return Connection(distributed.Client(started), started)
+    try:
+        client = distributed.Client(cluster, timeout=CONNECT_TIMEOUT)
+    except (OSError, TimeoutError) as exc:
+        raise ClusterError(f"cannot reach the dask scheduler at {cluster}: {exc}") from exc
+    return Connection(client, None)
+
+
+# -- on the workers --------------------------------------------------------------------------
+
+
+@dataclass
+class _WorkerData:
+    """What one handle keeps resident in one worker process."""
+
+    con: Any
+    whole: set[str] = field(default_factory=set)
+    shards: OrderedDict[tuple[str, int, int], str] = field(default_factory=OrderedDict)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+_RESIDENT: dict[str, _WorkerData] = {}
+_RESIDENT_LOCK = threading.Lock()
+_NAMES = itertools.count()
+
+
+def _resident(handle: str) -> _WorkerData:
+    import duckdb
+
+    with _RESIDENT_LOCK:
+        found = _RESIDENT.get(handle)
+        if found is None:
+            found = _RESIDENT[handle] = _WorkerData(duckdb.connect())
+            found.con.execute("SET preserve_insertion_order = true")
+        return found
+
+
+def _quote(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _read_parquet(files: Sequence[str]) -> str:
+    listed = ", ".join("'" + f.replace("'", "''") + "'" for f in files)
+    return f"read_parquet([{listed}])"
+
+
+def _pieces(spec: tuple[Any, ...], start: int, stop: int) -> pa.Table:
+    """Rows ``[start, stop)`` of an in-memory table given as ``("arrow", offsets, pieces)``."""
+    _, offsets, pieces = spec
+    out = []
+    for offset, piece in zip(offsets, pieces, strict=True):
+        lo, hi = max(start, offset), min(stop, offset + piece.num_rows)
+        if lo < hi:
+            out.append(piece.slice(lo - offset, hi - lo))
+    return pa.concat_tables(out) if out else pieces[0].schema.empty_table()
+
+
+def _is_parquet(spec: tuple[Any, ...]) -> bool:
+    return bool(spec[0] == "parquet")
+
+
+def run_shard(
+    handle: str,
+    whole: dict[str, tuple[Any, ...]],
+    split: tuple[Any, ...],
+    split_table: str,
+    start: int,
+    stop: int,
+    partial_sql: str,
+    placeholder: str,
+    schema: pa.Schema,
+) -> tuple[bytes, float, str]:
+    """On a worker: the partial over rows ``[start, stop)`` of ``split_table`` (``split``), the
+    tables in ``whole`` read whole; returns the partial cast to ``schema`` (Arrow IPC), the seconds
+    and the worker's address. Parquet is read here and kept resident for the next query."""
+    delay = float(os.environ.get(DELAY_ENV) or 0)
+    if delay > 0:
+        time.sleep(delay)
+    began = time.perf_counter()
+    data = _resident(handle)
+    with data.lock:
+        for name, spec in whole.items():
+            if _is_parquet(spec) and name not in data.whole:
+                source = _read_parquet(spec[1])
+                data.con.execute(f"CREATE TABLE {_quote(name)} AS SELECT * FROM {source}")
+                data.whole.add(name)
+        shard = _shard(data, split, split_table, start, stop)
+    cursor = data.con.cursor()
+    try:
+        for name, spec in whole.items():
+            if not _is_parquet(spec):
+                cursor.register(name, _pieces(spec, 0, spec[1][-1] + spec[2][-1].num_rows))
+        if isinstance(shard, pa.Table):
+            cursor.register("__dau_shard", shard)
+            shard = "__dau_shard"
+        sql = re.sub(rf"\b{placeholder}\b", _quote(shard), partial_sql)
+        result = cast_partial(cursor.sql(sql).to_arrow_table(), schema, "worker")
+    finally:
+        cursor.close()
+    return to_ipc(result), time.perf_counter() - began, _worker_address()
+
+
+def _shard(
+    data: _WorkerData, spec: tuple[Any, ...], table: str, start: int, stop: int
+) -> str | pa.Table:
+    """The split table's rows ``[start, stop)``: a resident DuckDB table read from Parquet
+    (kept for the next query), or Arrow sliced from in-memory pieces."""
+    if not _is_parquet(spec):
+        return _pieces(spec, start, stop)
+    key = (table, start, stop)
+    name = data.shards.get(key)
+    if name is not None:
+        data.shards.move_to_end(key)
+        return name
+    rows = ParquetSource(tuple(Path(f) for f in spec[1])).rows(None, start, stop)
+    name = f"__dau_shard_{next(_NAMES)}"
+    data.con.register("__dau_load", rows)
+    try:
+        data.con.execute(f"CREATE TABLE {_quote(name)} AS SELECT * FROM __dau_load")
+    finally:
+        data.con.unregister("__dau_load")
+    data.shards[key] = name
+    while len(data.shards) > RESIDENT_SHARDS:
+        _, old = data.shards.popitem(last=False)
+        data.con.execute(f"DROP TABLE IF EXISTS {_quote(old)}")
+    return name
+
+
+def refold_pair(a: bytes, b: bytes, refold_sql: str, schema: pa.Schema) -> bytes:
+    """On a worker: two partials (Arrow IPC) folded into one partial of the same schema."""
+    import duckdb
+
+    from dau_scheduler.arms.duckdb import _over_partials
+
+    with duckdb.connect() as con:
+        both = pa.concat_tables([from_ipc(a), from_ipc(b)])
+        folded = _over_partials(con.cursor(), refold_sql, both)
+    return to_ipc(cast_partial(folded, schema, "refold"))
+
+
+def to_ipc(table: pa.Table) -> bytes:
+    """A partial as Arrow IPC bytes: what crosses between processes. Arrow tables pickled by
+    dask arrive with buffers at any offset, which pyarrow's compute warns about."""
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, table.schema) as writer:
+        writer.write_table(table)
+    return bytes(sink.getvalue())
+
+
+def from_ipc(data: bytes) -> pa.Table:
+    """A partial from :func:`to_ipc`, its buffers aligned as each type wants them."""
+    options = pa.ipc.IpcReadOptions(ensure_alignment=pa.ipc.Alignment.DataTypeSpecific)
+    with pa.ipc.open_stream(pa.py_buffer(data), options=options) as reader:
+        return reader.read_all()
+
+
+def _worker_address() -> str:
+    try:
+        from distributed import get_worker
+
+        return str(get_worker().address)
+    except (ImportError, ValueError):
+        return "client"
+
+
+def forget(handle: str) -> None:
+    """On a worker: drop what ``handle`` keeps resident."""
+    with _RESIDENT_LOCK:
+        data = _RESIDENT.pop(handle, None)
+    if data is not None:
+        data.con.close()
+
+
+# -- on the client ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class WorkerRun:
+    """One shard's task: the worker that ran it, its rows and seconds."""
+
+    worker: str
+    start: int
+    stop: int
+    seconds: float
+
+
+class DaskTables:
+    """The tables of a Session on a dask cluster, and the runs of a query's partial over them."""
+
+    def __init__(self, connection: Connection, sources: dict[str, Source]) -> None:
+        self.connection = connection
+        self.client = connection.client
+        self.handle = f"dau-{uuid.uuid4().hex[:12]}"
+        info = self.client.scheduler_info() or {}
+        self.workers = sorted((info.get("workers") or {}).items())
+        if not self.workers:
+            raise ClusterError("the dask cluster reports no workers")
+        self.resources = Resources.from_dask(self.client)
+        names = {str(i.get("name", a)): a for a, i in self.workers}
+        self._slot_worker = {
+            d.name: names[d.name.rsplit("/", 1)[0]] for d in self.resources.devices
+        }
+        self.specs: dict[str, Any] = {}
+        self._scattered: dict[str, list[Any]] = {}
+        self._piece_rows: dict[str, list[int]] = {}
+        for name, source in sources.items():
+            if isinstance(source, ParquetSource):
+                self.specs[name] = ("parquet", tuple(str(f) for f in source.files))
+            elif isinstance(source, ArrowSource):
+                self.specs[name] = ("arrow", *self._scatter(name, source.table))
+            else:
+                raise ClusterError(
+                    f"table {name!r} is read from a DuckDB connection, which the cluster's "
+                    "workers cannot reach: give the tables as Parquet or Arrow"
+                )
+        self.last_runs: tuple[WorkerRun, ...] = ()
+        self.last_fold_seconds = 0.0
+
+    def _scatter(self, name: str, table: pa.Table) -> tuple[list[int], list[Any]]:
+        """``table`` cut into one piece per worker, each piece scattered to its worker."""
+        addresses = [a for a, _ in self.workers]
+        size = math.ceil(table.num_rows / len(addresses)) or 1
+        offsets, futures = [], []
+        for i, address in enumerate(addresses):
+            piece = table.slice(i * size, size)
+            if i and not piece.num_rows:
+                break
+            offsets.append(i * size)
+            futures.append(self.client.scatter(piece, workers=[address], hash=False))
+        self._scattered[name] = futures
+        self._piece_rows[name] = [min(size, table.num_rows - o) for o in offsets]
+        return offsets, futures
+
+    def _placement(self, start: int, stop: int, row_bytes: float) -> list[tuple[str, int, int]]:
+        placed = placement_for(
+            stop - start,
+            self.resources,
+            encoded_row_bytes=row_bytes,
+            transient_row_bytes=row_bytes,
+            model_bytes=0,
+            statistic_bytes=0,
+        )
+        return [
+            (self._slot_worker[s.device.name], start + s.start, start + s.stop)
+            for s in placed.shards
+            if s.size
+        ]
+
+    def _spec_for_split(self, name: str, start: int, stop: int) -> tuple[Any, ...]:
+        """The split table's spec for rows ``[start, stop)``: in memory, only the pieces that
+        hold them (dask moves just those to the task)."""
+        spec = self.specs[name]
+        if _is_parquet(spec):
+            return spec  # type: ignore[no-any-return]
+        _, offsets, futures = spec
+        kept = [
+            (o, f)
+            for o, f, nxt in zip(offsets, futures, [*offsets[1:], math.inf], strict=True)
+            if o < stop and nxt > start
+        ]
+        return ("arrow", [o for o, _ in kept], [f for _, f in kept])
+
+    def run_partial(
+        self, compiled: CompiledSplit, partial_sql: str, placeholder: str, start: int, stop: int
+    ) -> pa.Table:
+        """The partial over rows ``[start, stop)``, placed over the workers and folded in a
+        tree on them. Raises ClusterError when a scattered piece was lost or a task failed."""
+        from dau_scheduler.planner.placement import _reads
+
+        schema = compiled.partial_schema
+        table = compiled.plan.split_table or ""
+        if schema is None:  # pragma: no cover - refused queries never come here
+            raise ClusterError("this query has no partial to run")
+        self.last_runs, self.last_fold_seconds = (), 0.0
+        if stop <= start:
+            return schema.empty_table()
+        reads = _reads(compiled.sql)
+        whole = {
+            n: spec for n, spec in self.specs.items() if n in reads and (n != table or reads[n] > 1)
+        }
+        work = self._placement(start, stop, 1.0)
+        futures = [
+            self.client.submit(
+                run_shard,
+                self.handle,
+                whole,
+                self._spec_for_split(table, a, b),
+                table,
+                a,
+                b,
+                partial_sql,
+                placeholder,
+                schema,
+                workers=[worker],
+                allow_other_workers=True,
+                pure=False,
+            )
+            for worker, a, b in work
+        ]
+        try:
+            stats = self.client.gather([self.client.submit(_stats, f) for f in futures])
+            self.last_runs = tuple(
+                WorkerRun(w, a, b, s) for (w, s), (_, a, b) in zip(stats, work, strict=True)
+            )
+            began = time.perf_counter()
+            level = [self.client.submit(_partial, f) for f in futures]
+            while compiled.refold_sql is not None and len(level) > 1:
+                pairs = [
+                    self.client.submit(
+                        refold_pair, level[i], level[i + 1], compiled.refold_sql, schema
+                    )
+                    for i in range(0, len(level) - 1, 2)
+                ]
+                level = pairs + ([level[-1]] if len(level) % 2 else [])
+            partials = [from_ipc(p) for p in self.client.gather(level)]
+            self.last_fold_seconds = time.perf_counter() - began
+        except ClusterError:
+            raise
+        except Exception as exc:
+            raise self._explain(exc) from exc
+        return pa.concat_tables(partials) if len(partials) > 1 else partials[0]
+
+    def _explain(self, exc: BaseException) -> ClusterError:
+        lost = [
+            f"table {name} rows {offset} to {offset + rows}"
+            for name, (_, offsets, futures) in ((n, self.specs[n]) for n in self._scattered)
+            for offset, future, rows in zip(offsets, futures, self._piece_rows[name], strict=True)
+            if getattr(future, "status", "finished") != "finished"
+        ]
+        if lost:
+            return ClusterError(
+                "a worker holding in-memory rows was lost, and with it the only copy of "
+                f"{', '.join(lost)}: scattered data cannot be read again; give the tables as "
+                "Parquet for a cluster to recover from a lost worker"
+            )
+        return ClusterError(f"a shard's task failed on the cluster: {type(exc).__name__}: {exc}")
+
+    def close(self) -> None:
+        for futures in self._scattered.values():
+            for future in futures:
+                future.release()
+        self._scattered.clear()
+        with contextlib.suppress(Exception):  # a cluster going away has nothing left to drop
+            self.client.run(forget, self.handle)
+        self.connection.close()
+
+
+def _stats(result: tuple[bytes, float, str]) -> tuple[str, float]:
+    return result[2], result[1]
+
+
+def _partial(result: tuple[bytes, float, str]) -> bytes:
+    return result[0]
+
+
+__all__ = ["DaskTables", "WorkerRun", "connect"]
