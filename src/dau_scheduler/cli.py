@@ -37,6 +37,12 @@ SplitOpt = Annotated[str | None, typer.Option("--split-table", help="table to cu
 BudgetOpt = Annotated[
     float | None, typer.Option("--mem-budget", help="memory budget in MB (chunked/streamed)")
 ]
+ClusterOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--cluster", help="run the host's rows on a dask cluster: local, local:N or tcp://HOST:PORT"
+    ),
+]
 
 
 def _device(name: str) -> str | None:
@@ -89,6 +95,8 @@ def split_report(result: SqlResult) -> Table:
         report.add_row("overlap s", f"{ex.overlap_seconds:.4f}")
         report.add_row("merge s", f"{ex.merge_seconds:.4f}")
         report.add_row("wall s", f"{ex.wall_seconds:.4f}")
+        for worker, rows, seconds in ex.workers:
+            report.add_row(f"worker {worker}", f"{rows} rows / {seconds:.4f} s")
     if result.strategy is not None:
         memory = result.strategy
         report.add_row(
@@ -122,6 +130,7 @@ def run(
     timeline: Annotated[
         Path | None, typer.Option(help="draw the split's timeline (PNG; needs '.[plot]')")
     ] = None,
+    cluster: ClusterOpt = None,
 ) -> None:
     """Run a query split between the arms; print the answer and the split report."""
     if format not in {"table", "csv", "json"}:
@@ -129,7 +138,12 @@ def run(
     try:
         sql = _query_text(query)
         with Session(
-            data, device=_device(device), mem_budget_mb=mem_budget, strategy=strategy, lazy=True
+            data,
+            device=_device(device),
+            mem_budget_mb=mem_budget,
+            strategy=strategy,
+            lazy=True,
+            cluster=cluster,
         ) as session:
             result = session.sql(sql, posture=posture, device_share=share, split_table=split_table)
     except DauError as exc:
@@ -153,11 +167,17 @@ def explain(
     query: Annotated[str, typer.Argument(help="a .sql file, a TPC-H name (q01), or SQL text")],
     data: DataOpt,
     split_table: SplitOpt = None,
+    cluster: ClusterOpt = None,
 ) -> None:
-    """Print the split plan: split table, partial and final SQL, aggregates, refusal."""
+    """Print the split plan: split table, partial and final SQL, aggregates, refusal; with
+    --cluster, where the split table's rows would go over the cluster's workers."""
+    placed: list[tuple[str, int, int]] = []
     try:
-        with Session(data, device=None) as session:
+        with Session(data, device=None, lazy=cluster is not None, cluster=cluster) as session:
             plan = session.explain(_query_text(query), split_table=split_table)
+            if session.cluster is not None and plan.refusal is None and plan.split_table:
+                rows = session.row_counts[plan.split_table]
+                placed = session.cluster.tables.placement(0, rows)
     except DauError as exc:
         raise _fail(exc) from None
     out.print(f"[bold]split table:[/] {plan.split_table}")
@@ -169,6 +189,8 @@ def explain(
         out.print(plan.partial_sql, markup=False, highlight=False)
         out.print("[bold]final SQL (DuckDB, over the partials in arm order):[/]")
         out.print(plan.final_sql, markup=False, highlight=False)
+    for worker, start, stop in placed:
+        out.print(f"[bold]worker {worker}:[/] rows [{start}, {stop}) of {plan.split_table}")
 
 
 @tpch_app.command("generate")
@@ -194,11 +216,12 @@ def demo(
     posture: Annotated[
         str | None, typer.Option(help="let a posture choose the share instead of --share")
     ] = None,
+    cluster: ClusterOpt = None,
 ) -> None:
     """Split all 22 TPC-H queries and check every answer against DuckDB's unsplit answer."""
     try:
         data = tpch.cached(scale)
-        session = Session(data, device=_device(device))
+        session = Session(data, device=_device(device), cluster=cluster)
     except DauError as exc:
         raise _fail(exc) from None
     arm = session.device.name if session.device is not None else "none"

@@ -26,7 +26,7 @@ from dau_scheduler.arms.duckdb import DuckDBArm, quote
 from dau_scheduler.arms.polars import PolarsArm, gpu_available
 from dau_scheduler.checks import positive
 from dau_scheduler.decision import ArmFacts, Decision, Profiles, decide, host_alone_unplanned
-from dau_scheduler.errors import ArmError, PostureError, SplitError, SqlError
+from dau_scheduler.errors import ArmError, ClusterError, PostureError, SplitError, SqlError
 from dau_scheduler.guards import (
     VOLATILE,
     ColumnWidths,
@@ -188,7 +188,13 @@ class Session:
         given = tables if isinstance(tables, duckdb.DuckDBPyConnection) else None
         self.host = DuckDBArm(threads=threads, connection=given)
         if arm == "duckdb-shared":  # type: ignore[comparison-overlap]
-            arm = DuckDBArm(share=self.host, name="duckdb")
+            # With a cluster the host only binds and plans (over views): the device DuckDB
+            # holds its own copy of the rows it cuts.
+            arm = (
+                DuckDBArm(name="duckdb")
+                if cluster is not None
+                else DuckDBArm(share=self.host, name="duckdb")
+            )
         self.device: Arm | None = arm
         self._given = given
         #: Rows of every table, and the Arrow bytes of every column by lower-case name. (A
@@ -532,6 +538,8 @@ class Session:
             else:
                 done = execution.run(self, compiled, decision)
         except ArmError as exc:
+            if isinstance(exc.__cause__, ClusterError):
+                raise exc.__cause__ from None  # the cluster's own named error
             # A DuckDB error in the host's partial may be one the unsplit query never meets (it
             # computes an output the query above it prunes: an overflow in an unused SUM): then
             # the unsplit answer stands. Any other host failure is raised, never a short answer.
@@ -684,12 +692,19 @@ def run_sql(
     device: str | Arm | None = "auto",
     mem_budget_mb: float | None = None,
     strategy: str | None = None,
+    cluster: Any = None,
     **kwargs: Any,
 ) -> SqlResult:
     """A one-shot Session: run ``sql`` split over ``tables`` and close. Tables are read from
-    their sources as the query needs them, not loaded whole (``Session(lazy=True)``)."""
+    their sources as the query needs them, not loaded whole (``Session(lazy=True)``); with
+    ``cluster``, the host's share runs on that dask cluster (``Session(cluster=...)``)."""
     with Session(
-        tables, device=device, mem_budget_mb=mem_budget_mb, strategy=strategy, lazy=True
+        tables,
+        device=device,
+        mem_budget_mb=mem_budget_mb,
+        strategy=strategy,
+        lazy=True,
+        cluster=cluster,
     ) as session:
         return session.sql(sql, **kwargs)
 

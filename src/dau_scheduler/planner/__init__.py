@@ -9,6 +9,7 @@ from dau_scheduler.planner.calibration import (
     CalibrationRecord,
     calibrate_resources,
 )
+from dau_scheduler.planner.dask_backend import DaskEncodedData
 from dau_scheduler.planner.encoded import (
     EncodedDataHandle,
     EncodedFold,
@@ -32,6 +33,7 @@ from dau_scheduler.planner.resources import DeviceSpec, Resources
 __all__ = [
     "CalibrationCatalog",
     "CalibrationRecord",
+    "DaskEncodedData",
     "DeviceSpec",
     "EncodedDataHandle",
     "EncodedFold",

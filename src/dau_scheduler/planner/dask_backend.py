@@ -43,6 +43,7 @@ import pyarrow.ipc
 
 from dau_scheduler.arms.base import cast_partial
 from dau_scheduler.errors import ClusterError
+from dau_scheduler.planner.encoded import EncodedDataHandle, register_encoded_data_backend
 from dau_scheduler.planner.placement import placement_for
 from dau_scheduler.planner.resources import Resources
 from dau_scheduler.tables import ArrowSource, ParquetSource, Source
@@ -114,7 +115,7 @@ def connect(cluster: Any) -> Connection:
             threads_per_worker=1,
             processes=True,
             host="127.0.0.1",
-            dashboard_address=None,
+            dashboard_address=":0",
             worker_dashboard_address=None,
         )
         return Connection(distributed.Client(started), started)
@@ -350,7 +351,10 @@ class DaskTables:
         self._piece_rows[name] = [min(size, table.num_rows - o) for o in offsets]
         return offsets, futures
 
-    def _placement(self, start: int, stop: int, row_bytes: float) -> list[tuple[str, int, int]]:
+    def placement(
+        self, start: int, stop: int, row_bytes: float = 1.0
+    ) -> list[tuple[str, int, int]]:
+        """Rows ``[start, stop)`` over the worker threads by the planner: ``(worker, a, b)``."""
         placed = placement_for(
             stop - start,
             self.resources,
@@ -397,7 +401,7 @@ class DaskTables:
         whole = {
             n: spec for n, spec in self.specs.items() if n in reads and (n != table or reads[n] > 1)
         }
-        work = self._placement(start, stop, 1.0)
+        work = self.placement(start, stop)
         futures = [
             self.client.submit(
                 run_shard,
@@ -472,4 +476,39 @@ def _partial(result: tuple[bytes, float, str]) -> bytes:
     return result[0]
 
 
-__all__ = ["DaskTables", "WorkerRun", "connect"]
+class DaskEncodedData(EncodedDataHandle):
+    """Seed 000's dask handle: ``data`` resident on a dask cluster's workers; ``fold(sql)`` the
+    exact answer, the split table's rows placed over every worker thread (a
+    ``Session(data, device=None, cluster=...)`` underneath)."""
+
+    def __init__(self, data: Any, cluster: Any = "local") -> None:
+        from dau_scheduler.session import Session
+
+        self.session = Session(data, device=None, cluster=cluster)
+        self.last_workers: tuple[tuple[str, int, float], ...] = ()
+
+    @property
+    def num_chunks(self) -> int:
+        return len(self.last_workers)
+
+    @property
+    def client(self) -> Any:
+        assert self.session.cluster is not None
+        return self.session.cluster.tables.client
+
+    def fold(self, sql: str) -> pa.Table:
+        result = self.session.sql(sql)
+        self.last_workers = result.execution.workers if result.execution is not None else ()
+        return result.table
+
+    def close(self) -> None:
+        self.session.close()
+
+
+def _dask(data: Any, cluster: Any = None, client: Any = None, **_: Any) -> DaskEncodedData:
+    return DaskEncodedData(data, cluster if cluster is not None else (client or "local"))
+
+
+register_encoded_data_backend("dask", _dask, aliases=("distributed",))
+
+__all__ = ["DaskEncodedData", "DaskTables", "WorkerRun", "connect"]
