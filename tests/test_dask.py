@@ -67,6 +67,20 @@ def test_tpch_over_the_workers_equals_duckdb(
             assert sum(r for _, r, _ in ex.workers) == ex.host_rows == rows, name
 
 
+def test_many_shards_fold_in_a_tree_on_the_workers(
+    client: Any, tpch_dir: Path, expected: dict[str, pa.Table]
+) -> None:
+    with Session(tpch_dir, device=None, cluster=client) as s:
+        assert s.cluster is not None
+        s.cluster.tables.num_shards = 9  # an odd count: one partial waits a level
+        for name, sql in tpch.queries().items():
+            result = s.sql(sql)
+            assert compare_tables(result.table, expected[name]) is None, name
+            assert result.execution is not None, name
+            assert len(s.cluster.runs) >= 9, name
+            assert sum(r for _, r, _ in result.execution.workers) == result.execution.host_rows
+
+
 def test_tpch_over_workers_and_the_polars_device(
     client: Any, tpch_dir: Path, expected: dict[str, pa.Table]
 ) -> None:

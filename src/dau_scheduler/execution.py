@@ -18,7 +18,6 @@ import pyarrow as pa
 from dau_scheduler.adaptive import execute_adaptive
 from dau_scheduler.arms.base import Arm, cast_partial
 from dau_scheduler.decision import ADAPTIVE_LARGEST, Decision
-from dau_scheduler.guards import default_order
 from dau_scheduler.merge import MergeRule
 from dau_scheduler.rewrite.aggregates import MERGE_STEPS
 from dau_scheduler.rows import RowRange, RowSource
@@ -37,7 +36,7 @@ def merge_rule(session: Session, compiled: CompiledSplit) -> MergeRule:
     final_sql = compiled.final.sql(dialect="duckdb") if compiled.final is not None else ""
     # The fast fold orders as DuckDB does by default; other NULL or sort orders set on the
     # connection are left to the final query, which runs on it.
-    fast = compiled.fast if session.fast_fold and default_order(session.host.cursor()) else None
+    fast = compiled.fast if session.fast_fold and session.host.orders_by_default() else None
     output_schema = compiled.schema
     names = list(compiled.columns)
 

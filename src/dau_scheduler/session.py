@@ -30,7 +30,6 @@ from dau_scheduler.errors import ArmError, ClusterError, PostureError, SplitErro
 from dau_scheduler.guards import (
     VOLATILE,
     ColumnWidths,
-    default_order,
     load_resident,
     type_refusal,
 )
@@ -401,7 +400,7 @@ class Session:
             return None
 
     def _default_order(self) -> bool:
-        return default_order(self.host.cursor())
+        return self.host.orders_by_default()
 
     def _type_refusal(self, compiled: CompiledSplit) -> str | None:
         key = (compiled.sql, compiled.plan.split_table)

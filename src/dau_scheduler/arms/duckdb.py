@@ -13,6 +13,7 @@ import duckdb
 import pyarrow as pa
 
 from dau_scheduler.errors import SqlError
+from dau_scheduler.guards import default_order
 from dau_scheduler.rewrite.planner import PARTIALS, PLACEHOLDER, CompiledSplit
 from dau_scheduler.tables import ArrowSource, ParquetSource, Source
 
@@ -50,6 +51,7 @@ class DuckDBArm:
         self.resident = True
         self._shared = share is not None or connection is not None
         self.owned = share is None and connection is None
+        self._ordered: bool | None = None
         self._shared_from = share
         self._lock = threading.Lock()
         #: SET statements every cursor runs first (see ``sync_settings``).
@@ -60,6 +62,15 @@ class DuckDBArm:
             self.con = connection if connection is not None else duckdb.connect(":memory:")
         if threads is not None and self.owned:
             self.con.execute(f"SET threads = {int(threads)}")
+
+    def orders_by_default(self) -> bool:
+        """Whether this arm's connection orders as DuckDB does by default (ASC, NULLS LAST).
+        Asked once on a database this arm owns (nothing else sets it); every time on a user's
+        connection, whose settings may change between queries."""
+        if self.owned and self._ordered is not None:
+            return self._ordered
+        self._ordered = default_order(self.cursor())
+        return self._ordered
 
     def close(self) -> None:
         """Close the database this arm opened (a user's or a shared one stays open)."""

@@ -55,8 +55,11 @@ if TYPE_CHECKING:
 EXTRA = "pip install 'dau-scheduler[dask]' (dask[distributed])"
 #: Seconds to wait for a scheduler address to answer.
 CONNECT_TIMEOUT = 10
-#: Shards of split tables a worker keeps resident per handle (older ones are dropped).
-RESIDENT_SHARDS = 4
+#: Shards of split tables a worker keeps resident per handle (older ones are dropped, and so is
+#: any shard a newly read one overlaps).
+RESIDENT_SHARDS = 512
+#: From this many partials on, they fold in a tree on the workers; fewer go to the client.
+TREE_FROM = 4
 #: Test hook: seconds each shard task sleeps before it runs (so a test can kill a worker while a
 #: query runs). Read on the worker.
 DELAY_ENV = "DAU_DASK_TASK_DELAY"
@@ -110,14 +113,22 @@ def connect(cluster: Any) -> Connection:
         workers = int(local.group(1) or 2)
         if workers < 1:
             raise ClusterError(f"cluster {cluster!r}: a local cluster needs at least one worker")
-        started = distributed.LocalCluster(
-            n_workers=workers,
-            threads_per_worker=1,
-            processes=True,
-            host="127.0.0.1",
-            dashboard_address=":0",
-            worker_dashboard_address=None,
-        )
+        import dask
+
+        # Short tasks: no statistical profiler sampling the workers' stacks, no stealing.
+        quiet = {
+            "distributed.worker.profile.enabled": False,
+            "distributed.scheduler.work-stealing": False,
+        }
+        with dask.config.set(quiet):
+            started = distributed.LocalCluster(
+                n_workers=workers,
+                threads_per_worker=1,
+                processes=True,
+                host="127.0.0.1",
+                dashboard_address=":0",
+                worker_dashboard_address=None,
+            )
         return Connection(distributed.Client(started), started)
     try:
         client = distributed.Client(cluster, timeout=CONNECT_TIMEOUT)
@@ -189,7 +200,7 @@ def run_shard(
     partial_sql: str,
     placeholder: str,
     schema: pa.Schema,
-) -> tuple[bytes, float, str]:
+) -> tuple[bytes, float, str, float]:
     """On a worker: the partial over rows ``[start, stop)`` of ``split_table`` (``split``), the
     tables in ``whole`` read whole; returns the partial cast to ``schema`` (Arrow IPC), the seconds
     and the worker's address. Parquet is read here and kept resident for the next query."""
@@ -217,7 +228,7 @@ def run_shard(
         result = cast_partial(cursor.sql(sql).to_arrow_table(), schema, "worker")
     finally:
         cursor.close()
-    return to_ipc(result), time.perf_counter() - began, _worker_address()
+    return to_ipc(result), time.perf_counter() - began, _worker_address(), time.time()
 
 
 def _shard(
@@ -239,6 +250,12 @@ def _shard(
         data.con.execute(f"CREATE TABLE {_quote(name)} AS SELECT * FROM __dau_load")
     finally:
         data.con.unregister("__dau_load")
+    # A new placement replaces the shards of the last one it overlaps: at most about one copy
+    # of each split table stays resident per worker.
+    for (other, a, b), old in list(data.shards.items()):
+        if other == table and a < stop and start < b:
+            del data.shards[(other, a, b)]
+            data.con.execute(f"DROP TABLE IF EXISTS {_quote(old)}")
     data.shards[key] = name
     while len(data.shards) > RESIDENT_SHARDS:
         _, old = data.shards.popitem(last=False)
@@ -246,16 +263,27 @@ def _shard(
     return name
 
 
-def refold_pair(a: bytes, b: bytes, refold_sql: str, schema: pa.Schema) -> bytes:
-    """On a worker: two partials (Arrow IPC) folded into one partial of the same schema."""
+def refold_pair(a: Any, b: Any, refold_sql: str, schema: pa.Schema) -> tuple[bytes, float]:
+    """On a worker: two partials (a shard's result or a fold's) folded into one partial of the
+    same schema, as Arrow IPC, with the time it was done (``time.time()``)."""
     import duckdb
 
     from dau_scheduler.arms.duckdb import _over_partials
 
-    with duckdb.connect() as con:
-        both = pa.concat_tables([from_ipc(a), from_ipc(b)])
-        folded = _over_partials(con.cursor(), refold_sql, both)
-    return to_ipc(cast_partial(folded, schema, "refold"))
+    global _FOLDER
+    if _FOLDER is None:
+        _FOLDER = duckdb.connect()
+    cursor = _FOLDER.cursor()
+    try:
+        both = pa.concat_tables([from_ipc(a[0]), from_ipc(b[0])])
+        folded = _over_partials(cursor, refold_sql, both)
+    finally:
+        cursor.close()
+    return to_ipc(cast_partial(folded, schema, "refold")), time.time()
+
+
+#: The DuckDB a worker folds partials in (one per worker process).
+_FOLDER: Any = None
 
 
 def to_ipc(table: pa.Table) -> bytes:
@@ -335,6 +363,9 @@ class DaskTables:
                 )
         self.last_runs: tuple[WorkerRun, ...] = ()
         self.last_fold_seconds = 0.0
+        #: Shards per query over all workers (None: one per worker thread, as placed).
+        self.num_shards: int | None = None
+        self._reads: dict[str, dict[str, int]] = {}
 
     def _scatter(self, name: str, table: pa.Table) -> tuple[list[int], list[Any]]:
         """``table`` cut into one piece per worker, each piece scattered to its worker."""
@@ -362,11 +393,12 @@ class DaskTables:
             transient_row_bytes=row_bytes,
             model_bytes=0,
             statistic_bytes=0,
+            num_chunks=self.num_shards,
         )
         return [
-            (self._slot_worker[s.device.name], start + s.start, start + s.stop)
-            for s in placed.shards
-            if s.size
+            (self._slot_worker[device.name], start + a, start + b)
+            for device, a, b in placed.chunks()
+            if b > a
         ]
 
     def _spec_for_split(self, name: str, start: int, stop: int) -> tuple[Any, ...]:
@@ -397,7 +429,9 @@ class DaskTables:
         self.last_runs, self.last_fold_seconds = (), 0.0
         if stop <= start:
             return schema.empty_table()
-        reads = _reads(compiled.sql)
+        reads = self._reads.get(compiled.sql)
+        if reads is None:
+            reads = self._reads[compiled.sql] = _reads(compiled.sql)
         whole = {
             n: spec for n, spec in self.specs.items() if n in reads and (n != table or reads[n] > 1)
         }
@@ -421,27 +455,47 @@ class DaskTables:
             for worker, a, b in work
         ]
         try:
-            stats = self.client.gather([self.client.submit(_stats, f) for f in futures])
-            self.last_runs = tuple(
-                WorkerRun(w, a, b, s) for (w, s), (_, a, b) in zip(stats, work, strict=True)
-            )
-            began = time.perf_counter()
-            level = [self.client.submit(_partial, f) for f in futures]
-            while compiled.refold_sql is not None and len(level) > 1:
-                pairs = [
-                    self.client.submit(
-                        refold_pair, level[i], level[i + 1], compiled.refold_sql, schema
-                    )
-                    for i in range(0, len(level) - 1, 2)
-                ]
-                level = pairs + ([level[-1]] if len(level) % 2 else [])
-            partials = [from_ipc(p) for p in self.client.gather(level)]
-            self.last_fold_seconds = time.perf_counter() - began
+            partials = self._fold(futures, work, compiled.refold_sql, schema)
         except ClusterError:
             raise
         except Exception as exc:
             raise self._explain(exc) from exc
         return pa.concat_tables(partials) if len(partials) > 1 else partials[0]
+
+    def _fold(
+        self,
+        futures: list[Any],
+        work: list[tuple[str, int, int]],
+        refold_sql: str | None,
+        schema: pa.Schema,
+    ) -> list[pa.Table]:
+        """The shards' partials, folded on the workers in pairs when there are more than
+        ``TREE_FROM`` of them (fewer come to the client, whose final query folds them anyway):
+        one round trip either way. Notes each task's worker and seconds, and the tree's."""
+        if refold_sql is None or len(futures) < TREE_FROM:
+            results = self.client.gather(futures, direct=True)
+            partials = [from_ipc(r[0]) for r in results]
+            stats = [(r[2], r[1], r[3]) for r in results]
+            fold_end = None
+        else:
+            level = list(futures)
+            while len(level) > 1:
+                pairs = [
+                    self.client.submit(refold_pair, level[i], level[i + 1], refold_sql, schema)
+                    for i in range(0, len(level) - 1, 2)
+                ]
+                level = pairs + ([level[-1]] if len(level) % 2 else [])
+            root, *stats = self.client.gather(
+                [level[0], *(self.client.submit(_stats, f) for f in futures)]
+            )
+            partials = [from_ipc(root[0])]
+            fold_end = root[1]
+        self.last_runs = tuple(
+            WorkerRun(w, a, b, s) for (w, s, _), (_, a, b) in zip(stats, work, strict=True)
+        )
+        if fold_end is not None:  # from the last shard's end to the folded partial
+            self.last_fold_seconds = max(0.0, fold_end - max(end for _, _, end in stats))
+        return partials
 
     def _explain(self, exc: BaseException) -> ClusterError:
         lost = [
@@ -468,12 +522,9 @@ class DaskTables:
         self.connection.close()
 
 
-def _stats(result: tuple[bytes, float, str]) -> tuple[str, float]:
-    return result[2], result[1]
-
-
-def _partial(result: tuple[bytes, float, str]) -> bytes:
-    return result[0]
+def _stats(result: tuple[bytes, float, str, float]) -> tuple[str, float, float]:
+    """A shard's worker, seconds and end time, without its partial."""
+    return result[2], result[1], result[3]
 
 
 class DaskEncodedData(EncodedDataHandle):
