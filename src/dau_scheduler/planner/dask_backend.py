@@ -163,6 +163,9 @@ def _resident(handle: str) -> _WorkerData:
         if found is None:
             found = _RESIDENT[handle] = _WorkerData(duckdb.connect())
             found.con.execute("SET preserve_insertion_order = true")
+            # As many DuckDB threads as the worker has task threads: the cluster, not DuckDB,
+            # decides how the machine's cores are shared out.
+            found.con.execute(f"SET threads = {_worker_threads()}")
         return found
 
 
@@ -300,6 +303,15 @@ def from_ipc(data: bytes) -> pa.Table:
     options = pa.ipc.IpcReadOptions(ensure_alignment=pa.ipc.Alignment.DataTypeSpecific)
     with pa.ipc.open_stream(pa.py_buffer(data), options=options) as reader:
         return reader.read_all()
+
+
+def _worker_threads() -> int:
+    try:
+        from distributed import get_worker
+
+        return max(1, int(get_worker().state.nthreads))
+    except (ImportError, ValueError, AttributeError):
+        return os.cpu_count() or 1
 
 
 def _worker_address() -> str:
