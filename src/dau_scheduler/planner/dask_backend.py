@@ -17,9 +17,11 @@ cluster (:class:`DaskTables`):
 
 A query's rows ``[start, stop)`` of the split table are placed over the worker threads by the
 planner (``placement_for`` with ``Resources.from_dask``); each shard's task runs the partial in
-the worker's DuckDB and returns Arrow cast to the partial schema. Partials fold in a tree on the
-workers, pairs by the same re-aggregation a streamed fold uses (``refold_sql``); the client
-folds the last one with the final query. dask is imported here only, when a cluster is asked for.
+the worker's DuckDB (with as many threads as the worker has) and returns the partial, cast to
+the partial schema, as Arrow IPC. From ``TREE_FROM`` partials on they fold in a tree on the
+workers, ``FAN_IN`` at a time, by the same re-aggregation a streamed fold uses
+(``refold_sql``); the client folds what is left with the final query. One gather per query. dask
+is imported here only, when a cluster is asked for.
 """
 
 from __future__ import annotations
@@ -60,6 +62,9 @@ CONNECT_TIMEOUT = 10
 RESIDENT_SHARDS = 512
 #: From this many partials on, they fold in a tree on the workers; fewer go to the client.
 TREE_FROM = 4
+#: Partials one fold task takes (the tree's fan-in). Pairs (2) made 127 tasks of 128 partials,
+#: a third of Q1's wall at SF 1 on two workers; 8 makes 19 (docs/benchmarks.md).
+FAN_IN = 8
 #: Test hook: seconds each shard task sleeps before it runs (so a test can kill a worker while a
 #: query runs). Read on the worker.
 DELAY_ENV = "DAU_DASK_TASK_DELAY"
@@ -266,9 +271,9 @@ def _shard(
     return name
 
 
-def refold_pair(a: Any, b: Any, refold_sql: str, schema: pa.Schema) -> tuple[bytes, float]:
-    """On a worker: two partials (a shard's result or a fold's) folded into one partial of the
-    same schema, as Arrow IPC, with the time it was done (``time.time()``)."""
+def refold_parts(refold_sql: str, schema: pa.Schema, *parts: Any) -> tuple[bytes, float]:
+    """On a worker: partials (shards' results or folds') folded into one partial of the same
+    schema, as Arrow IPC, with the time it was done (``time.time()``)."""
     import duckdb
 
     from dau_scheduler.arms.duckdb import _over_partials
@@ -276,10 +281,11 @@ def refold_pair(a: Any, b: Any, refold_sql: str, schema: pa.Schema) -> tuple[byt
     global _FOLDER
     if _FOLDER is None:
         _FOLDER = duckdb.connect()
+        _FOLDER.execute(f"SET threads = {_worker_threads()}")
     cursor = _FOLDER.cursor()
     try:
-        both = pa.concat_tables([from_ipc(a[0]), from_ipc(b[0])])
-        folded = _over_partials(cursor, refold_sql, both)
+        together = pa.concat_tables([from_ipc(part[0]) for part in parts])
+        folded = _over_partials(cursor, refold_sql, together)
     finally:
         cursor.close()
     return to_ipc(cast_partial(folded, schema, "refold")), time.time()
@@ -481,8 +487,8 @@ class DaskTables:
         refold_sql: str | None,
         schema: pa.Schema,
     ) -> list[pa.Table]:
-        """The shards' partials, folded on the workers in pairs when there are more than
-        ``TREE_FROM`` of them (fewer come to the client, whose final query folds them anyway):
+        """The shards' partials, folded on the workers in groups of ``FAN_IN`` when there are at
+        least ``TREE_FROM`` of them (fewer come to the client, whose final query folds them anyway):
         one round trip either way. Notes each task's worker and seconds, and the tree's."""
         if refold_sql is None or len(futures) < TREE_FROM:
             results = self.client.gather(futures, direct=True)
@@ -490,13 +496,16 @@ class DaskTables:
             stats = [(r[2], r[1], r[3]) for r in results]
             fold_end = None
         else:
+            # Neighbours first: a worker's shards are adjacent in row order, so most groups
+            # fold where their partials already are.
             level = list(futures)
             while len(level) > 1:
-                pairs = [
-                    self.client.submit(refold_pair, level[i], level[i + 1], refold_sql, schema)
-                    for i in range(0, len(level) - 1, 2)
+                level = [
+                    self.client.submit(refold_parts, refold_sql, schema, *group, pure=False)
+                    if len(group) > 1
+                    else group[0]
+                    for group in (level[i : i + FAN_IN] for i in range(0, len(level), FAN_IN))
                 ]
-                level = pairs + ([level[-1]] if len(level) % 2 else [])
             root, *stats = self.client.gather(
                 [level[0], *(self.client.submit(_stats, f) for f in futures)]
             )
