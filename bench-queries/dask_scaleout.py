@@ -12,9 +12,9 @@ Reports each query's ratio and the median (target <= 1.5x: the price of process 
 2-core machine, where the cluster can add no cores).
 
 fold: Q1, Q10, Q18 with the split table cut into N shards over the two workers; the shards'
-partials fold in a tree on the workers (``refold_sql``, ``FAN_IN`` at a time). Reports the fold's seconds (from the
-last shard's partial to the folded one on the client) as a share of the query's wall (target
-<= 10% at 128).
+partials fold in a tree on the workers (``refold_sql``, ``FAN_IN`` at a time). Reports the
+fold's seconds (from the last shard's partial to the folded one on the client) as a share of
+the query's wall (target <= 10% at 128).
 """
 
 from __future__ import annotations

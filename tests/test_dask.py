@@ -143,6 +143,37 @@ def test_bad_cluster_arguments_are_named(
         Session(tpch_dir, device=None, cluster=cluster)
 
 
+def test_without_dask_the_error_names_the_extra(
+    tpch_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "distributed", None)  # as if not installed
+    with pytest.raises(ClusterError, match=r"\[dask\]"):
+        Session(tpch_dir, device=None, cluster="local:1")
+
+
+def test_the_cli_runs_and_explains_over_a_cluster(client: Any, tpch_dir: Path) -> None:
+    from typer.testing import CliRunner
+
+    from dau_scheduler.cli import app
+
+    address = client.scheduler.address
+    runner = CliRunner()
+    ran = runner.invoke(
+        app, ["run", "q06", "--data", str(tpch_dir), "--device", "none", "--cluster", address]
+    )
+    assert ran.exit_code == 0, ran.output
+    assert "worker tcp://127.0.0.1" in ran.output
+    explained = runner.invoke(
+        app, ["explain", "q06", "--data", str(tpch_dir), "--cluster", address]
+    )
+    assert explained.exit_code == 0, explained.output
+    assert explained.output.count("worker tcp://127.0.0.1") == 2
+    bad = runner.invoke(app, ["run", "q06", "--data", str(tpch_dir), "--cluster", "nowhere"])
+    assert bad.exit_code == 2 and "unknown cluster 'nowhere'" in bad.output
+
+
 def test_a_budget_and_a_cluster_together_are_named(tpch_dir: Path) -> None:
     with pytest.raises(SqlError, match="cluster= and mem_budget_mb="):
         Session(tpch_dir, device=None, cluster="local:1", mem_budget_mb=256)

@@ -81,14 +81,18 @@ def _distributed() -> Any:
 
 @dataclass
 class Connection:
-    """A client, and the LocalCluster it started (closed with it), if any."""
+    """A client, and the LocalCluster it started, if any; ``owned``: this project opened the
+    client (from an address or for a local cluster) and closes it, with the cluster."""
 
     client: Any
     cluster: Any = None
+    owned: bool = False
 
     def close(self) -> None:
-        if self.cluster is not None:
+        if self.owned:
             self.client.close()
+            self.owned = False
+        if self.cluster is not None:
             self.cluster.close()
             self.cluster = None
 
@@ -134,12 +138,12 @@ def connect(cluster: Any) -> Connection:
                 dashboard_address=":0",
                 worker_dashboard_address=None,
             )
-        return Connection(distributed.Client(started), started)
+        return Connection(distributed.Client(started), started, owned=True)
     try:
         client = distributed.Client(cluster, timeout=CONNECT_TIMEOUT)
     except (OSError, TimeoutError) as exc:
         raise ClusterError(f"cannot reach the dask scheduler at {cluster}: {exc}") from exc
-    return Connection(client, None)
+    return Connection(client, None, owned=True)
 
 
 # -- on the workers --------------------------------------------------------------------------
