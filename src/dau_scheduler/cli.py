@@ -177,7 +177,8 @@ def explain(
             plan = session.explain(_query_text(query), split_table=split_table)
             if session.cluster is not None and plan.refusal is None and plan.split_table:
                 rows = session.row_counts[plan.split_table]
-                placed = session.cluster.tables.placement(0, rows)
+                where = getattr(session.cluster.tables, "placement", None)
+                placed = where(0, rows) if callable(where) else []
     except DauError as exc:
         raise _fail(exc) from None
     out.print(f"[bold]split table:[/] {plan.split_table}")

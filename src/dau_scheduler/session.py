@@ -138,9 +138,10 @@ class Session:
         lazy: read the tables from their sources when a query runs instead of loading them
             (implied by ``mem_budget_mb``; ``run_sql`` uses it: one query need not load every
             table). Profiles are measured on resident tables only.
-        cluster: run the host's share over a dask.distributed cluster: a ``Client``, a
-            scheduler address (``"tcp://host:port"``) or ``"local"`` / ``"local:N"`` (a
-            LocalCluster of N worker processes this Session starts and closes). The workers
+        cluster: run the host's share over a dask.distributed cluster (a ``Client``, a
+            scheduler address ``"tcp://host:port"``, or ``"local"`` / ``"local:N"``: a
+            LocalCluster of N worker processes this Session starts and closes) or on Spark (a
+            ``SparkSession``, or ``"spark:local[N]"``, started and stopped here). The workers
             hold the tables (Parquet read by the workers themselves; Arrow scattered once), the
             split table's rows are placed over them, and their partials fold in a tree there;
             this process binds, plans and folds the last partial. ``execution.workers`` reports
@@ -174,9 +175,9 @@ class Session:
         self.lazy = mem_budget_mb is not None if lazy is None else bool(lazy)
         connection = None
         if cluster is not None:
-            from dau_scheduler.planner import dask_backend
+            from dau_scheduler.planner import clusters
 
-            connection = dask_backend.connect(cluster)  # a bad one fails before any loading
+            connection = clusters.connect(cluster)  # a bad one fails before any loading
             self.lazy = True  # this process reads the tables only to bind and plan
         self.cache = (
             cache
@@ -211,7 +212,7 @@ class Session:
             if self.device is not None:  # the device keeps its rows resident here
                 load_resident(sources, [self.device], self.device)
             try:
-                self.cluster = ClusterArm(dask_backend.DaskTables(connection, sources), self.host)
+                self.cluster = ClusterArm(connection.open(sources), self.host)
             except BaseException:
                 connection.close()
                 raise
@@ -488,6 +489,8 @@ class Session:
                 f"table {cut} has deleted rows (its rowids have gaps), so the device arm's "
                 "copy cannot be numbered as the host numbers it"
             )
+        if refusal is None and self.cluster is not None:
+            refusal = self.cluster.refusal(compiled)
         if refusal is None and self.device is not None:
             refusal = self._device_refusal(compiled)
             if (

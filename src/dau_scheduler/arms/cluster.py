@@ -17,16 +17,17 @@ from dau_scheduler.rewrite.planner import PLACEHOLDER, CompiledSplit
 
 if TYPE_CHECKING:
     from dau_scheduler.arms.duckdb import DuckDBArm
-    from dau_scheduler.planner.dask_backend import DaskTables, WorkerRun
+    from dau_scheduler.planner.dask_backend import WorkerRun
 
 
 class ClusterArm:
-    """Runs DuckDB's partial over a cluster (``tables``), with the SQL of ``host``."""
+    """Runs DuckDB's partial over a cluster (``tables``: ``DaskTables`` or ``SparkTables``),
+    with the SQL of ``host``."""
 
     shares_host_cores = False
     resident = True
 
-    def __init__(self, tables: DaskTables, host: DuckDBArm, name: str = "dask") -> None:
+    def __init__(self, tables: Any, host: DuckDBArm, name: str = "cluster") -> None:
         self.tables = tables
         self.host = host
         self.name = name
@@ -41,7 +42,10 @@ class ClusterArm:
         return None
 
     def refusal(self, compiled: CompiledSplit) -> str | None:
-        return None  # the workers run DuckDB's own partial
+        """The workers run DuckDB's own partial; a backend may still refuse what it cannot
+        carry (Spark: a column type it has no form for)."""
+        ask = getattr(self.tables, "refusal", None)
+        return ask(compiled) if callable(ask) else None
 
     def run_partial(self, compiled: CompiledSplit, start: int, stop: int) -> pa.Table:
         table = self.tables.run_partial(

@@ -88,6 +88,9 @@ class Connection:
     cluster: Any = None
     owned: bool = False
 
+    def open(self, sources: dict[str, Source]) -> DaskTables:
+        return DaskTables(self, sources)
+
     def close(self) -> None:
         if self.owned:
             self.client.close()

@@ -1,0 +1,457 @@
+"""The ``spark`` backend: a query's partial run on Spark executors, in DuckDB inside the Python
+workers (``mapInArrow``).
+
+- The **split table** becomes a Spark DataFrame whose rows carry their row number
+  (``__dau_row``), cut into row ranges placed over the executors' slots by the planner
+  (``placement_for`` over ``Resources.from_spark``), and cached on the executors between
+  queries. Over Parquet the executors read the rows themselves (each partition its range, row
+  group by row group); in-memory tables are handed to Spark once.
+- The **other tables** a query reads whole are read by the Python workers from Parquet (and kept
+  resident in the worker's DuckDB while the worker lives), or shipped once as a broadcast of
+  Arrow IPC when they are in memory.
+- A query runs ``mapInArrow`` over the cached rows: each partition keeps the rows of the range
+  the query gives the cluster, runs DuckDB's partial over them and returns Arrow; the driver
+  collects the partials and the Session's final query folds them.
+
+Spark retries a failed task (a Python worker killed mid-task, say) on its own: a local master
+``spark:local[N]`` is started as ``local[N,4]`` (four attempts per task). A query whose partial
+has a column Spark cannot carry is refused by name and answered unsplit. pyspark is imported
+here only, when a Spark cluster is asked for.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+import pyarrow.ipc
+
+from dau_scheduler.arms.base import cast_partial
+from dau_scheduler.errors import ClusterError
+from dau_scheduler.planner.dask_backend import WorkerRun, from_ipc, to_ipc
+from dau_scheduler.planner.encoded import EncodedDataHandle, register_encoded_data_backend
+from dau_scheduler.planner.placement import placement_for
+from dau_scheduler.planner.resources import Resources
+from dau_scheduler.tables import ArrowSource, ParquetSource, Source
+
+if TYPE_CHECKING:
+    from dau_scheduler.rewrite.planner import CompiledSplit
+
+EXTRA = "pip install 'dau-scheduler[spark]' (pyspark with pandas)"
+ROW = "__dau_row"
+_MASTER = re.compile(r"^spark:(local(?:\[(\d+|\*)\])?)$")
+
+
+def is_spark(cluster: Any) -> bool:
+    """Whether ``cluster`` asks for Spark: a SparkSession or a ``"spark:..."`` string."""
+    if isinstance(cluster, str):
+        return cluster.startswith("spark:")
+    return hasattr(cluster, "sparkContext") and callable(getattr(cluster, "createDataFrame", None))
+
+
+def _java_ok() -> str | None:
+    """Why Java cannot run Spark here, or None."""
+    home = os.environ.get("JAVA_HOME")
+    java = str(Path(home) / "bin" / "java") if home else shutil.which("java")
+    if not java or not Path(java).exists():
+        return "Spark needs Java 17 or newer, and no java was found (PATH or JAVA_HOME)"
+    try:
+        shown = subprocess.run(
+            [java, "-version"], capture_output=True, text=True, timeout=20, check=False
+        ).stderr
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"Spark needs Java 17 or newer; running {java} -version failed: {exc}"
+    found = re.search(r'version "(\d+)', shown)
+    if found and int(found.group(1)) < 17:
+        return f"Spark needs Java 17 or newer; {java} is version {found.group(1)}"
+    return None
+
+
+@dataclass
+class SparkConnection:
+    """A SparkSession; ``owned``: started here (``spark:local[N]``), stopped with the Session."""
+
+    spark: Any
+    owned: bool = False
+
+    def open(self, sources: dict[str, Source]) -> SparkTables:
+        return SparkTables(self, sources)
+
+    def close(self) -> None:
+        if self.owned:
+            self.spark.stop()
+            self.owned = False
+
+
+def connect(cluster: Any) -> SparkConnection:
+    """A SparkSession as given, or ``"spark:local"`` / ``"spark:local[N]"``: a local Spark on
+    127.0.0.1 with N slots (default 2) and four attempts per task, started here. Anything
+    else, or pyspark or Java missing, is a :class:`ClusterError` before anything runs."""
+    if not isinstance(cluster, str):
+        return SparkConnection(cluster)
+    local = _MASTER.match(cluster.strip())
+    if local is None:
+        raise ClusterError(
+            f"unknown Spark cluster {cluster!r}: expected 'spark:local' or 'spark:local[N]', "
+            "or pass a SparkSession"
+        )
+    slots = local.group(2) or "2"
+    if slots != "*" and int(slots) < 1:
+        raise ClusterError(f"cluster {cluster!r}: a local Spark needs at least one slot")
+    try:
+        from pyspark.sql import SparkSession
+    except ImportError as exc:
+        raise ClusterError(f"cluster={cluster!r} needs pyspark: {EXTRA}") from exc
+    active = SparkSession.getActiveSession()
+    if active is not None:  # one Spark per process: use it, and leave it running
+        return SparkConnection(active)
+    try:
+        import pandas  # noqa: F401 - mapInArrow needs it
+    except ImportError as exc:
+        raise ClusterError(f"cluster={cluster!r} needs pandas for mapInArrow: {EXTRA}") from exc
+    missing = _java_ok()
+    if missing:
+        raise ClusterError(f"cluster={cluster!r}: {missing}")
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # workers run this interpreter
+    spark = (
+        SparkSession.builder.master(f"local[{slots},4]")
+        .appName("dau-scheduler")
+        .config("spark.driver.host", "127.0.0.1")
+        .config("spark.driver.bindAddress", "127.0.0.1")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.execution.arrow.pyspark.enabled", "true")
+        .config("spark.python.worker.reuse", "true")
+        .getOrCreate()
+    )
+    spark.sparkContext.setLogLevel("ERROR")
+    return SparkConnection(spark, owned=True)
+
+
+# -- in the Python workers -------------------------------------------------------------------
+
+_RESIDENT: dict[str, Any] = {}
+
+
+def _worker_db(handle: str) -> Any:
+    import duckdb
+
+    con = _RESIDENT.get(handle)
+    if con is None:
+        con = _RESIDENT[handle] = duckdb.connect()
+        con.execute("SET preserve_insertion_order = true")
+        con.execute("SET threads = 1")  # one Spark slot, one thread
+    return con
+
+
+def _read_rows(files: tuple[str, ...], schema: pa.Schema) -> Any:
+    """mapInArrow function: each descriptor ``(start, stop)`` becomes those rows of the files,
+    numbered (``__dau_row``)."""
+
+    def read(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        source = ParquetSource(tuple(Path(f) for f in files))
+        for batch in batches:
+            for start, stop in zip(
+                batch.column("start").to_pylist(), batch.column("stop").to_pylist(), strict=True
+            ):
+                rows = _numbered(sparkable(source.rows(None, start, stop)), start)
+                yield from rows.cast(schema).to_batches(max_chunksize=65536)
+
+    return read
+
+
+def _partial_fn(
+    handle: str,
+    whole: dict[str, tuple[Any, ...]],
+    partial_sql: str,
+    placeholder: str,
+    start: int,
+    stop: int,
+    schema: pa.Schema,
+    delay: float,
+) -> Any:
+    """mapInArrow function: the partial over this partition's rows in ``[start, stop)``."""
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        got = list(batches)
+        if not got:
+            return
+        rows = pa.Table.from_batches(got)
+        if not rows.num_rows:
+            return
+        numbers = rows.column(ROW)
+        import pyarrow.compute as pc
+
+        keep = pc.and_(pc.greater_equal(numbers, start), pc.less(numbers, stop))
+        rows = rows.filter(keep)
+        if not rows.num_rows:
+            return
+        if delay > 0:
+            time.sleep(delay)
+        began = time.perf_counter()
+        con = _worker_db(handle)
+        for name, spec in whole.items():
+            if spec[0] == "parquet" and name not in _loaded(con):
+                files = ", ".join("'" + f.replace("'", "''") + "'" for f in spec[1])
+                con.execute(f'CREATE TABLE "{name}" AS SELECT * FROM read_parquet([{files}])')
+        cursor = con.cursor()
+        try:
+            for name, spec in whole.items():
+                if spec[0] == "broadcast":
+                    cursor.register(name, from_ipc(spec[1].value))
+            cursor.register("__dau_shard", rows.drop_columns([ROW]))
+            sql = re.sub(rf"\b{placeholder}\b", "__dau_shard", partial_sql)
+            partial = cast_partial(cursor.sql(sql).to_arrow_table(), schema, "spark")
+        finally:
+            cursor.close()
+        seconds = time.perf_counter() - began
+        meta = pa.table(
+            {
+                "__dau_worker": [os.getpid()],
+                "__dau_rows": [rows.num_rows],
+                "__dau_seconds": [seconds],
+            }
+        )
+        yield from _with_meta(partial, meta).to_batches()
+
+    return run
+
+
+def _loaded(con: Any) -> set[str]:
+    return {r[0] for r in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
+
+
+def _with_meta(partial: pa.Table, meta: pa.Table) -> pa.Table:
+    """The partial's rows, then one row of task statistics, in one table: statistics columns
+    null on partial rows, partial columns null on the statistics row."""
+    n = partial.num_rows
+    columns = {}
+    for field in partial.schema:
+        columns[field.name] = pa.concat_arrays(
+            [partial.column(field.name).combine_chunks(), pa.nulls(1, field.type)]
+        )
+    for field in meta.schema:
+        columns[field.name] = pa.concat_arrays(
+            [pa.nulls(n, field.type), meta.column(field.name).combine_chunks()]
+        )
+    return pa.table(columns)
+
+
+def sparkable(table: pa.Table) -> pa.Table:
+    """``table`` with view types (which Spark cannot carry) as their plain forms."""
+    plain = {pa.types.is_string_view: pa.string(), pa.types.is_binary_view: pa.binary()}
+    fields = []
+    for field in table.schema:
+        kind = next((t for test, t in plain.items() if test(field.type)), field.type)
+        fields.append(field.with_type(kind))
+    schema = pa.schema(fields)
+    return table if schema.equals(table.schema) else table.cast(schema)
+
+
+def _numbered(table: pa.Table, start: int) -> pa.Table:
+    rows = pa.array(range(start, start + table.num_rows), pa.int64())
+    return table.append_column(ROW, rows)
+
+
+# -- on the driver ---------------------------------------------------------------------------
+
+
+class SparkTables:
+    """The tables of a Session on Spark, and the runs of a query's partial there."""
+
+    def __init__(self, connection: SparkConnection, sources: dict[str, Source]) -> None:
+        from pyspark.sql.pandas.types import from_arrow_schema
+
+        self._from_arrow_schema = from_arrow_schema
+        self.connection = connection
+        self.spark = connection.spark
+        self.handle = f"dau-{uuid.uuid4().hex[:12]}"
+        self.resources = Resources.from_spark(self.spark.sparkContext)
+        self.sources = sources
+        self.specs: dict[str, tuple[Any, ...]] = {}
+        for name, source in sources.items():
+            if isinstance(source, ParquetSource):
+                self.specs[name] = ("parquet", tuple(str(f) for f in source.files))
+            elif isinstance(source, ArrowSource):
+                data = self.spark.sparkContext.broadcast(to_ipc(sparkable(source.table)))
+                self.specs[name] = ("broadcast", data)
+            else:
+                raise ClusterError(
+                    f"table {name!r} is read from a DuckDB connection, which Spark's executors "
+                    "cannot reach: give the tables as Parquet or Arrow"
+                )
+        self._frames: dict[str, Any] = {}
+        self._reads: dict[str, dict[str, int]] = {}
+        self.last_runs: tuple[WorkerRun, ...] = ()
+        self.last_fold_seconds = 0.0
+        #: Test hook: seconds each partition's task sleeps before it runs its partial.
+        self.task_delay = 0.0
+
+    def refusal(self, compiled: CompiledSplit) -> str | None:
+        """Why Spark cannot carry this query's partial (a column type it has no form for)."""
+        schema = compiled.partial_schema
+        if schema is None:
+            return None
+        for field in schema:
+            try:
+                self._from_arrow_schema(pa.schema([field]))
+            except Exception as exc:  # noqa: BLE001 - pyspark's type errors vary by version
+                return (
+                    f"spark cannot carry partial column {field.name} ({field.type}): "
+                    f"{str(exc).splitlines()[0]}"
+                )
+        return None
+
+    def frame(self, table: str) -> Any:
+        """The split table's rows, numbered, cut into row ranges placed over the executors'
+        slots, cached there (made at the first query that splits this table)."""
+        found = self._frames.get(table)
+        if found is not None:
+            return found
+        source = self.sources[table]
+        n = source.num_rows
+        placed = placement_for(
+            n,
+            self.resources,
+            encoded_row_bytes=1.0,
+            transient_row_bytes=1.0,
+            model_bytes=0,
+            statistic_bytes=0,
+        )
+        ranges = [(a, b) for _, a, b in placed.chunks() if b > a] or [(0, 0)]
+        if isinstance(source, ParquetSource):
+            head = sparkable(source.rows(None, 0, 0))
+            schema = _numbered(head, 0).schema
+            spark_schema = self._from_arrow_schema(schema)
+            descriptors = self.spark.createDataFrame(
+                pa.table(
+                    {
+                        "start": pa.array([a for a, _ in ranges], pa.int64()),
+                        "stop": pa.array([b for _, b in ranges], pa.int64()),
+                    }
+                )
+            ).repartition(len(ranges))
+            files = tuple(str(f) for f in source.files)
+            frame = descriptors.mapInArrow(_read_rows(files, schema), spark_schema)
+        else:
+            assert isinstance(source, ArrowSource)
+            # createDataFrame cuts Arrow data into contiguous slices, one per partition.
+            rows = _numbered(sparkable(source.table), 0)
+            frame = self.spark.createDataFrame(rows)
+        frame = frame.cache()
+        frame.count()  # read now, once: the executors keep it
+        self._frames[table] = frame
+        return frame
+
+    def run_partial(
+        self, compiled: CompiledSplit, partial_sql: str, placeholder: str, start: int, stop: int
+    ) -> pa.Table:
+        """The partial over rows ``[start, stop)`` of the split table, one task per cached
+        partition; raises ClusterError when Spark gives up on a task."""
+        from dau_scheduler.planner.placement import _reads
+
+        schema = compiled.partial_schema
+        table = compiled.plan.split_table or ""
+        if schema is None:  # pragma: no cover - refused queries never come here
+            raise ClusterError("this query has no partial to run")
+        self.last_runs = ()
+        if stop <= start:
+            return schema.empty_table()
+        reads = self._reads.get(compiled.sql)
+        if reads is None:
+            reads = self._reads[compiled.sql] = _reads(compiled.sql)
+        whole = {
+            n: spec for n, spec in self.specs.items() if n in reads and (n != table or reads[n] > 1)
+        }
+        out = pa.schema(
+            [
+                *schema,
+                pa.field("__dau_worker", pa.int64()),
+                pa.field("__dau_rows", pa.int64()),
+                pa.field("__dau_seconds", pa.float64()),
+            ]
+        )
+        fn = _partial_fn(
+            self.handle, whole, partial_sql, placeholder, start, stop, schema, self.task_delay
+        )
+        try:
+            got = self.frame(table).mapInArrow(fn, self._from_arrow_schema(out)).toArrow()
+        except Exception as exc:
+            raise ClusterError(f"Spark failed the partial of this query: {_cause(exc)}") from exc
+        stats = got.filter(got.column("__dau_rows").is_valid())
+        self.last_runs = tuple(
+            WorkerRun(f"python worker {pid}", 0, int(rows), float(seconds))
+            for pid, rows, seconds in zip(
+                stats.column("__dau_worker").to_pylist(),
+                stats.column("__dau_rows").to_pylist(),
+                stats.column("__dau_seconds").to_pylist(),
+                strict=True,
+            )
+        )
+        if sum(r.stop - r.start for r in self.last_runs) != stop - start:
+            raise ClusterError(
+                f"Spark returned partials for {sum(r.stop - r.start for r in self.last_runs)} "
+                f"of the {stop - start} rows asked for: refusing a short answer"
+            )
+        partial = got.filter(got.column("__dau_rows").is_null()).select(schema.names)
+        return cast_partial(partial, schema, "spark")
+
+    def close(self) -> None:
+        for frame in self._frames.values():
+            frame.unpersist()
+        self._frames.clear()
+        for spec in self.specs.values():
+            if spec[0] == "broadcast":
+                spec[1].unpersist()
+        self.connection.close()
+
+
+def _cause(exc: BaseException) -> str:
+    """The Python worker's own error in a Spark exception's text (its last ``...Error:``
+    line), else the text's first line."""
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    named = [line for line in lines if re.match(r"^[\w.]+(Error|Exception): ", line)]
+    return named[-1] if named else (lines[0] if lines else type(exc).__name__)
+
+
+class SparkEncodedData(EncodedDataHandle):
+    """Seed 000's Spark handle: ``data`` cached on Spark executors; ``fold(sql)`` the exact
+    answer (a ``Session(data, device=None, cluster=spark)`` underneath); ``close()``
+    unpersists what it cached (and stops a Spark it started)."""
+
+    def __init__(self, data: Any, cluster: Any = "spark:local[2]") -> None:
+        from dau_scheduler.session import Session
+
+        self.session = Session(data, device=None, cluster=cluster)
+        self.last_workers: tuple[tuple[str, int, float], ...] = ()
+
+    @property
+    def num_chunks(self) -> int:
+        return len(self.last_workers)
+
+    def fold(self, sql: str) -> pa.Table:
+        result = self.session.sql(sql)
+        self.last_workers = result.execution.workers if result.execution is not None else ()
+        return result.table
+
+    def close(self) -> None:
+        self.session.close()
+
+
+def _spark(data: Any, cluster: Any = None, spark: Any = None, **_: Any) -> SparkEncodedData:
+    return SparkEncodedData(data, cluster if cluster is not None else (spark or "spark:local[2]"))
+
+
+register_encoded_data_backend("spark", _spark, aliases=("pyspark",))
+
+__all__ = ["SparkConnection", "SparkEncodedData", "SparkTables", "connect", "is_spark"]

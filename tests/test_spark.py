@@ -1,0 +1,169 @@
+"""The Spark backend on a real local Spark (``local[2]``, four attempts per task, 127.0.0.1):
+TPC-H over Spark equals DuckDB's unsplit answers, a Python worker killed mid-task still gives
+the exact answer, the handle and the CLI work, and bad arguments are named before anything runs.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+import time
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pytest
+
+from dau_scheduler import Session, tpch
+from dau_scheduler.compare import compare_tables
+from dau_scheduler.errors import ClusterError
+from dau_scheduler.planner import encoded_data, spark_backend
+
+pytest.importorskip("pyspark")
+pytest.importorskip("pandas")
+if spark_backend._java_ok() is not None:  # pragma: no cover - these machines have Java 17
+    pytest.skip("no Java 17 for Spark", allow_module_level=True)
+pytestmark = [
+    pytest.mark.filterwarnings("ignore::DeprecationWarning"),
+    pytest.mark.filterwarnings("ignore::FutureWarning"),
+]
+
+
+@pytest.fixture(scope="module")
+def spark() -> Iterator[Any]:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        connection = spark_backend.connect("spark:local[2]")
+    assert connection.owned
+    yield connection.spark
+    connection.close()
+
+
+@pytest.fixture(scope="module")
+def expected(tpch_dir: Path) -> dict[str, pa.Table]:
+    with Session(tpch_dir, device=None) as s:
+        return {name: s.sql(sql).table for name, sql in tpch.queries().items()}
+
+
+def test_tpch_over_spark_equals_duckdb(
+    spark: Any, tpch_dir: Path, expected: dict[str, pa.Table]
+) -> None:
+    with Session(tpch_dir, device=None, cluster=spark) as s:
+        for name, sql in tpch.queries().items():
+            result = s.sql(sql)
+            assert compare_tables(result.table, expected[name]) is None, name
+            ex = result.execution
+            assert ex is not None and result.refusal is None, name
+            rows = s.row_counts[result.plan.split_table or ""]
+            assert sum(r for _, r, _ in ex.workers) == ex.host_rows == rows, name
+    assert not spark.sparkContext._jsc.sc().isStopped()  # a given Spark is left running
+
+
+def test_in_memory_tables_and_the_polars_device_over_spark(spark: Any) -> None:
+    n = 5000
+    fact = pa.table({"k": [i % 7 for i in range(n)], "v": [float(i) for i in range(n)]})
+    dim = pa.table({"k": list(range(7)), "name": [f"n{i}" for i in range(7)]})
+    sql = (
+        "select d.name, count(*) as c, sum(f.v) as s, min(f.v) as lo from fact f "
+        "join dim d on f.k = d.k group by d.name order by d.name"
+    )
+    with Session({"fact": fact, "dim": dim}, device=None) as alone:
+        want = alone.sql(sql).table
+    with Session({"fact": fact, "dim": dim}, device="polars", cluster=spark) as s:
+        for share in (None, 0.3):
+            result = s.sql(sql, device_share=share)
+            assert compare_tables(result.table, want) is None, share
+            assert result.execution is not None and result.execution.workers, share
+
+
+def test_the_spark_encoded_data_backend(
+    spark: Any, tpch_dir: Path, expected: dict[str, pa.Table]
+) -> None:
+    handle = encoded_data(tpch_dir, backend="spark", cluster=spark)
+    try:
+        assert compare_tables(handle.fold(tpch.queries()["q01"]), expected["q01"]) is None
+        assert handle.num_chunks >= 1
+    finally:
+        handle.close()
+
+
+def _python_workers() -> list[int]:
+    """The pids of pyspark's Python workers: the processes its daemon forked."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            parent = int((entry / "stat").read_text().split(")")[1].split()[1])
+            command = Path(f"/proc/{parent}/cmdline").read_bytes()
+        except (OSError, ValueError, IndexError):
+            continue
+        if b"pyspark.daemon" in command:
+            pids.append(int(entry.name))
+    return pids
+
+
+def test_a_python_worker_killed_mid_task_is_retried_exactly(
+    spark: Any, tpch_dir: Path, expected: dict[str, pa.Table]
+) -> None:
+    with Session(tpch_dir, device=None, cluster=spark) as s:
+        assert s.cluster is not None
+        s.sql(tpch.queries()["q06"])  # the rows are cached before the race
+        s.cluster.tables.task_delay = 3.0
+        got: dict[str, Any] = {}
+
+        def query() -> None:
+            try:
+                got["result"] = s.sql(tpch.queries()["q06"])
+            except Exception as exc:  # noqa: BLE001 - reported below
+                got["error"] = exc
+
+        running = threading.Thread(target=query)
+        running.start()
+        time.sleep(1.5)  # the tasks are sleeping in their Python workers now
+        workers = _python_workers()
+        assert workers
+        os.kill(workers[0], signal.SIGKILL)
+        s.cluster.tables.task_delay = 0.0  # the retry need not wait (the closure has 3.0)
+        running.join(timeout=120)
+        assert "error" not in got, got.get("error")
+        assert compare_tables(got["result"].table, expected["q06"]) is None
+
+
+@pytest.mark.parametrize(
+    ("cluster", "named"),
+    [
+        ("spark:yarn", "unknown Spark cluster 'spark:yarn'"),
+        ("spark:local[0]", "at least one slot"),
+    ],
+)
+def test_bad_spark_arguments_are_named(tpch_dir: Path, cluster: str, named: str) -> None:
+    with pytest.raises(ClusterError, match=named):
+        Session(tpch_dir, device=None, cluster=cluster)
+
+
+def test_missing_pyspark_or_java_is_named(tpch_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    with monkeypatch.context() as patch:
+        patch.setitem(sys.modules, "pyspark.sql", None)
+        with pytest.raises(ClusterError, match=r"needs pyspark.*\[spark\]"):
+            Session(tpch_dir, device=None, cluster="spark:local[2]")
+    monkeypatch.setenv("JAVA_HOME", "/nonexistent")
+    assert "Java 17" in (spark_backend._java_ok() or "")
+
+
+def test_the_cli_runs_over_spark(spark: Any, tpch_dir: Path) -> None:
+    from typer.testing import CliRunner
+
+    from dau_scheduler.cli import app
+
+    ran = CliRunner().invoke(
+        app,
+        ["run", "q06", "--data", str(tpch_dir), "--device", "none", "--cluster", "spark:local[2]"],
+    )
+    assert ran.exit_code == 0, ran.output
+    assert "python worker" in ran.output
+    assert not spark.sparkContext._jsc.sc().isStopped()  # the CLI used the running Spark
