@@ -292,6 +292,19 @@ class SparkTables:
                 )
         self._frames: dict[str, Any] = {}
         self._reads: dict[str, dict[str, int]] = {}
+        self._used: dict[str, list[str]] = {}
+        #: Column names by table, for finding the columns a query reads (names suffice).
+        self._names = {
+            name: {
+                c.lower(): "VARCHAR"
+                for c in (
+                    source.table.column_names
+                    if isinstance(source, ArrowSource)
+                    else source.arrow_schema_names()
+                )
+            }
+            for name, source in sources.items()
+        }
         self.last_runs: tuple[WorkerRun, ...] = ()
         self.last_fold_seconds = 0.0
         #: Test hook: seconds each partition's task sleeps before it runs its partial.
@@ -384,8 +397,19 @@ class SparkTables:
         fn = _partial_fn(
             self.handle, whole, partial_sql, placeholder, start, stop, schema, self.task_delay
         )
+        frame = self.frame(table)
+        used = self._used.get(compiled.sql)
+        if used is None:
+            from dau_scheduler.rewrite.columns import query_columns
+
+            wanted = query_columns(compiled.sql, self._names).get(table, set())
+            used = self._used[compiled.sql] = [
+                c for c in frame.columns if c.lower() in wanted or c == ROW
+            ]
+        # Only the columns the query reads, only the rows in range, cross to the Python worker.
+        rows = frame.select(*used).where(f"{ROW} >= {int(start)} AND {ROW} < {int(stop)}")
         try:
-            got = self.frame(table).mapInArrow(fn, self._from_arrow_schema(out)).toArrow()
+            got = rows.mapInArrow(fn, self._from_arrow_schema(out)).toArrow()
         except Exception as exc:
             raise ClusterError(f"Spark failed the partial of this query: {_cause(exc)}") from exc
         stats = got.filter(got.column("__dau_rows").is_valid())

@@ -1,8 +1,9 @@
 """Scale-out benchmark: the 22 TPC-H queries on a dask LocalCluster against a local Session,
 side by side in one run, and the tree fold's share of the wall as the partials multiply.
 
-    python bench-queries/dask_scaleout.py queries --scale 1 --runs 3
-    python bench-queries/dask_scaleout.py fold --scale 1 --runs 3 --shards 2,8,32,128
+    python bench-queries/scaleout.py queries --scale 1 --runs 3
+    python bench-queries/scaleout.py fold --scale 1 --runs 3 --shards 2,8,32,128
+    python bench-queries/scaleout.py spark --scale 1 --runs 3
 
 queries: ``Session(data, device=None, cluster="local:2")`` (two worker processes, one thread
 each; the workers read the Parquet files and keep their shards resident) against
@@ -10,6 +11,10 @@ each; the workers read the Parquet files and keep their shards resident) against
 minimum of ``--runs`` after a warm-up, alternating; every answer checked against the local one.
 Reports each query's ratio and the median (target <= 1.5x: the price of process boundaries on a
 2-core machine, where the cluster can add no cores).
+
+spark: the same as queries, on ``cluster="spark:local[2]"`` (Spark's Python workers run DuckDB
+over the cached row ranges); no target on one 2-core machine: the figure is Spark's per-query
+cost.
 
 fold: Q1, Q10, Q18 with the split table cut into N shards over the two workers; the shards'
 partials fold in a tree on the workers (``refold_sql``, ``FAN_IN`` at a time). Reports the
@@ -44,9 +49,10 @@ def queries(args: argparse.Namespace) -> dict[str, Any]:
 
     data = tpch.cached(args.scale)
     rows = []
+    where = "spark:local[2]" if args.what == "spark" else "local:2"
     with (
         Session(data, device=None, threads=2) as local,
-        Session(data, device=None, cluster="local:2") as cluster,
+        Session(data, device=None, cluster=where) as cluster,
     ):
         for name, sql in tpch.queries().items():
             want = local.sql(sql).table
@@ -126,7 +132,7 @@ def fold(args: argparse.Namespace) -> dict[str, Any]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("what", choices=["queries", "fold"])
+    parser.add_argument("what", choices=["queries", "fold", "spark"])
     parser.add_argument("--scale", type=float, default=1.0)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--queries", default="q01,q10,q18")
@@ -134,7 +140,7 @@ def main() -> None:
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     warnings.simplefilter("ignore", DeprecationWarning)
-    out = queries(args) if args.what == "queries" else fold(args)
+    out = fold(args) if args.what == "fold" else queries(args)
     if args.json:
         args.json.write_text(json.dumps({"command": " ".join(sys.argv), **out}, indent=1))
 
