@@ -1,6 +1,7 @@
 """Profile benchmarks, side by side in one process.
 
     python bench-queries/profiles.py prediction   # SF 0.3 host profile predicts SF 1 host time
+    python bench-queries/profiles.py wall         # ... predicts Session.sql's wall at share 0
     python bench-queries/profiles.py regret       # collaborative/adaptive vs the best fixed share
 
 prediction: for each query, a host profile measured on SF 0.3 (the host partial over row prefixes
@@ -86,6 +87,39 @@ def prediction(queries: list[str], runs_per_size: int) -> dict[str, Any]:
     return {"rows": rows, **summary}
 
 
+def wall(queries: list[str], runs: int) -> dict[str, Any]:
+    """Prediction as a user meets it: ``Session.profile(sql, arm="host")`` on SF 0.3, rescaled to
+    SF 1's tables, against the wall time of ``Session.sql(sql, device_share=0)`` on SF 1 (the
+    whole query as it runs, minimum of ``runs``)."""
+    cache = Path(tempfile.mkdtemp(prefix="dau-bench-wall-"))
+    small = Session(tpch.cached(0.3), device=None, cache=cache)
+    large = Session(tpch.cached(1.0), device="polars", cache=cache)
+    rows: dict[str, Any] = {}
+    for name in queries:
+        sql = tpch.queries()[name]
+        profile = small.profile(sql, arm="host")
+        compiled = large.compile(sql)
+        n = large.row_counts[compiled.plan.split_table or ""]
+        predicted = profile.rescaled(large.row_counts).estimate(n)
+        large.sql(sql, device_share=0.0)  # warm-up
+        best = float("inf")
+        for _ in range(runs):
+            t0 = time.perf_counter()
+            large.sql(sql, device_share=0.0)
+            best = min(best, time.perf_counter() - t0)
+        rows[name] = {
+            "predicted_s": predicted,
+            "measured_s": best,
+            "error": abs(predicted - best) / best,
+            "signed": (predicted - best) / best,
+        }
+        print(name, {k: round(v, 4) for k, v in rows[name].items()}, flush=True)
+    errors = [r["error"] for r in rows.values()]
+    summary = {"median_error": statistics.median(errors), "worst_error": max(errors)}
+    print(f"median error {summary['median_error']:.1%}, worst {summary['worst_error']:.1%}")
+    return {"rows": rows, **summary}
+
+
 def regret(queries: list[str], runs: int, device: str) -> dict[str, Any]:
     cache = Path(tempfile.mkdtemp(prefix="dau-bench-profiles-"))
     session = Session(tpch.cached(1.0), device=device, cache=cache)
@@ -145,7 +179,7 @@ def regret(queries: list[str], runs: int, device: str) -> dict[str, Any]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("bench", choices=["prediction", "regret"])
+    parser.add_argument("bench", choices=["prediction", "wall", "regret"])
     parser.add_argument("--queries", default=QUERIES)
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--device", default="polars")
@@ -155,6 +189,9 @@ def main() -> None:
     if args.bench == "prediction":
         out = prediction(queries, args.runs)
         target = RESULTS / "prediction.json"
+    elif args.bench == "wall":
+        out = wall(queries, args.runs)
+        target = RESULTS / "wall.json"
     else:
         out = regret(queries, args.runs, args.device)
         target = RESULTS / f"regret_{args.device}.json"
