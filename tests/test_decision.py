@@ -74,3 +74,27 @@ def test_separate_hardware_meets_in_the_middle_with_morsels() -> None:
 def test_collaborative_without_profiles_is_refused_not_guessed() -> None:
     with pytest.raises(PostureError, match="dau profile"):
         decide(rows=10, device=SEPARATE, posture="collaborative", device_share=None, profiles=NONE)
+
+
+def test_a_split_that_promises_little_runs_the_better_arm_alone() -> None:
+    # The device is 8x slower per row: the balance gives it ~11% of the rows for a predicted
+    # ~1.1x, under MIN_PREDICTED_SPEEDUP; measured splits like that realized nothing.
+    slow = Profiles(
+        required=lambda: (_profile(0.0, 1e-6), _profile(0.0, 8e-6), ()),
+        optional=lambda: (_profile(0.0, 1e-6), _profile(0.0, 8e-6), ()),
+    )
+    for posture in ("collaborative", "adaptive"):
+        got = decide(
+            rows=100_000, device=SEPARATE, posture=posture, device_share=None, profiles=slow
+        )
+        assert got.split.device_share == 0.0, posture
+        assert "must promise" in got.split.rationale
+    # Arms of equal speed promise ~2x: they split.
+    even = Profiles(
+        required=lambda: (_profile(0.0, 1e-6), _profile(0.0, 1e-6), ()),
+        optional=lambda: (_profile(0.0, 1e-6), _profile(0.0, 1e-6), ()),
+    )
+    got = decide(
+        rows=100_000, device=SEPARATE, posture="collaborative", device_share=None, profiles=even
+    )
+    assert 0.4 < got.split.device_share < 0.6
