@@ -45,7 +45,7 @@ import pyarrow.ipc
 
 from dau_scheduler.arms.base import cast_partial
 from dau_scheduler.errors import ClusterError
-from dau_scheduler.planner.encoded import EncodedDataHandle, register_encoded_data_backend
+from dau_scheduler.planner.encoded import ClusterEncodedData, register_encoded_data_backend
 from dau_scheduler.planner.placement import placement_for
 from dau_scheduler.planner.resources import Resources
 from dau_scheduler.tables import ArrowSource, ParquetSource, Source
@@ -555,33 +555,17 @@ def _stats(result: tuple[bytes, float, str, float]) -> tuple[str, float, float]:
     return result[2], result[1], result[3]
 
 
-class DaskEncodedData(EncodedDataHandle):
+class DaskEncodedData(ClusterEncodedData):
     """Seed 000's dask handle: ``data`` resident on a dask cluster's workers; ``fold(sql)`` the
-    exact answer, the split table's rows placed over every worker thread (a
-    ``Session(data, device=None, cluster=...)`` underneath)."""
+    exact answer, the split table's rows placed over every worker thread."""
 
     def __init__(self, data: Any, cluster: Any = "local") -> None:
-        from dau_scheduler.session import Session
-
-        self.session = Session(data, device=None, cluster=cluster)
-        self.last_workers: tuple[tuple[str, int, float], ...] = ()
-
-    @property
-    def num_chunks(self) -> int:
-        return len(self.last_workers)
+        super().__init__(data, cluster)
 
     @property
     def client(self) -> Any:
         assert self.session.cluster is not None
         return self.session.cluster.tables.client
-
-    def fold(self, sql: str) -> pa.Table:
-        result = self.session.sql(sql)
-        self.last_workers = result.execution.workers if result.execution is not None else ()
-        return result.table
-
-    def close(self) -> None:
-        self.session.close()
 
 
 def _dask(data: Any, cluster: Any = None, client: Any = None, **_: Any) -> DaskEncodedData:

@@ -156,6 +156,31 @@ class LocalEncodedData(EncodedDataHandle):
             self.session.close()
 
 
+class ClusterEncodedData(EncodedDataHandle):
+    """A handle over data resident on a cluster (the ``dask`` and ``spark`` backends): a
+    ``Session(data, device=None, cluster=...)`` underneath, whose host's share is the cluster;
+    ``fold(sql)`` the exact answer, placed over every worker."""
+
+    def __init__(self, data: Any, cluster: Any) -> None:
+        from dau_scheduler.session import Session
+
+        self.session = Session(data, device=None, cluster=cluster)
+        #: ``(worker, rows, seconds)`` of the last fold.
+        self.last_workers: tuple[tuple[str, int, float], ...] = ()
+
+    @property
+    def num_chunks(self) -> int:
+        return len(self.last_workers)
+
+    def fold(self, sql: str) -> pa.Table:
+        result = self.session.sql(sql)
+        self.last_workers = result.execution.workers if result.execution is not None else ()
+        return result.table
+
+    def close(self) -> None:
+        self.session.close()
+
+
 # -- the backend registry --------------------------------------------------------------------
 
 Factory = Callable[..., EncodedDataHandle]
@@ -216,6 +241,7 @@ def _local(
 register_encoded_data_backend("local", _local, aliases=("threads", "inprocess"))
 
 __all__ = [
+    "ClusterEncodedData",
     "EncodedDataHandle",
     "EncodedFold",
     "LocalEncodedData",

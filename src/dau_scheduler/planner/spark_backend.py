@@ -39,7 +39,7 @@ import pyarrow.ipc
 from dau_scheduler.arms.base import cast_partial
 from dau_scheduler.errors import ClusterError
 from dau_scheduler.planner.dask_backend import WorkerRun, from_ipc, to_ipc
-from dau_scheduler.planner.encoded import EncodedDataHandle, register_encoded_data_backend
+from dau_scheduler.planner.encoded import ClusterEncodedData, register_encoded_data_backend
 from dau_scheduler.planner.placement import placement_for
 from dau_scheduler.planner.resources import Resources
 from dau_scheduler.tables import ArrowSource, ParquetSource, Source
@@ -448,28 +448,12 @@ def _cause(exc: BaseException) -> str:
     return named[-1] if named else (lines[0] if lines else type(exc).__name__)
 
 
-class SparkEncodedData(EncodedDataHandle):
+class SparkEncodedData(ClusterEncodedData):
     """Seed 000's Spark handle: ``data`` cached on Spark executors; ``fold(sql)`` the exact
-    answer (a ``Session(data, device=None, cluster=spark)`` underneath); ``close()``
-    unpersists what it cached (and stops a Spark it started)."""
+    answer; ``close()`` unpersists what it cached (and stops a Spark it started)."""
 
     def __init__(self, data: Any, cluster: Any = "spark:local[2]") -> None:
-        from dau_scheduler.session import Session
-
-        self.session = Session(data, device=None, cluster=cluster)
-        self.last_workers: tuple[tuple[str, int, float], ...] = ()
-
-    @property
-    def num_chunks(self) -> int:
-        return len(self.last_workers)
-
-    def fold(self, sql: str) -> pa.Table:
-        result = self.session.sql(sql)
-        self.last_workers = result.execution.workers if result.execution is not None else ()
-        return result.table
-
-    def close(self) -> None:
-        self.session.close()
+        super().__init__(data, cluster)
 
 
 def _spark(data: Any, cluster: Any = None, spark: Any = None, **_: Any) -> SparkEncodedData:
