@@ -70,7 +70,7 @@ def bench_query(session: Any, name: str, sql: str, runs: int) -> dict[str, Any]:
     expected = session.host.cursor().sql(sql).to_arrow_table()
     refusal = session.explain(sql).refusal
     if refusal is None:
-        refusal = session._device_refusal(session.compile(sql))
+        refusal = session.refusals.device(session.compile(sql))
     if refusal is not None:
         return {"query": name, "refused": refusal}
     session.profile(sql, arm="host")

@@ -1,12 +1,15 @@
-"""Argument checks the sizing layer shares: a bad count or size is an error that names the
-argument and the value, raised before anything runs."""
+"""Argument checks shared by the Session and the sizing layer: a bad count, size, share or
+budget is an error that names the argument and the value, raised before anything runs."""
 
 from __future__ import annotations
 
 import math
 from typing import Any
 
-from dau_scheduler.errors import DauError, SizingError
+from dau_scheduler.errors import DauError, SizingError, SqlError
+
+#: The smallest memory budget a Session accepts.
+MIN_BUDGET_MB = 16
 
 
 def count(what: str, value: Any, least: int = 0, error: type[DauError] = SizingError) -> int:
@@ -29,4 +32,25 @@ def positive(what: str, value: Any, error: type[DauError] = SizingError) -> floa
     return float(value)
 
 
-__all__ = ["count", "positive"]
+def budget(mem_budget_mb: Any) -> None:
+    """A Session's memory budget: None, or a finite number of MB of at least MIN_BUDGET_MB."""
+    if mem_budget_mb is None:
+        return
+    if positive("mem_budget_mb", mem_budget_mb, SqlError) < MIN_BUDGET_MB:
+        raise SqlError(
+            f"mem_budget_mb={mem_budget_mb:g} is below {MIN_BUDGET_MB} MB: DuckDB, which gets half "
+            "the budget, cannot run its own catalog queries in less"
+        )
+
+
+def share(device_share: Any) -> None:
+    """A device share: None, or a finite number in [0, 1]."""
+    if device_share is None:
+        return
+    if isinstance(device_share, bool) or not isinstance(device_share, (int, float)):
+        raise SqlError(f"device_share must be a number in [0, 1], got {device_share!r}")
+    if not math.isfinite(device_share) or not 0.0 <= device_share <= 1.0:
+        raise SqlError(f"device_share must be a finite number in [0, 1], got {device_share!r}")
+
+
+__all__ = ["MIN_BUDGET_MB", "budget", "count", "positive", "share"]

@@ -19,25 +19,21 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
-from dau_scheduler import execution, profiling, strategies
+from dau_scheduler import checks, execution, profiling, strategies
 from dau_scheduler.arms.base import Arm
 from dau_scheduler.arms.cluster import ClusterArm
+from dau_scheduler.arms.devices import DEVICES, DUCKDB, device_arm
 from dau_scheduler.arms.duckdb import DuckDBArm, quote
-from dau_scheduler.arms.polars import PolarsArm, gpu_available
-from dau_scheduler.checks import positive
+from dau_scheduler.checks import MIN_BUDGET_MB
 from dau_scheduler.decision import ArmFacts, Decision, Profiles, decide, host_alone_unplanned
 from dau_scheduler.errors import ArmError, ClusterError, PostureError, SplitError, SqlError
-from dau_scheduler.guards import (
-    VOLATILE,
-    ColumnWidths,
-    load_resident,
-    type_refusal,
-)
+from dau_scheduler.guards import VOLATILE, ColumnWidths, load_resident
 from dau_scheduler.link import cached_rates, knee_bytes
 from dau_scheduler.merge import MergeRule
 from dau_scheduler.paths import profile_cache_root
 from dau_scheduler.posture import POSTURES, WorkSplit
 from dau_scheduler.profile import ProfileCache, QueryProfile
+from dau_scheduler.refusals import Refusals
 from dau_scheduler.rewrite.planner import CompiledSplit, SplitPlan, compile_split
 from dau_scheduler.split import SplitExecution, device_cut
 from dau_scheduler.strategies import MemoryPlan, memory_plan
@@ -48,10 +44,6 @@ from dau_scheduler.tables import (
     Source,
     resolve_sources,
 )
-
-DEVICES: tuple[str, ...] = ("auto", "cudf", "polars", "duckdb")
-#: The smallest memory budget a Session accepts.
-MIN_BUDGET_MB = 16
 
 
 @dataclass(frozen=True)
@@ -76,45 +68,6 @@ class SqlResult:
     split: WorkSplit | None = None
     profiled: tuple[str, ...] = ()
     strategy: MemoryPlan | None = None
-
-
-def _device_arm(device: str | Arm | None) -> Arm | None:
-    if device is None:
-        return None
-    if not isinstance(device, str):
-        if not isinstance(device, Arm):
-            raise SqlError(f"device must be one of {DEVICES}, None, or an Arm; got {device!r}")
-        return device
-    if device not in DEVICES:
-        raise SqlError(f"unknown device {device!r}; expected one of {', '.join(DEVICES)} or None")
-    if device == "auto":
-        device = "cudf" if gpu_available() else "polars"
-    if device == "cudf":
-        from dau_scheduler.arms.cudf import CudfArm
-
-        return CudfArm()
-    if device == "polars":
-        return PolarsArm()
-    return "duckdb-shared"  # type: ignore[return-value]  # resolved once the host exists
-
-
-def _check_budget(mem_budget_mb: float | None) -> None:
-    if mem_budget_mb is None:
-        return
-    if positive("mem_budget_mb", mem_budget_mb, SqlError) < MIN_BUDGET_MB:
-        raise SqlError(
-            f"mem_budget_mb={mem_budget_mb:g} is below {MIN_BUDGET_MB} MB: DuckDB, which gets half "
-            "the budget, cannot run its own catalog queries in less"
-        )
-
-
-def _check_share(device_share: float | None) -> None:
-    if device_share is None:
-        return
-    if isinstance(device_share, bool) or not isinstance(device_share, (int, float)):
-        raise SqlError(f"device_share must be a number in [0, 1], got {device_share!r}")
-    if not math.isfinite(device_share) or not 0.0 <= device_share <= 1.0:
-        raise SqlError(f"device_share must be a finite number in [0, 1], got {device_share!r}")
 
 
 class Session:
@@ -161,7 +114,7 @@ class Session:
         lazy: bool | None = None,
         cluster: Any = None,
     ) -> None:
-        _check_budget(mem_budget_mb)
+        checks.budget(mem_budget_mb)
         if cluster is not None and mem_budget_mb is not None:
             raise SqlError("cluster= and mem_budget_mb= together are not supported: pick one")
         if strategy is not None:
@@ -169,10 +122,11 @@ class Session:
             if mem_budget_mb is None:
                 raise SqlError(f"strategy={strategy!r} needs a memory budget (mem_budget_mb)")
         self.forced_strategy = strategy
-        arm = _device_arm(device)
+        arm = device_arm(device)
         self.fast_fold = fast_fold
         self.mem_budget_mb = mem_budget_mb
         self.lazy = mem_budget_mb is not None if lazy is None else bool(lazy)
+        sources = resolve_sources(tables)  # bad tables are named before a cluster starts
         connection = None
         if cluster is not None:
             from dau_scheduler.planner import clusters
@@ -184,10 +138,9 @@ class Session:
             if isinstance(cache, ProfileCache)
             else ProfileCache(cache if cache is not None else profile_cache_root())
         )
-        sources = resolve_sources(tables)
         given = tables if isinstance(tables, duckdb.DuckDBPyConnection) else None
         self.host = DuckDBArm(threads=threads, connection=given)
-        if arm == "duckdb-shared":  # type: ignore[comparison-overlap]
+        if arm == DUCKDB:
             # With a cluster the host only binds and plans (over views): the device DuckDB
             # holds its own copy of the rows it cuts.
             arm = (
@@ -195,12 +148,13 @@ class Session:
                 if cluster is not None
                 else DuckDBArm(share=self.host, name="duckdb")
             )
+        assert not isinstance(arm, str)
         self.device: Arm | None = arm
         self._given = given
         #: Rows of every table, and the Arrow bytes of every column by lower-case name. (A
         #: connection's table counts its rowid span: rows deleted leave gaps in it.)
         self.row_counts = {name: source.num_rows for name, source in sources.items()}
-        self._gapped = {
+        self.gapped = {
             name
             for name, source in sources.items()
             if isinstance(source, ConnectionSource) and source.has_gaps
@@ -241,8 +195,7 @@ class Session:
         self._aggregate_names: frozenset[str] | None = None
         self._plans: dict[tuple[str, str | None], CompiledSplit] = {}
         self._plan_keys: dict[tuple[str, str | None], str] = {}
-        self._device_refusals: dict[tuple[str, str | None], str | None] = {}
-        self._type_refusals: dict[tuple[str, str | None], str | None] = {}
+        self.refusals = Refusals(self)
         self._lock = threading.Lock()
         self._closed = False
 
@@ -400,23 +353,6 @@ class Session:
         except (duckdb.Error, SqlError):
             return None
 
-    def _default_order(self) -> bool:
-        return self.host.orders_by_default()
-
-    def _type_refusal(self, compiled: CompiledSplit) -> str | None:
-        key = (compiled.sql, compiled.plan.split_table)
-        if key not in self._type_refusals:
-            self._type_refusals[key] = type_refusal(compiled.sql, self.schema)
-        return self._type_refusals[key]
-
-    def _device_refusal(self, compiled: CompiledSplit) -> str | None:
-        """The device arm's answer to "can you run this partial?", asked once per query."""
-        key = (compiled.sql, compiled.plan.split_table)
-        if key not in self._device_refusals:
-            assert self.device is not None
-            self._device_refusals[key] = self.device.refusal(compiled)
-        return self._device_refusals[key]
-
     def plan_key(self, compiled: CompiledSplit) -> str:
         """The profile key of a compiled query (see ``profiling.plan_key``), computed once."""
         key = (compiled.sql, compiled.plan.split_table)
@@ -459,7 +395,7 @@ class Session:
             PostureError: ``collaborative`` without the measurements it needs.
         """
         self._check_options(posture, profile)
-        _check_share(device_share)
+        checks.share(device_share)
         self.host.sync_settings()
         if (
             self.lazy
@@ -482,28 +418,7 @@ class Session:
             why = "the query reads what only the given connection sees (temporary objects)"
             return SqlResult(answer, None, SplitPlan(refusal=why), refusal=why)
         plan = compiled.plan
-        refusal = plan.refusal or self._type_refusal(compiled)
-        cut = compiled.plan.split_table
-        if refusal is None and cut in self._gapped and not isinstance(self.device, DuckDBArm):
-            refusal = (
-                f"table {cut} has deleted rows (its rowids have gaps), so the device arm's "
-                "copy cannot be numbered as the host numbers it"
-            )
-        if refusal is None and self.cluster is not None:
-            refusal = self.cluster.refusal(compiled)
-        if refusal is None and self.device is not None:
-            refusal = self._device_refusal(compiled)
-            if (
-                refusal is None
-                and not isinstance(self.device, DuckDBArm)
-                and compiled.partial is not None
-                and compiled.partial.args.get("order") is not None
-                and not self._default_order()
-            ):
-                refusal = (
-                    f"the {self.device.name} arm orders by its own defaults, and this connection "
-                    "sets another NULL or sort order (default_null_order / default_order)"
-                )
+        refusal = self.refusals.of(compiled)
         if refusal is not None and refusal != plan.refusal:
             plan = plan.model_copy(update={"refusal": refusal})
         if refusal is not None:
@@ -584,7 +499,7 @@ class Session:
                 f"query refused for splitting, nothing to profile: {compiled.plan.refusal}"
             )
         if arm == "device" and self.device is not None:
-            refusal = self._device_refusal(compiled)
+            refusal = self.refusals.device(compiled)
             if refusal is not None:
                 raise SplitError(refusal)
         measured = profiling.measure(self, compiled, arm=arm)
@@ -711,4 +626,4 @@ def run_sql(
         return session.sql(sql, **kwargs)
 
 
-__all__ = ["DEVICES", "Session", "SqlResult", "run_sql"]
+__all__ = ["DEVICES", "MIN_BUDGET_MB", "Session", "SqlResult", "run_sql"]

@@ -1,0 +1,68 @@
+"""Why a compiled query is not split, asked once per query: the plan's own refusal, a column
+type Arrow cannot carry, rowid gaps the device cannot number, what a cluster cannot carry, what
+the device arm cannot run, or an ordering the device arm does not share with the connection.
+None means the split may run."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from dau_scheduler.arms.duckdb import DuckDBArm
+from dau_scheduler.guards import type_refusal
+
+if TYPE_CHECKING:
+    from dau_scheduler.rewrite.planner import CompiledSplit
+    from dau_scheduler.session import Session
+
+
+class Refusals:
+    """The refusals of one Session's queries, the costly answers kept per query."""
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
+        self._types: dict[tuple[str, str | None], str | None] = {}
+        self._device: dict[tuple[str, str | None], str | None] = {}
+
+    def types(self, compiled: CompiledSplit) -> str | None:
+        key = (compiled.sql, compiled.plan.split_table)
+        if key not in self._types:
+            self._types[key] = type_refusal(compiled.sql, self.session.schema)
+        return self._types[key]
+
+    def device(self, compiled: CompiledSplit) -> str | None:
+        """The device arm's answer to "can you run this partial?", asked once per query."""
+        key = (compiled.sql, compiled.plan.split_table)
+        if key not in self._device:
+            assert self.session.device is not None
+            self._device[key] = self.session.device.refusal(compiled)
+        return self._device[key]
+
+    def of(self, compiled: CompiledSplit) -> str | None:
+        """The first reason ``compiled`` is not split, or None."""
+        s = self.session
+        refusal = compiled.plan.refusal or self.types(compiled)
+        cut = compiled.plan.split_table
+        if refusal is None and cut in s.gapped and not isinstance(s.device, DuckDBArm):
+            refusal = (
+                f"table {cut} has deleted rows (its rowids have gaps), so the device arm's "
+                "copy cannot be numbered as the host numbers it"
+            )
+        if refusal is None and s.cluster is not None:
+            refusal = s.cluster.refusal(compiled)
+        if refusal is None and s.device is not None:
+            refusal = self.device(compiled)
+            if (
+                refusal is None
+                and not isinstance(s.device, DuckDBArm)
+                and compiled.partial is not None
+                and compiled.partial.args.get("order") is not None
+                and not s.host.orders_by_default()
+            ):
+                refusal = (
+                    f"the {s.device.name} arm orders by its own defaults, and this connection "
+                    "sets another NULL or sort order (default_null_order / default_order)"
+                )
+        return refusal
+
+
+__all__ = ["Refusals"]
