@@ -17,7 +17,7 @@ from dau_scheduler.rewrite.planner import PLACEHOLDER, CompiledSplit
 
 if TYPE_CHECKING:
     from dau_scheduler.arms.duckdb import DuckDBArm
-    from dau_scheduler.planner.dask_backend import WorkerRun
+    from dau_scheduler.planner.wire import WorkerRun
 
 
 class ClusterArm:

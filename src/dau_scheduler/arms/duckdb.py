@@ -93,7 +93,7 @@ class DuckDBArm:
         if self._shared:
             return True
         self.con.execute("SET preserve_insertion_order = true")
-        self.con.execute(f"CREATE TABLE {quote(name)} AS SELECT * FROM {_read_parquet(files)}")
+        self.con.execute(f"CREATE TABLE {quote(name)} AS SELECT * FROM {read_parquet_sql(files)}")
         return True
 
     def attach(self, sources: dict[str, Source]) -> None:
@@ -106,7 +106,7 @@ class DuckDBArm:
         for name, source in sources.items():
             if isinstance(source, ParquetSource):
                 self.con.execute(
-                    f"CREATE VIEW {quote(name)} AS SELECT * FROM {_read_parquet(source.files)}"
+                    f"CREATE VIEW {quote(name)} AS SELECT * FROM {read_parquet_sql(source.files)}"
                 )
             elif isinstance(source, ArrowSource):
                 # A registered Arrow view is seen by this connection alone, not by the cursors
@@ -204,9 +204,10 @@ def _over_partials(cursor: duckdb.DuckDBPyConnection, sql: str, partials: pa.Tab
     return cursor.sql(sql).to_arrow_table()
 
 
-def _read_parquet(files: Sequence[Path]) -> str:
+def read_parquet_sql(files: Sequence[str | Path]) -> str:
+    """DuckDB's scan of Parquet ``files``, in order, as SQL text."""
     listed = ", ".join("'" + str(f).replace("'", "''") + "'" for f in files)
     return f"read_parquet([{listed}])"
 
 
-__all__ = ["DuckDBArm", "quote"]
+__all__ = ["DuckDBArm", "quote", "read_parquet_sql"]

@@ -35,19 +35,19 @@ import threading
 import time
 import uuid
 from collections import OrderedDict
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
-import pyarrow.ipc
 
 from dau_scheduler.arms.base import cast_partial
+from dau_scheduler.arms.duckdb import quote
 from dau_scheduler.errors import ClusterError
 from dau_scheduler.planner.encoded import ClusterEncodedData, register_encoded_data_backend
 from dau_scheduler.planner.placement import placement_for
 from dau_scheduler.planner.resources import Resources
+from dau_scheduler.planner.wire import WorkerRun, from_ipc, hold_whole, to_ipc
 from dau_scheduler.tables import ArrowSource, ParquetSource, Source
 
 if TYPE_CHECKING:
@@ -181,15 +181,6 @@ def _resident(handle: str) -> _WorkerData:
         return found
 
 
-def _quote(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
-
-
-def _read_parquet(files: Sequence[str]) -> str:
-    listed = ", ".join("'" + f.replace("'", "''") + "'" for f in files)
-    return f"read_parquet([{listed}])"
-
-
 def _pieces(spec: tuple[Any, ...], start: int, stop: int) -> pa.Table:
     """Rows ``[start, stop)`` of an in-memory table given as ``("arrow", offsets, pieces)``."""
     _, offsets, pieces = spec
@@ -225,11 +216,7 @@ def run_shard(
     began = time.perf_counter()
     data = _resident(handle)
     with data.lock:
-        for name, spec in whole.items():
-            if _is_parquet(spec) and name not in data.whole:
-                source = _read_parquet(spec[1])
-                data.con.execute(f"CREATE TABLE {_quote(name)} AS SELECT * FROM {source}")
-                data.whole.add(name)
+        hold_whole(data.con, whole, data.whole)
         shard = _shard(data, split, split_table, start, stop)
     cursor = data.con.cursor()
     try:
@@ -239,7 +226,7 @@ def run_shard(
         if isinstance(shard, pa.Table):
             cursor.register("__dau_shard", shard)
             shard = "__dau_shard"
-        sql = re.sub(rf"\b{placeholder}\b", _quote(shard), partial_sql)
+        sql = re.sub(rf"\b{placeholder}\b", quote(shard), partial_sql)
         result = cast_partial(cursor.sql(sql).to_arrow_table(), schema, "worker")
     finally:
         cursor.close()
@@ -262,7 +249,7 @@ def _shard(
     name = f"__dau_shard_{next(_NAMES)}"
     data.con.register("__dau_load", rows)
     try:
-        data.con.execute(f"CREATE TABLE {_quote(name)} AS SELECT * FROM __dau_load")
+        data.con.execute(f"CREATE TABLE {quote(name)} AS SELECT * FROM __dau_load")
     finally:
         data.con.unregister("__dau_load")
     # A new placement replaces the shards of the last one it overlaps: at most about one copy
@@ -270,11 +257,11 @@ def _shard(
     for (other, a, b), old in list(data.shards.items()):
         if other == table and a < stop and start < b:
             del data.shards[(other, a, b)]
-            data.con.execute(f"DROP TABLE IF EXISTS {_quote(old)}")
+            data.con.execute(f"DROP TABLE IF EXISTS {quote(old)}")
     data.shards[key] = name
     while len(data.shards) > RESIDENT_SHARDS:
         _, old = data.shards.popitem(last=False)
-        data.con.execute(f"DROP TABLE IF EXISTS {_quote(old)}")
+        data.con.execute(f"DROP TABLE IF EXISTS {quote(old)}")
     return name
 
 
@@ -300,22 +287,6 @@ def refold_parts(refold_sql: str, schema: pa.Schema, *parts: Any) -> tuple[bytes
 
 #: The DuckDB a worker folds partials in (one per worker process).
 _FOLDER: Any = None
-
-
-def to_ipc(table: pa.Table) -> bytes:
-    """A partial as Arrow IPC bytes: what crosses between processes. Arrow tables pickled by
-    dask arrive with buffers at any offset, which pyarrow's compute warns about."""
-    sink = pa.BufferOutputStream()
-    with pa.ipc.new_stream(sink, table.schema) as writer:
-        writer.write_table(table)
-    return bytes(sink.getvalue())
-
-
-def from_ipc(data: bytes) -> pa.Table:
-    """A partial from :func:`to_ipc`, its buffers aligned as each type wants them."""
-    options = pa.ipc.IpcReadOptions(ensure_alignment=pa.ipc.Alignment.DataTypeSpecific)
-    with pa.ipc.open_stream(pa.py_buffer(data), options=options) as reader:
-        return reader.read_all()
 
 
 def _worker_threads() -> int:
@@ -345,16 +316,6 @@ def forget(handle: str) -> None:
 
 
 # -- on the client ---------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class WorkerRun:
-    """One shard's task: the worker that ran it, its rows and seconds."""
-
-    worker: str
-    start: int
-    stop: int
-    seconds: float
 
 
 class DaskTables:
@@ -574,4 +535,4 @@ def _dask(data: Any, cluster: Any = None, client: Any = None, **_: Any) -> DaskE
 
 register_encoded_data_backend("dask", _dask, aliases=("distributed",))
 
-__all__ = ["DaskEncodedData", "DaskTables", "WorkerRun", "connect"]
+__all__ = ["DaskEncodedData", "DaskTables", "connect"]

@@ -34,14 +34,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
-import pyarrow.ipc
 
 from dau_scheduler.arms.base import cast_partial
 from dau_scheduler.errors import ClusterError
-from dau_scheduler.planner.dask_backend import WorkerRun, from_ipc, to_ipc
 from dau_scheduler.planner.encoded import ClusterEncodedData, register_encoded_data_backend
 from dau_scheduler.planner.placement import placement_for
 from dau_scheduler.planner.resources import Resources
+from dau_scheduler.planner.wire import WorkerRun, from_ipc, hold_whole, to_ipc
 from dau_scheduler.tables import ArrowSource, ParquetSource, Source
 
 if TYPE_CHECKING:
@@ -140,18 +139,20 @@ def connect(cluster: Any) -> SparkConnection:
 
 # -- in the Python workers -------------------------------------------------------------------
 
-_RESIDENT: dict[str, Any] = {}
+#: Per handle, in each Python worker: its DuckDB and the whole tables read into it.
+_RESIDENT: dict[str, tuple[Any, set[str]]] = {}
 
 
-def _worker_db(handle: str) -> Any:
+def _worker_db(handle: str) -> tuple[Any, set[str]]:
     import duckdb
 
-    con = _RESIDENT.get(handle)
-    if con is None:
-        con = _RESIDENT[handle] = duckdb.connect()
+    found = _RESIDENT.get(handle)
+    if found is None:
+        con = duckdb.connect()
         con.execute("SET preserve_insertion_order = true")
         con.execute("SET threads = 1")  # one Spark slot, one thread
-    return con
+        found = _RESIDENT[handle] = (con, set())
+    return found
 
 
 def _read_rows(files: tuple[str, ...], schema: pa.Schema) -> Any:
@@ -175,35 +176,24 @@ def _partial_fn(
     whole: dict[str, tuple[Any, ...]],
     partial_sql: str,
     placeholder: str,
-    start: int,
-    stop: int,
     schema: pa.Schema,
     delay: float,
 ) -> Any:
-    """mapInArrow function: the partial over this partition's rows in ``[start, stop)``."""
+    """mapInArrow function: the partial over this partition's rows (those of the query's
+    range: Spark filters them on ``__dau_row`` before they reach the worker)."""
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         got = list(batches)
         if not got:
             return
-        rows = pa.Table.from_batches(got)
-        if not rows.num_rows:
-            return
-        numbers = rows.column(ROW)
-        import pyarrow.compute as pc
-
-        keep = pc.and_(pc.greater_equal(numbers, start), pc.less(numbers, stop))
-        rows = rows.filter(keep)
+        rows = pa.Table.from_batches(got)  # Spark kept only the rows in range
         if not rows.num_rows:
             return
         if delay > 0:
             time.sleep(delay)
         began = time.perf_counter()
-        con = _worker_db(handle)
-        for name, spec in whole.items():
-            if spec[0] == "parquet" and name not in _loaded(con):
-                files = ", ".join("'" + f.replace("'", "''") + "'" for f in spec[1])
-                con.execute(f'CREATE TABLE "{name}" AS SELECT * FROM read_parquet([{files}])')
+        con, held = _worker_db(handle)
+        hold_whole(con, whole, held)
         cursor = con.cursor()
         try:
             for name, spec in whole.items():
@@ -225,10 +215,6 @@ def _partial_fn(
         yield from _with_meta(partial, meta).to_batches()
 
     return run
-
-
-def _loaded(con: Any) -> set[str]:
-    return {r[0] for r in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
 
 
 def _with_meta(partial: pa.Table, meta: pa.Table) -> pa.Table:
@@ -394,9 +380,7 @@ class SparkTables:
                 pa.field("__dau_seconds", pa.float64()),
             ]
         )
-        fn = _partial_fn(
-            self.handle, whole, partial_sql, placeholder, start, stop, schema, self.task_delay
-        )
+        fn = _partial_fn(self.handle, whole, partial_sql, placeholder, schema, self.task_delay)
         frame = self.frame(table)
         used = self._used.get(compiled.sql)
         if used is None:

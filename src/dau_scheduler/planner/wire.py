@@ -1,0 +1,50 @@
+"""What the cluster backends (dask, Spark) share between the driver and their workers: partials
+as Arrow IPC, the record of one shard's task, and the whole tables a worker keeps resident."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.ipc
+
+from dau_scheduler.arms.duckdb import quote, read_parquet_sql
+
+
+@dataclass(frozen=True)
+class WorkerRun:
+    """One shard's task: the worker that ran it, its rows and seconds."""
+
+    worker: str
+    start: int
+    stop: int
+    seconds: float
+
+
+def to_ipc(table: pa.Table) -> bytes:
+    """A partial as Arrow IPC bytes: what crosses between processes. Arrow tables pickled by
+    dask arrive with buffers at any offset, which pyarrow's compute warns about."""
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, table.schema) as writer:
+        writer.write_table(table)
+    return bytes(sink.getvalue())
+
+
+def from_ipc(data: bytes) -> pa.Table:
+    """A partial from :func:`to_ipc`, its buffers aligned as each type wants them."""
+    options = pa.ipc.IpcReadOptions(ensure_alignment=pa.ipc.Alignment.DataTypeSpecific)
+    with pa.ipc.open_stream(pa.py_buffer(data), options=options) as reader:
+        return reader.read_all()
+
+
+def hold_whole(con: Any, whole: dict[str, tuple[Any, ...]], held: set[str]) -> None:
+    """On a worker: each Parquet table of ``whole`` (``("parquet", files)``) read into ``con``
+    once, as a table of its name; ``held`` names those already there."""
+    for name, spec in whole.items():
+        if spec[0] == "parquet" and name not in held:
+            con.execute(f"CREATE TABLE {quote(name)} AS SELECT * FROM {read_parquet_sql(spec[1])}")
+            held.add(name)
+
+
+__all__ = ["WorkerRun", "from_ipc", "hold_whole", "to_ipc"]
