@@ -132,15 +132,22 @@ def connect(cluster: Any) -> Connection:
             "distributed.worker.profile.enabled": False,
             "distributed.scheduler.work-stealing": False,
         }
-        with dask.config.set(quiet):
-            started = distributed.LocalCluster(
-                n_workers=workers,
-                threads_per_worker=1,
-                processes=True,
-                host="127.0.0.1",
-                dashboard_address=":0",
-                worker_dashboard_address=None,
-            )
+        try:
+            with dask.config.set(quiet):
+                started = distributed.LocalCluster(
+                    n_workers=workers,
+                    threads_per_worker=1,
+                    processes=True,
+                    host="127.0.0.1",
+                    dashboard_address=":0",
+                    worker_dashboard_address=None,
+                )
+        except RuntimeError as exc:
+            raise ClusterError(
+                f"the local cluster {cluster!r} did not start ({exc}); its worker processes "
+                "import the script that starts it, so a script must start one under "
+                "`if __name__ == '__main__':`"
+            ) from exc
         return Connection(distributed.Client(started), started, owned=True)
     try:
         client = distributed.Client(cluster, timeout=CONNECT_TIMEOUT)
