@@ -10,6 +10,10 @@ rows at once (what the machine gives two arms that run together); every variant'
 ``--runs`` interleaved runs of ``Session.sql``'s wall. T* = 1 / (1/host + 1/device) is the ideal
 split of two independent arms. Every variant's answer is checked against DuckDB's unsplit answer.
 
+``--processes 3`` runs the whole benchmark in three fresh processes one after another and
+reports each variant's median of the three minima and each ratio's median of the three
+processes' ratios (the figures docs/benchmarks.md records).
+
 ``--device-threads`` sets ``POLARS_MAX_THREADS`` before Polars is imported, so it must be given
 here (a fresh process), not set afterwards. ``polars-separate`` is the Polars CPU arm declared as
 its own hardware: the posture path a GPU takes.
@@ -103,8 +107,15 @@ def bench_query(session: Any, name: str, sql: str, runs: int) -> dict[str, Any]:
                 shares[v] = result.execution.device_share
         times["both at once"].append(_both_at_once(session, compiled, n))
     best = {v: min(ts) for v, ts in times.items()}
+    return derive(name, n, best, shares, wrong)
+
+
+def derive(
+    name: str, n: int, best: dict[str, float], shares: dict[str, float], wrong: list[str]
+) -> dict[str, Any]:
+    """A query's row of figures from each variant's time (``best``) and the postures' shares."""
     host, device = best["share 0.0"], best["share 1.0"]
-    fixed = {v: best[v] for v in variants if v.startswith("share")}
+    fixed = {v: best[v] for v in best if v.startswith("share")}
     best_fixed = min(fixed, key=lambda v: fixed[v])
     better_single = min(host, device)
     return {
@@ -123,9 +134,50 @@ def bench_query(session: Any, name: str, sql: str, runs: int) -> dict[str, Any]:
         "adaptive_vs_better_single": best["adaptive"] / better_single,
         "collaborative_vs_better_single": best["collaborative"] / better_single,
         "speedup_best_fixed": better_single / fixed[best_fixed],
+        "adaptive_speedup": better_single / best["adaptive"],
+        "collaborative_speedup": better_single / best["collaborative"],
         "arms_within_2x": max(host, device) <= 2 * min(host, device),
         "wrong": wrong,
     }
+
+
+#: The figures of a row that are ratios of two variants timed side by side in one process.
+RATIOS = (
+    "adaptive_vs_best_fixed",
+    "collaborative_vs_best_fixed",
+    "adaptive_vs_better_single",
+    "collaborative_vs_better_single",
+    "speedup_best_fixed",
+    "adaptive_speedup",
+    "collaborative_speedup",
+)
+
+
+def combine(runs: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """Each query's figures from several processes. Times are the median of the processes'
+    minima; each ratio is the median of the ratios each process measured side by side (a minimum
+    of a few runs on a shared machine still moves ~10% between processes, mostly all variants
+    together). Shares are the processes' medians too."""
+    rows = []
+    for per_query in zip(*runs, strict=True):
+        first = per_query[0]
+        if "refused" in first:
+            rows.append(first)
+            continue
+        seconds = {
+            v: statistics.median(r["seconds"][v] for r in per_query) for v in first["seconds"]
+        }
+        shares = {}
+        for posture in ("adaptive", "collaborative"):
+            got = [r[f"{posture}_share"] for r in per_query if r[f"{posture}_share"] is not None]
+            if got:
+                shares[posture] = statistics.median(got)
+        wrong = [w for r in per_query for w in r["wrong"]]
+        row = derive(first["query"], first["rows"], seconds, shares, wrong)
+        row.update({key: statistics.median(r[key] for r in per_query) for key in RATIOS})
+        row["processes"] = [r["seconds"] for r in per_query]
+        rows.append(row)
+    return rows
 
 
 def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -142,11 +194,9 @@ def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
     if close:
         out["within_2x"] = {
             "queries": [r["query"] for r in close],
-            "adaptive_speedup_median": statistics.median(
-                min(r["host"], r["device"]) / r["seconds"]["adaptive"] for r in close
-            ),
+            "adaptive_speedup_median": statistics.median(r["adaptive_speedup"] for r in close),
             "collaborative_speedup_median": statistics.median(
-                min(r["host"], r["device"]) / r["seconds"]["collaborative"] for r in close
+                r["collaborative_speedup"] for r in close
             ),
             "best_fixed_speedup_median": statistics.median(r["speedup_best_fixed"] for r in close),
         }
@@ -188,7 +238,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--queries", default=QUERIES)
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--json", type=Path, help="write the figures here")
+    parser.add_argument(
+        "--processes",
+        type=int,
+        default=1,
+        help="run the whole benchmark in this many fresh processes, one after another, and "
+        "report each variant's median of their minima",
+    )
     args = parser.parse_args(argv)
+    if args.processes > 1:
+        return _over_processes(args, argv if argv is not None else sys.argv[1:])
     if args.device_threads is not None:
         if "polars" in sys.modules:
             raise SystemExit("--device-threads must be set before Polars is imported")
@@ -202,12 +261,17 @@ def main(argv: list[str] | None = None) -> int:
         for name in args.queries.split(","):
             rows.append(bench_query(session, name, tpch.queries()[name], args.runs))
             print(f"{name}: done", file=sys.stderr, flush=True)
+    return report(rows, args, " ".join(sys.argv))
+
+
+def report(rows: list[dict[str, Any]], args: argparse.Namespace, command: str) -> int:
     print_table(rows)
     result = {
-        "command": " ".join(sys.argv),
-        "data": str(data),
+        "command": command,
+        "data": str(args.data or f"tpch sf{args.scale:g}"),
         "device": args.device,
         "runs": args.runs,
+        "processes": args.processes,
         "rows": rows,
         "summary": summary(rows),
     }
@@ -216,6 +280,37 @@ def main(argv: list[str] | None = None) -> int:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(result, indent=1, default=str))
     return 1 if result["summary"].get("wrong_answers") else 0
+
+
+def _over_processes(args: argparse.Namespace, argv: list[str]) -> int:
+    """Run this benchmark ``args.processes`` times, each in a fresh process (the thread settings
+    are fixed at a process's start), and report the combined figures."""
+    import subprocess
+
+    keep = []
+    skip = False
+    for i, word in enumerate(argv):  # the same arguments, less --processes and --json
+        if skip:
+            skip = False
+            continue
+        if word in ("--processes", "--json"):
+            skip = i + 1 < len(argv) and not argv[i + 1].startswith("--")
+            continue
+        if word.startswith(("--processes=", "--json=")):
+            continue
+        keep.append(word)
+    runs = []
+    with tempfile.TemporaryDirectory(prefix="dau-bench-coproc-runs-") as tmp:
+        for k in range(args.processes):
+            out = Path(tmp) / f"run{k}.json"
+            cmd = [sys.executable, __file__, *keep, "--json", str(out)]
+            print(f"process {k + 1} of {args.processes}", file=sys.stderr, flush=True)
+            done = subprocess.run(cmd, stdout=subprocess.DEVNULL, check=False)
+            if done.returncode != 0:
+                raise SystemExit(f"process {k + 1} failed (exit {done.returncode})")
+            runs.append(json.loads(out.read_text())["rows"])
+    command = " ".join([Path(sys.argv[0]).as_posix(), *argv])
+    return report(combine(runs), args, command)
 
 
 if __name__ == "__main__":

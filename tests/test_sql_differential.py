@@ -203,7 +203,10 @@ def test_split_equals_unsplit_or_is_refused(
         fast = pick.draw(st.booleans(), label="fast_fold")
         # 0: every grouped fast fold through pyarrow's group-by; 256: small ones in Python.
         small = pick.draw(st.sampled_from([0, fold.SMALL]), label="small")
+        # 0: every non-empty fast-foldable partial folded by DuckDB's final query instead.
+        large = pick.draw(st.sampled_from([0, fold.LARGE]), label="large")
         saved, fold.SMALL = fold.SMALL, small
+        saved_large, fold.LARGE = fold.LARGE, large
         try:
             with Session(tables(data), device=make_device(device), fast_fold=fast) as session:
                 try:
@@ -218,6 +221,7 @@ def test_split_equals_unsplit_or_is_refused(
                 result = session.sql(sql, device_share=share, split_table="fact")
         finally:
             fold.SMALL = saved
+            fold.LARGE = saved_large
     if result.fallback is not None:
         # An arm's partial computed an output the unsplit query prunes, and overflowed there
         # (SUM(k * 1e9) under an outer COUNT(*)): the unsplit answer is returned instead.

@@ -19,6 +19,7 @@ from dau_scheduler.adaptive import execute_adaptive
 from dau_scheduler.arms.base import Arm, cast_partial
 from dau_scheduler.decision import ADAPTIVE_LARGEST, Decision
 from dau_scheduler.merge import MergeRule
+from dau_scheduler.rewrite import fold
 from dau_scheduler.rewrite.aggregates import MERGE_STEPS
 from dau_scheduler.rows import RowRange, RowSource
 from dau_scheduler.split import SplitExecution, execute_split
@@ -31,7 +32,8 @@ if TYPE_CHECKING:
 
 def merge_rule(session: Session, compiled: CompiledSplit) -> MergeRule:
     """How partials of ``compiled`` fold: cast to the host's partial schema, then the fast fold
-    or the final query in DuckDB, with DuckDB's own output names."""
+    (partials up to ``rewrite.fold.LARGE`` rows) or the final query in DuckDB, with DuckDB's own
+    output names."""
     schema = compiled.partial_schema
     final_sql = compiled.final.sql(dialect="duckdb") if compiled.final is not None else ""
     # The fast fold orders as DuckDB does by default; other NULL or sort orders set on the
@@ -44,7 +46,7 @@ def merge_rule(session: Session, compiled: CompiledSplit) -> MergeRule:
         assert schema is not None
         tables = [cast_partial(p, schema, "host") for p in partials]
         merged = pa.concat_tables(tables) if tables else schema.empty_table()
-        if fast is not None and output_schema is not None:
+        if fast is not None and output_schema is not None and merged.num_rows <= fold.LARGE:
             result = fast.run(merged, output_schema)
         else:
             result = session.host.run_over_partials(final_sql, merged)

@@ -68,8 +68,12 @@ def _figure(name: str, value: float | None) -> float | None:
     return float(value)
 
 
-def _collaborative_share(cpu: float, device: float, fixed: float) -> WorkSplit:
-    """Solve ``(1 - s) * cpu = fixed + s * device`` for the share ``s``."""
+def _collaborative_share(
+    cpu: float, device: float, fixed: float, host_fixed: float = 0.0
+) -> WorkSplit:
+    """Solve ``host_fixed + (1 - s) * (cpu - host_fixed) = fixed + s * device`` for the share
+    ``s``: each arm pays its fixed cost (a statement, the joins' builds over the other tables)
+    whatever its share, and only its per-row part shrinks with it."""
     if cpu <= fixed or cpu + device <= 0.0:
         return WorkSplit(
             posture="cpu",
@@ -80,15 +84,19 @@ def _collaborative_share(cpu: float, device: float, fixed: float) -> WorkSplit:
             ),
             predicted_speedup=1.0,
         )
-    share = min(1.0, (cpu - fixed) / (cpu + device))
-    wall = max((1.0 - share) * cpu, fixed + share * device)
+    host_fixed = min(max(host_fixed, 0.0), cpu)
+    per_rows = cpu - host_fixed
+    share = min(1.0, (cpu - fixed) / (per_rows + device)) if per_rows + device > 0 else 1.0
+    host_part = host_fixed + (1.0 - share) * per_rows if share < 1.0 else 0.0
+    wall = max(host_part, fixed + share * device)
     speedup = cpu / wall if wall > 0 else None
+    of_which = f" ({host_fixed:.6g}s fixed)" if host_fixed else ""
     return WorkSplit(
         posture="collaborative",
         device_share=share,
         rationale=(
-            f"collaborative: host {cpu:.6g}s and device {device:.6g}s (+{fixed:.6g}s fixed) "
-            f"for the whole query balance at a device share of {share:.4f}"
+            f"collaborative: host {cpu:.6g}s{of_which} and device {device:.6g}s "
+            f"(+{fixed:.6g}s fixed) for the whole query balance at a device share of {share:.4f}"
         ),
         predicted_speedup=speedup,
     )
@@ -102,6 +110,7 @@ def plan_split(
     profile: HostCost | None = None,
     rows: int | None = None,
     device_fixed_seconds: float = 0.0,
+    host_fixed_seconds: float = 0.0,
 ) -> WorkSplit:
     """Resolve a posture into a row split.
 
@@ -109,6 +118,8 @@ def plan_split(
     figure may instead come from ``profile.estimate(rows)``; an explicit ``cpu_seconds`` wins.
     ``collaborative`` without a host or a device figure raises :class:`PostureError` rather than
     inventing one. ``predicted_speedup`` is the host-alone time over the predicted split wall time.
+    ``host_fixed_seconds`` is the part of the host's time that does not shrink with its rows
+    (``device_fixed_seconds`` the device's): both arms pay theirs whatever the share.
 
     Raises:
         PostureError: unknown posture, a non-finite or negative figure, or a missing figure.
@@ -116,6 +127,7 @@ def plan_split(
     if posture not in POSTURES:
         raise PostureError(f"unknown posture {posture!r}; expected one of {', '.join(POSTURES)}")
     fixed = _figure("device_fixed_seconds", device_fixed_seconds) or 0.0
+    host_fixed = _figure("host_fixed_seconds", host_fixed_seconds) or 0.0
     cpu = _figure("cpu_seconds", cpu_seconds)
     device = _figure("device_seconds", device_seconds)
     if rows is not None and (isinstance(rows, bool) or not isinstance(rows, int) or rows < 0):
@@ -131,7 +143,7 @@ def plan_split(
         )
     if posture == "adaptive":
         if cpu is not None and device is not None:
-            expected = _collaborative_share(cpu, device, fixed).device_share
+            expected = _collaborative_share(cpu, device, fixed, host_fixed).device_share
             why = f"expected meeting point {expected:.4f} from the figures given"
         else:
             expected, why = 0.5, "no figures; 0.5 is only the nominal midpoint"
@@ -152,7 +164,7 @@ def plan_split(
         raise PostureError(
             "collaborative needs a device figure: pass device_seconds; it will not guess one"
         )
-    return _collaborative_share(cpu, device, fixed)
+    return _collaborative_share(cpu, device, fixed, host_fixed)
 
 
 def batch_count(payload_bytes: int, *, resident: bool, knee_bytes: int) -> int:
