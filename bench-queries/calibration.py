@@ -1,12 +1,13 @@
 """Calibration benchmark: do throughputs calibrated on a 1% sample predict each arm's time on
 the whole split table?
 
-    python bench-queries/calibration.py --scale 1 --runs 3
+    python bench-queries/calibration.py --scale 1 --runs 5 --repeats 31
 
 For each query, ``calibrate_resources`` measures the host (DuckDB) and the Polars arm on the
-first 1% and 4% of the split table (fixed seconds and marginal rows per second); the prediction
+first 1% and 4% of the split table, ``--repeats`` pairs each (fixed seconds and marginal rows
+per second from the median of the pairs' differences); the prediction
 ``fixed + rows / throughput`` for all rows is compared with each arm's partial over all rows
-(best of ``--runs``). Reports |predicted - measured| / measured per arm and its median.
+(fastest of ``--runs``). Reports |predicted - measured| / measured per arm and its median.
 """
 
 from __future__ import annotations
@@ -26,7 +27,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--scale", type=float, default=1.0)
     parser.add_argument("--queries", default=QUERIES)
-    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--runs", type=int, default=5, help="runs of each arm over all rows")
+    parser.add_argument(
+        "--repeats", type=int, default=31, help="calibration pairs (1%% and 4%%) per arm"
+    )
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     warnings.simplefilter("ignore", DeprecationWarning)
@@ -42,7 +46,7 @@ def main() -> None:
             compiled = session.compile(sql)
             n = session.row_counts[compiled.plan.split_table or ""]
             catalog = CalibrationCatalog()
-            calibrate_resources(session, sql, res, repeats=args.runs, catalog=catalog)
+            calibrate_resources(session, sql, res, repeats=args.repeats, catalog=catalog)
             record = catalog.latest()
             assert record is not None
             row: dict[str, object] = {"query": name, "rows": n}

@@ -500,7 +500,9 @@ def calibrate(
     data: DataOpt,
     device: DeviceOpt = "auto",
     sample_size: Annotated[int | None, typer.Option(help="rows (default 1% of the table)")] = None,
-    repeats: Annotated[int, typer.Option(help="timed runs per size")] = 3,
+    repeats: Annotated[
+        int, typer.Option(help="timed pairs of the two sizes (the median pair is kept)")
+    ] = 31,
 ) -> None:
     """Time the query's partial on every device here and store the throughputs."""
     from dau_scheduler.planner import DeviceSpec, Resources, calibrate_resources

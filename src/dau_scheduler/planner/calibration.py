@@ -12,6 +12,7 @@ the query keeps its throughput. Each calibration appends a :class:`CalibrationRe
 from __future__ import annotations
 
 import math
+import statistics
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
@@ -160,13 +161,32 @@ def arm_for(session: Any, device: DeviceSpec) -> Any | None:
     return arm
 
 
-def _seconds(run: Any, arm: Any, repeats: int) -> float:
-    best = math.inf
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        run(arm)
-        best = min(best, time.perf_counter() - t0)
-    return best
+def _seconds(run: Any, arm: Any) -> float:
+    t0 = time.perf_counter()
+    run(arm)
+    return time.perf_counter() - t0
+
+
+def _paired(run_small: Any, run_large: Any, arm: Any, repeats: int) -> tuple[float, float]:
+    """The sample's time (fastest of ``repeats``) and the median of ``repeats`` paired
+    differences between the larger size and the sample, each pair timed back to back in
+    alternating order.
+
+    The difference is the per-row work alone, under a millisecond on DuckDB at 1% of TPC-H SF 1
+    beside a fixed cost (the joins' builds over the other tables) of 5-25 ms; a pair run back to
+    back shares the machine's state, so the median of the pairs' differences holds still where
+    the difference of two separately taken minima does not (decision 009, issue 12)."""
+    smalls, diffs = [], []
+    for i in range(repeats):
+        if i % 2 == 0:
+            small = _seconds(run_small, arm)
+            large = _seconds(run_large, arm)
+        else:  # the other order every other pair: the second run finds the first's rows cached
+            large = _seconds(run_large, arm)
+            small = _seconds(run_small, arm)
+        smalls.append(small)
+        diffs.append(large - small)
+    return min(smalls), statistics.median(diffs)
 
 
 def calibrate_resources(
@@ -184,9 +204,11 @@ def calibrate_resources(
     """Measure each device's throughput on ``sql``'s partial; return the updated resources.
 
     ``sample_size`` defaults to 1% of the split table. Each device runs the partial over the
-    first ``sample_size`` and ``SPAN * sample_size`` rows (best of ``repeats`` each, after a
-    warm-up); throughput is the marginal rate between them. A device whose engine cannot run
-    here (cuDF without a GPU) or that refuses or fails the query keeps its throughput.
+    first ``sample_size`` and ``SPAN * sample_size`` rows back to back, ``repeats`` times after
+    a warm-up (31 gave a steady median on a shared 2-core machine; 3 is quick but noisy).
+    Throughput is the marginal rate between them (the median of the pairs' differences), the
+    fixed seconds what the fastest sample run leaves. A device whose engine cannot run here
+    (cuDF without a GPU) or that refuses or fails the query keeps its throughput.
     """
     from dau_scheduler.strategies import prefix_runner
 
@@ -212,14 +234,14 @@ def calibrate_resources(
                 continue
             try:
                 run_small(arm)  # warm-up
-                t_small = _seconds(run_small, arm, repeats)
-                t_large = _seconds(run_large, arm, repeats)
+                run_large(arm)
+                t_small, difference = _paired(run_small, run_large, arm, repeats)
             except (DauError, RuntimeError, ValueError):
                 updated.append(device)
                 continue
-            per_row = (t_large - t_small) / (large - small) if large > small else 0.0
+            per_row = difference / (large - small) if large > small else 0.0
             if per_row <= 0:  # noise swamped the difference: the whole time is per-row work
-                per_row = t_large / large
+                per_row = (t_small + max(difference, 0.0)) / large
             fixed[device.name] = max(0.0, t_small - small * per_row)
             updated.append(device.with_throughput(1.0 / per_row))
         result = Resources(tuple(updated))
