@@ -80,6 +80,20 @@ def test_in_memory_tables_and_the_polars_device_over_spark(spark: Any) -> None:
             assert result.execution is not None and result.execution.workers, share
 
 
+def test_parquet_ranges_held_by_workers_cover_part_of_the_rows(
+    spark: Any, tpch_dir: Path, expected: dict[str, pa.Table]
+) -> None:
+    # The cluster gets [cut, n): each task runs the rows its held range shares with that.
+    with Session(tpch_dir, device="polars", cluster=spark) as s:
+        for name in ("q01", "q06", "q18"):  # q18 also reads lineitem whole in a subquery
+            for share in (0.3, 0.7, 0.3):  # the second 0.3 runs on ranges already held
+                result = s.sql(tpch.queries()[name], device_share=share)
+                assert compare_tables(result.table, expected[name]) is None, (name, share)
+                ex = result.execution
+                assert ex is not None and ex.device_rows > 0, (name, share)
+                assert sum(r for _, r, _ in ex.workers) == ex.host_rows, (name, share)
+
+
 def test_the_spark_encoded_data_backend(
     spark: Any, tpch_dir: Path, expected: dict[str, pa.Table]
 ) -> None:

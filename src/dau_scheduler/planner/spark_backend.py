@@ -1,19 +1,22 @@
 """The ``spark`` backend: a query's partial run on Spark executors, in DuckDB inside the Python
 workers (``mapInArrow``).
 
-- The **split table** becomes a Spark DataFrame whose rows carry their row number
-  (``__dau_row``), cut into row ranges placed over the executors' slots by the planner
-  (``placement_for`` over ``Resources.from_spark``), and cached on the executors between
-  queries. Over Parquet the executors read the rows themselves (each partition its range, row
-  group by row group); in-memory tables are handed to Spark once.
+- The **split table** is cut into row ranges placed over the executors' slots by the planner
+  (``placement_for`` over ``Resources.from_spark``). Over Parquet, Spark holds only a small
+  cached DataFrame of the ranges ``(start, stop)``: the Python worker that runs a range reads
+  its rows from the files at its first query and keeps them in its DuckDB, so a query moves no
+  rows through Spark. In-memory tables are handed to Spark once as a DataFrame whose rows carry
+  their row number (``__dau_row``), cached on the executors.
 - The **other tables** a query reads whole are read by the Python workers from Parquet (and kept
   resident in the worker's DuckDB while the worker lives), or shipped once as a broadcast of
   Arrow IPC when they are in memory.
-- A query runs ``mapInArrow`` over the cached rows: each partition keeps the rows of the range
-  the query gives the cluster, runs DuckDB's partial over them and returns Arrow; the driver
-  collects the partials and the Session's final query folds them.
+- A query runs ``mapInArrow`` over the ranges (or the cached rows): each task runs DuckDB's
+  partial over the rows its range shares with the query's, and returns Arrow with one row of
+  task statistics; the driver refuses a result whose tasks do not cover the rows asked for,
+  collects the partials, and the Session's final query folds them.
 
-Spark retries a failed task (a Python worker killed mid-task, say) on its own: a local master
+Spark retries a failed task (a Python worker killed mid-task, say) on its own, and the retry
+reads its range from Parquet again in whichever worker runs it: a local master
 ``spark:local[N]`` is started as ``local[N,4]`` (four attempts per task). A query whose partial
 has a column Spark cannot carry is refused by name and answered unsplit. pyspark is imported
 here only, when a Spark cluster is asked for.
@@ -36,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from dau_scheduler.arms.base import cast_partial
+from dau_scheduler.arms.duckdb import quote
 from dau_scheduler.errors import ClusterError
 from dau_scheduler.planner.encoded import ClusterEncodedData, register_encoded_data_backend
 from dau_scheduler.planner.placement import placement_for
@@ -155,20 +159,94 @@ def _worker_db(handle: str) -> tuple[Any, set[str]]:
     return found
 
 
-def _read_rows(files: tuple[str, ...], schema: pa.Schema) -> Any:
-    """mapInArrow function: each descriptor ``(start, stop)`` becomes those rows of the files,
-    numbered (``__dau_row``)."""
+def _hold_range(
+    con: Any, held: set[str], table: str, files: tuple[str, ...], a: int, b: int
+) -> str:
+    """On a worker: rows ``[a, b)`` of the split table's Parquet ``files`` read into ``con``
+    once, as a table of their own; its name."""
+    name = f"__dau_range_{table}_{a}_{b}"
+    if name not in held:
+        rows = ParquetSource(tuple(Path(f) for f in files)).rows(None, a, b)
+        cursor = con.cursor()
+        try:
+            cursor.register("__dau_read", rows)
+            cursor.execute(f"CREATE TABLE {quote(name)} AS SELECT * FROM __dau_read")
+        finally:
+            cursor.close()
+        held.add(name)
+    return name
 
-    def read(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        source = ParquetSource(tuple(Path(f) for f in files))
+
+def _range_partial_fn(
+    handle: str,
+    split: tuple[str, tuple[str, ...], int, int],
+    whole: dict[str, tuple[Any, ...]],
+    partial_sql: str,
+    placeholder: str,
+    schema: pa.Schema,
+    delay: float,
+) -> Any:
+    """mapInArrow function over range descriptors ``(start, stop)``: for each, the partial over
+    the rows it shares with the query's range ``split = (table, files, start, stop)``, from the
+    range's rows held in this worker's DuckDB (read from Parquet at its first query here)."""
+    table, files, start, stop = split
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        slept = False
         for batch in batches:
-            for start, stop in zip(
+            for a, b in zip(
                 batch.column("start").to_pylist(), batch.column("stop").to_pylist(), strict=True
             ):
-                rows = _numbered(sparkable(source.rows(None, start, stop)), start)
-                yield from rows.cast(schema).to_batches(max_chunksize=65536)
+                lo, hi = max(a, start), min(b, stop)
+                if hi <= lo:
+                    continue
+                if delay > 0 and not slept:
+                    time.sleep(delay)
+                    slept = True
+                began = time.perf_counter()
+                con, held = _worker_db(handle)
+                hold_whole(con, whole, held)
+                name = _hold_range(con, held, table, files, a, b)
+                rows = f"(SELECT * FROM {quote(name)} WHERE rowid >= {lo - a} AND rowid < {hi - a})"
+                yield from _run_partial(
+                    con, whole, partial_sql, placeholder, rows, schema, began, hi - lo
+                )
 
-    return read
+    return run
+
+
+def _run_partial(
+    con: Any,
+    whole: dict[str, tuple[Any, ...]],
+    partial_sql: str,
+    placeholder: str,
+    rows_sql: str,
+    schema: pa.Schema,
+    began: float,
+    rows: int,
+    register: pa.Table | None = None,
+) -> Iterator[pa.RecordBatch]:
+    """The partial over ``rows_sql`` (``register``: Arrow rows it names) on a worker's DuckDB,
+    then one row of task statistics."""
+    cursor = con.cursor()
+    try:
+        for name, spec in whole.items():
+            if spec[0] == "broadcast":
+                cursor.register(name, from_ipc(spec[1].value))
+        if register is not None:
+            cursor.register(rows_sql, register)
+        sql = re.sub(rf"\b{placeholder}\b", lambda _m: rows_sql, partial_sql)
+        partial = cast_partial(cursor.sql(sql).to_arrow_table(), schema, "spark")
+    finally:
+        cursor.close()
+    meta = pa.table(
+        {
+            "__dau_worker": [os.getpid()],
+            "__dau_rows": [rows],
+            "__dau_seconds": [time.perf_counter() - began],
+        }
+    )
+    yield from _with_meta(partial, meta).to_batches()
 
 
 def _partial_fn(
@@ -194,25 +272,10 @@ def _partial_fn(
         began = time.perf_counter()
         con, held = _worker_db(handle)
         hold_whole(con, whole, held)
-        cursor = con.cursor()
-        try:
-            for name, spec in whole.items():
-                if spec[0] == "broadcast":
-                    cursor.register(name, from_ipc(spec[1].value))
-            cursor.register("__dau_shard", rows.drop_columns([ROW]))
-            sql = re.sub(rf"\b{placeholder}\b", "__dau_shard", partial_sql)
-            partial = cast_partial(cursor.sql(sql).to_arrow_table(), schema, "spark")
-        finally:
-            cursor.close()
-        seconds = time.perf_counter() - began
-        meta = pa.table(
-            {
-                "__dau_worker": [os.getpid()],
-                "__dau_rows": [rows.num_rows],
-                "__dau_seconds": [seconds],
-            }
+        shard = rows.drop_columns([ROW])
+        yield from _run_partial(
+            con, whole, partial_sql, placeholder, "__dau_shard", schema, began, rows.num_rows, shard
         )
-        yield from _with_meta(partial, meta).to_batches()
 
     return run
 
@@ -312,27 +375,25 @@ class SparkTables:
         return None
 
     def frame(self, table: str) -> Any:
-        """The split table's rows, numbered, cut into row ranges placed over the executors'
-        slots, cached there (made at the first query that splits this table)."""
+        """The split table on Spark, made at the first query that splits it: over Parquet, a
+        small cached DataFrame of row ranges ``(start, stop)`` placed over the executors' slots,
+        whose rows the Python workers read and keep at their first query; in memory, the rows
+        themselves, numbered and cached on the executors."""
         found = self._frames.get(table)
         if found is not None:
             return found
         source = self.sources[table]
-        n = source.num_rows
-        placed = placement_for(
-            n,
-            self.resources,
-            encoded_row_bytes=1.0,
-            transient_row_bytes=1.0,
-            model_bytes=0,
-            statistic_bytes=0,
-        )
-        ranges = [(a, b) for _, a, b in placed.chunks() if b > a] or [(0, 0)]
         if isinstance(source, ParquetSource):
-            head = sparkable(source.rows(None, 0, 0))
-            schema = _numbered(head, 0).schema
-            spark_schema = self._from_arrow_schema(schema)
-            descriptors = self.spark.createDataFrame(
+            placed = placement_for(
+                source.num_rows,
+                self.resources,
+                encoded_row_bytes=1.0,
+                transient_row_bytes=1.0,
+                model_bytes=0,
+                statistic_bytes=0,
+            )
+            ranges = [(a, b) for _, a, b in placed.chunks() if b > a] or [(0, 0)]
+            frame = self.spark.createDataFrame(
                 pa.table(
                     {
                         "start": pa.array([a for a, _ in ranges], pa.int64()),
@@ -340,15 +401,12 @@ class SparkTables:
                     }
                 )
             ).repartition(len(ranges))
-            files = tuple(str(f) for f in source.files)
-            frame = descriptors.mapInArrow(_read_rows(files, schema), spark_schema)
         else:
             assert isinstance(source, ArrowSource)
             # createDataFrame cuts Arrow data into contiguous slices, one per partition.
-            rows = _numbered(sparkable(source.table), 0)
-            frame = self.spark.createDataFrame(rows)
+            frame = self.spark.createDataFrame(_numbered(sparkable(source.table), 0))
         frame = frame.cache()
-        frame.count()  # read now, once: the executors keep it
+        frame.count()  # made now, once: the executors keep it
         self._frames[table] = frame
         return frame
 
@@ -380,18 +438,28 @@ class SparkTables:
                 pa.field("__dau_seconds", pa.float64()),
             ]
         )
-        fn = _partial_fn(self.handle, whole, partial_sql, placeholder, schema, self.task_delay)
         frame = self.frame(table)
-        used = self._used.get(compiled.sql)
-        if used is None:
-            from dau_scheduler.rewrite.columns import query_columns
+        source = self.sources[table]
+        if isinstance(source, ParquetSource):
+            # Only the ranges' descriptors cross to the Python workers, which hold the rows.
+            files = tuple(str(f) for f in source.files)
+            split = (table, files, int(start), int(stop))
+            fn = _range_partial_fn(
+                self.handle, split, whole, partial_sql, placeholder, schema, self.task_delay
+            )
+            rows = frame
+        else:
+            fn = _partial_fn(self.handle, whole, partial_sql, placeholder, schema, self.task_delay)
+            used = self._used.get(compiled.sql)
+            if used is None:
+                from dau_scheduler.rewrite.columns import query_columns
 
-            wanted = query_columns(compiled.sql, self._names).get(table, set())
-            used = self._used[compiled.sql] = [
-                c for c in frame.columns if c.lower() in wanted or c == ROW
-            ]
-        # Only the columns the query reads, only the rows in range, cross to the Python worker.
-        rows = frame.select(*used).where(f"{ROW} >= {int(start)} AND {ROW} < {int(stop)}")
+                wanted = query_columns(compiled.sql, self._names).get(table, set())
+                used = self._used[compiled.sql] = [
+                    c for c in frame.columns if c.lower() in wanted or c == ROW
+                ]
+            # Only the columns the query reads, only the rows in range, cross to the worker.
+            rows = frame.select(*used).where(f"{ROW} >= {int(start)} AND {ROW} < {int(stop)}")
         try:
             got = rows.mapInArrow(fn, self._from_arrow_schema(out)).toArrow()
         except Exception as exc:
