@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from dau_scheduler.decision import ArmFacts, Profiles, decide
+from dau_scheduler.decision import SPLIT_OVERHEAD_SECONDS, ArmFacts, Profiles, decide
 from dau_scheduler.errors import PostureError
 from dau_scheduler.profile import QueryProfile
 
@@ -98,3 +98,38 @@ def test_a_split_that_promises_little_runs_the_better_arm_alone() -> None:
         rows=100_000, device=SEPARATE, posture="collaborative", device_share=None, profiles=even
     )
     assert 0.4 < got.split.device_share < 0.6
+
+
+def _both(host: QueryProfile, device: QueryProfile) -> Profiles:
+    return Profiles(required=lambda: (host, device, ()), optional=lambda: (host, device, ()))
+
+
+def test_each_arm_keeps_its_fixed_cost_whatever_its_share() -> None:
+    # The host pays 10 ms of join builds at any share; only its 30 ms of rows shrink with it.
+    host, device = _profile(0.010, 3e-8), _profile(0.002, 3e-8)
+    got = decide(
+        rows=1_000_000,
+        device=SEPARATE,
+        posture="collaborative",
+        device_share=None,
+        profiles=_both(host, device),
+    )
+    s = got.split.device_share
+    host_part = 0.010 + (1 - s) * 0.030
+    device_part = 0.002 + s * 0.030
+    assert host_part == pytest.approx(device_part)
+    assert s == pytest.approx(38 / 60)  # not 0.54, where the old balance cut
+    # The promised speedup counts the split's own steps.
+    want = 0.040 / (host_part + SPLIT_OVERHEAD_SECONDS)
+    assert got.split.predicted_speedup == pytest.approx(want)
+
+
+def test_a_query_of_a_few_milliseconds_runs_on_one_arm() -> None:
+    # Arms of equal speed would promise 2x on the arms alone; 2 ms of the split's own steps
+    # over a 3 ms query leave under 1.25x.
+    tiny = _both(_profile(0.0, 3e-9), _profile(0.0, 3e-9))
+    got = decide(
+        rows=1_000_000, device=SEPARATE, posture="collaborative", device_share=None, profiles=tiny
+    )
+    assert got.split.device_share in (0.0, 1.0)
+    assert "must promise" in got.split.rationale
