@@ -177,6 +177,14 @@ def _hold_range(
     return name
 
 
+def _drop_ranges(con: Any, held: set[str], table: str) -> None:
+    """On a worker: the ranges of ``table`` dropped once the whole table is held."""
+    prefix = f"__dau_range_{table}_"
+    for name in [n for n in held if n.startswith(prefix)]:
+        con.execute(f"DROP TABLE IF EXISTS {quote(name)}")
+        held.discard(name)
+
+
 def _range_partial_fn(
     handle: str,
     split: tuple[str, tuple[str, ...], int, int],
@@ -188,7 +196,8 @@ def _range_partial_fn(
 ) -> Any:
     """mapInArrow function over range descriptors ``(start, stop)``: for each, the partial over
     the rows it shares with the query's range ``split = (table, files, start, stop)``, from the
-    range's rows held in this worker's DuckDB (read from Parquet at its first query here)."""
+    range's rows held in this worker's DuckDB (read from Parquet at its first query here), or
+    from the whole table when a query that reads it whole has put it there."""
     table, files, start, stop = split
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -206,8 +215,15 @@ def _range_partial_fn(
                 began = time.perf_counter()
                 con, held = _worker_db(handle)
                 hold_whole(con, whole, held)
-                name = _hold_range(con, held, table, files, a, b)
-                rows = f"(SELECT * FROM {quote(name)} WHERE rowid >= {lo - a} AND rowid < {hi - a})"
+                if table in held:  # the whole table is here (a query read it whole): no copy
+                    _drop_ranges(con, held, table)
+                    name, first = table, 0
+                else:
+                    name, first = _hold_range(con, held, table, files, a, b), a
+                rows = (
+                    f"(SELECT * FROM {quote(name)} "
+                    f"WHERE rowid >= {lo - first} AND rowid < {hi - first})"
+                )
                 yield from _run_partial(
                     con, whole, partial_sql, placeholder, rows, schema, began, hi - lo
                 )
