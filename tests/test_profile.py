@@ -168,6 +168,24 @@ def test_missing_and_corrupt_entries_are_misses_with_a_warning(tmp_path: Path) -
         assert cache.get("q1", "h") is None
 
 
+def test_an_entry_read_again_is_the_file_as_it_is_now(tmp_path: Path) -> None:
+    # The cache keeps what it read until the file changes: a rewrite is seen at once, whether
+    # through put (a new file renamed into place) or written over in place.
+    cache = ProfileCache(tmp_path)
+    cache.put(profile(rows=1000))
+    first = cache.get("q1", "h")
+    assert first is not None and cache.get("q1", "h") is first
+    cache.put(profile(rows=2000))
+    got = cache.get("q1", "h")
+    assert got is not None and got.rows == 2000
+    path = cache.put(profile(rows=3000))
+    path.write_text(profile(rows=4000).model_dump_json())  # same file, same size
+    got = cache.get("q1", "h")
+    assert got is not None and got.rows == 4000
+    path.unlink()
+    assert cache.get("q1", "h") is None
+
+
 def _writer(root: str, worker: int) -> None:
     cache = ProfileCache(root)
     for i in range(40):
