@@ -185,15 +185,50 @@ def _drop_ranges(con: Any, held: set[str], table: str) -> None:
         held.discard(name)
 
 
-def _range_partial_fn(
-    handle: str,
-    split: tuple[str, tuple[str, ...], int, int],
-    whole: dict[str, tuple[Any, ...]],
-    partial_sql: str,
-    placeholder: str,
-    schema: pa.Schema,
-    delay: float,
-) -> Any:
+@dataclass(frozen=True)
+class _Task:
+    """What every task of one query's partial needs in its Python worker (pickled to it)."""
+
+    handle: str
+    whole: dict[str, tuple[Any, ...]]
+    partial_sql: str
+    placeholder: str
+    schema: pa.Schema
+    delay: float
+
+    def db(self) -> tuple[Any, set[str]]:
+        """This worker's DuckDB with the whole tables the query reads, and what it holds."""
+        con, held = _worker_db(self.handle)
+        hold_whole(con, self.whole, held)
+        return con, held
+
+    def partial(
+        self, con: Any, rows_sql: str, began: float, rows: int, register: pa.Table | None = None
+    ) -> Iterator[pa.RecordBatch]:
+        """The partial over ``rows_sql`` (``register``: Arrow rows it names), then one row of
+        task statistics."""
+        cursor = con.cursor()
+        try:
+            for name, spec in self.whole.items():
+                if spec[0] == "broadcast":
+                    cursor.register(name, from_ipc(spec[1].value))
+            if register is not None:
+                cursor.register(rows_sql, register)
+            sql = re.sub(rf"\b{self.placeholder}\b", lambda _m: rows_sql, self.partial_sql)
+            partial = cast_partial(cursor.sql(sql).to_arrow_table(), self.schema, "spark")
+        finally:
+            cursor.close()
+        meta = pa.table(
+            {
+                "__dau_worker": [os.getpid()],
+                "__dau_rows": [rows],
+                "__dau_seconds": [time.perf_counter() - began],
+            }
+        )
+        yield from _with_meta(partial, meta).to_batches()
+
+
+def _range_partial_fn(task: _Task, split: tuple[str, tuple[str, ...], int, int]) -> Any:
     """mapInArrow function over range descriptors ``(start, stop)``: for each, the partial over
     the rows it shares with the query's range ``split = (table, files, start, stop)``, from the
     range's rows held in this worker's DuckDB (read from Parquet at its first query here), or
@@ -209,12 +244,11 @@ def _range_partial_fn(
                 lo, hi = max(a, start), min(b, stop)
                 if hi <= lo:
                     continue
-                if delay > 0 and not slept:
-                    time.sleep(delay)
+                if task.delay > 0 and not slept:
+                    time.sleep(task.delay)
                     slept = True
                 began = time.perf_counter()
-                con, held = _worker_db(handle)
-                hold_whole(con, whole, held)
+                con, held = task.db()
                 if table in held:  # the whole table is here (a query read it whole): no copy
                     _drop_ranges(con, held, table)
                     name, first = table, 0
@@ -224,55 +258,12 @@ def _range_partial_fn(
                     f"(SELECT * FROM {quote(name)} "
                     f"WHERE rowid >= {lo - first} AND rowid < {hi - first})"
                 )
-                yield from _run_partial(
-                    con, whole, partial_sql, placeholder, rows, schema, began, hi - lo
-                )
+                yield from task.partial(con, rows, began, hi - lo)
 
     return run
 
 
-def _run_partial(
-    con: Any,
-    whole: dict[str, tuple[Any, ...]],
-    partial_sql: str,
-    placeholder: str,
-    rows_sql: str,
-    schema: pa.Schema,
-    began: float,
-    rows: int,
-    register: pa.Table | None = None,
-) -> Iterator[pa.RecordBatch]:
-    """The partial over ``rows_sql`` (``register``: Arrow rows it names) on a worker's DuckDB,
-    then one row of task statistics."""
-    cursor = con.cursor()
-    try:
-        for name, spec in whole.items():
-            if spec[0] == "broadcast":
-                cursor.register(name, from_ipc(spec[1].value))
-        if register is not None:
-            cursor.register(rows_sql, register)
-        sql = re.sub(rf"\b{placeholder}\b", lambda _m: rows_sql, partial_sql)
-        partial = cast_partial(cursor.sql(sql).to_arrow_table(), schema, "spark")
-    finally:
-        cursor.close()
-    meta = pa.table(
-        {
-            "__dau_worker": [os.getpid()],
-            "__dau_rows": [rows],
-            "__dau_seconds": [time.perf_counter() - began],
-        }
-    )
-    yield from _with_meta(partial, meta).to_batches()
-
-
-def _partial_fn(
-    handle: str,
-    whole: dict[str, tuple[Any, ...]],
-    partial_sql: str,
-    placeholder: str,
-    schema: pa.Schema,
-    delay: float,
-) -> Any:
+def _partial_fn(task: _Task) -> Any:
     """mapInArrow function: the partial over this partition's rows (those of the query's
     range: Spark filters them on ``__dau_row`` before they reach the worker)."""
 
@@ -283,15 +274,12 @@ def _partial_fn(
         rows = pa.Table.from_batches(got)  # Spark kept only the rows in range
         if not rows.num_rows:
             return
-        if delay > 0:
-            time.sleep(delay)
+        if task.delay > 0:
+            time.sleep(task.delay)
         began = time.perf_counter()
-        con, held = _worker_db(handle)
-        hold_whole(con, whole, held)
+        con, _ = task.db()
         shard = rows.drop_columns([ROW])
-        yield from _run_partial(
-            con, whole, partial_sql, placeholder, "__dau_shard", schema, began, rows.num_rows, shard
-        )
+        yield from task.partial(con, "__dau_shard", began, rows.num_rows, shard)
 
     return run
 
@@ -455,17 +443,16 @@ class SparkTables:
             ]
         )
         frame = self.frame(table)
+        task = _Task(self.handle, whole, partial_sql, placeholder, schema, self.task_delay)
         source = self.sources[table]
         if isinstance(source, ParquetSource):
             # Only the ranges' descriptors cross to the Python workers, which hold the rows.
             files = tuple(str(f) for f in source.files)
             split = (table, files, int(start), int(stop))
-            fn = _range_partial_fn(
-                self.handle, split, whole, partial_sql, placeholder, schema, self.task_delay
-            )
+            fn = _range_partial_fn(task, split)
             rows = frame
         else:
-            fn = _partial_fn(self.handle, whole, partial_sql, placeholder, schema, self.task_delay)
+            fn = _partial_fn(task)
             used = self._used.get(compiled.sql)
             if used is None:
                 from dau_scheduler.rewrite.columns import query_columns
