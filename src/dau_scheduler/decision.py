@@ -103,26 +103,34 @@ MIN_PREDICTED_SPEEDUP = 1.25
 SPLIT_OVERHEAD_SECONDS = 0.002
 
 
+def _faster_alone(posture: str, cpu: float, alone: float, why: str) -> WorkSplit:
+    """The faster arm alone (``cpu``: the host's seconds, ``alone``: the device's), and why."""
+    share = 1.0 if alone < cpu else 0.0
+    return WorkSplit(
+        posture=posture,
+        device_share=share,
+        rationale=f"{posture}: {why}: {'the device' if share else 'the host'} alone",
+        predicted_speedup=cpu / min(cpu, alone) if min(cpu, alone) > 0 else None,
+    )
+
+
 def balance(
     host: QueryProfile, device: QueryProfile, n: int, shared: bool, posture: str
 ) -> WorkSplit:
     """The split measured profiles imply for ``n`` rows.
 
     Arms on the same cores add no compute, so the faster arm alone is best; otherwise the
-    collaborative balance ``(1 - s) * cpu = fixed + s * device``.
+    collaborative balance ``host_fixed + (1 - s) * host_rows = device_fixed + s * device_rows``,
+    kept only when it promises ``MIN_PREDICTED_SPEEDUP`` with the split's own steps counted.
     """
     cpu, alone = host.estimate(n), device.estimate(n)
     if shared:
-        share = 1.0 if alone < cpu else 0.0
-        return WorkSplit(
-            posture=posture,
-            device_share=share,
-            rationale=(
-                f"{posture}: the device arm runs on the host's cores, so the arms' rates do "
-                f"not add; measured host {cpu:.4g}s vs device {alone:.4g}s for {n} rows: "
-                f"{'the device' if share else 'the host'} alone"
-            ),
-            predicted_speedup=cpu / min(cpu, alone) if min(cpu, alone) > 0 else None,
+        return _faster_alone(
+            posture,
+            cpu,
+            alone,
+            "the device arm runs on the host's cores, so the arms' rates do not add; measured "
+            f"host {cpu:.4g}s vs device {alone:.4g}s for {n} rows",
         )
     split = plan_split(
         "collaborative",
@@ -133,23 +141,19 @@ def balance(
         host_fixed_seconds=host.fixed_seconds,
     )
     gain = split.predicted_speedup
-    if gain is not None and gain > 0 and 0 < split.device_share < 1:
+    if 0 < split.device_share < 1 and gain is not None and gain > 0:
         # The split's own steps (starting the arms, the fold) are paid once the rows are cut.
         gain = cpu / (cpu / gain + SPLIT_OVERHEAD_SECONDS)
+        if gain < MIN_PREDICTED_SPEEDUP:
+            return _faster_alone(
+                posture,
+                cpu,
+                alone,
+                f"the measured profiles predict a split {gain:.2f}x faster than the host alone, "
+                f"under the {MIN_PREDICTED_SPEEDUP:g}x a split must promise (the profiles leave "
+                "out how the arms slow each other)",
+            )
         split = split.model_copy(update={"predicted_speedup": gain})
-    if 0 < split.device_share < 1 and gain is not None and gain < MIN_PREDICTED_SPEEDUP:
-        share = 1.0 if alone < cpu else 0.0
-        return WorkSplit(
-            posture=posture,
-            device_share=share,
-            rationale=(
-                f"{posture}: the measured profiles predict a split {gain:.2f}x faster than the "
-                f"host alone, under the {MIN_PREDICTED_SPEEDUP:g}x a split must promise (the "
-                "profiles leave out how the arms slow each other): "
-                f"{'the device' if share else 'the host'} alone"
-            ),
-            predicted_speedup=cpu / min(cpu, alone) if min(cpu, alone) > 0 else None,
-        )
     if posture == "adaptive":
         return split.model_copy(update={"posture": "adaptive"}).check()
     return split
