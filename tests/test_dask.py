@@ -30,15 +30,7 @@ pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
 
 def _cluster(workers: int = 2) -> Any:
-    return distributed.LocalCluster(
-        n_workers=workers,
-        threads_per_worker=1,
-        processes=True,
-        host="127.0.0.1",
-        dashboard_address=":0",
-        worker_dashboard_address=None,
-        silence_logs=logging.CRITICAL,
-    )
+    return dask_backend.local_cluster(workers, silence_logs=logging.CRITICAL)
 
 
 @pytest.fixture(scope="module")
@@ -47,19 +39,13 @@ def client() -> Iterator[Any]:
         yield c
 
 
-@pytest.fixture(scope="module")
-def expected(tpch_dir: Path) -> dict[str, pa.Table]:
-    with Session(tpch_dir, device=None) as s:
-        return {name: s.sql(sql).table for name, sql in tpch.queries().items()}
-
-
 def test_tpch_over_the_workers_equals_duckdb(
-    client: Any, tpch_dir: Path, expected: dict[str, pa.Table]
+    client: Any, tpch_dir: Path, tpch_expected: dict[str, pa.Table]
 ) -> None:
     with Session(tpch_dir, device=None, cluster=client) as s:
         for name, sql in tpch.queries().items():
             result = s.sql(sql)
-            assert compare_tables(result.table, expected[name]) is None, name
+            assert compare_tables(result.table, tpch_expected[name]) is None, name
             ex = result.execution
             assert ex is not None and result.refusal is None, name
             assert len(ex.workers) == 2, (name, ex.workers)  # both workers ran a shard
@@ -68,26 +54,26 @@ def test_tpch_over_the_workers_equals_duckdb(
 
 
 def test_many_shards_fold_in_a_tree_on_the_workers(
-    client: Any, tpch_dir: Path, expected: dict[str, pa.Table]
+    client: Any, tpch_dir: Path, tpch_expected: dict[str, pa.Table]
 ) -> None:
     with Session(tpch_dir, device=None, cluster=client) as s:
         assert s.cluster is not None
         s.cluster.tables.num_shards = 9  # an odd count: one partial waits a level
         for name, sql in tpch.queries().items():
             result = s.sql(sql)
-            assert compare_tables(result.table, expected[name]) is None, name
+            assert compare_tables(result.table, tpch_expected[name]) is None, name
             assert result.execution is not None, name
             assert len(s.cluster.runs) >= 9, name
             assert sum(r for _, r, _ in result.execution.workers) == result.execution.host_rows
 
 
 def test_tpch_over_workers_and_the_polars_device(
-    client: Any, tpch_dir: Path, expected: dict[str, pa.Table]
+    client: Any, tpch_dir: Path, tpch_expected: dict[str, pa.Table]
 ) -> None:
     with Session(tpch_dir, device="polars", cluster=client) as s:
         for name, sql in tpch.queries().items():
             result = s.sql(sql, device_share=0.4)
-            assert compare_tables(result.table, expected[name]) is None, name
+            assert compare_tables(result.table, tpch_expected[name]) is None, name
             assert result.fallback is None, (name, result.fallback)
             if result.refusal is None:
                 ex = result.execution
@@ -115,12 +101,12 @@ def test_in_memory_tables_are_scattered_once_and_exact(client: Any) -> None:
 
 
 def test_the_dask_encoded_data_backend(
-    client: Any, tpch_dir: Path, expected: dict[str, pa.Table]
+    client: Any, tpch_dir: Path, tpch_expected: dict[str, pa.Table]
 ) -> None:
     handle = encoded_data(tpch_dir, backend="dask", cluster=client)
     try:
         for name in ("q01", "q18"):
-            assert compare_tables(handle.fold(tpch.queries()[name]), expected[name]) is None
+            assert compare_tables(handle.fold(tpch.queries()[name]), tpch_expected[name]) is None
         assert handle.num_chunks == 2
     finally:
         handle.close()
@@ -193,7 +179,7 @@ def _kill_a_busy_worker(c: Any, deadline: float = 20.0) -> str:
 
 
 def test_a_worker_killed_mid_query_costs_time_not_rows(
-    tpch_dir: Path, expected: dict[str, pa.Table], monkeypatch: pytest.MonkeyPatch
+    tpch_dir: Path, tpch_expected: dict[str, pa.Table], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv(dask_backend.DELAY_ENV, "1.5")  # the workers inherit it
     with (
@@ -215,7 +201,7 @@ def test_a_worker_killed_mid_query_costs_time_not_rows(
         running.join(timeout=90)
         assert "error" not in got, got.get("error")
         result = got["result"]
-        assert compare_tables(result.table, expected["q01"]) is None
+        assert compare_tables(result.table, tpch_expected["q01"]) is None
         ex = result.execution
         assert ex is not None and sum(r for _, r, _ in ex.workers) == ex.host_rows
         assert killed  # the lost shard's task ran again elsewhere: every row is counted

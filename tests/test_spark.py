@@ -43,19 +43,13 @@ def spark() -> Iterator[Any]:
     connection.close()
 
 
-@pytest.fixture(scope="module")
-def expected(tpch_dir: Path) -> dict[str, pa.Table]:
-    with Session(tpch_dir, device=None) as s:
-        return {name: s.sql(sql).table for name, sql in tpch.queries().items()}
-
-
 def test_tpch_over_spark_equals_duckdb(
-    spark: Any, tpch_dir: Path, expected: dict[str, pa.Table]
+    spark: Any, tpch_dir: Path, tpch_expected: dict[str, pa.Table]
 ) -> None:
     with Session(tpch_dir, device=None, cluster=spark) as s:
         for name, sql in tpch.queries().items():
             result = s.sql(sql)
-            assert compare_tables(result.table, expected[name]) is None, name
+            assert compare_tables(result.table, tpch_expected[name]) is None, name
             ex = result.execution
             assert ex is not None and result.refusal is None, name
             rows = s.row_counts[result.plan.split_table or ""]
@@ -81,7 +75,7 @@ def test_in_memory_tables_and_the_polars_device_over_spark(spark: Any) -> None:
 
 
 def test_parquet_ranges_held_by_workers_cover_part_of_the_rows(
-    spark: Any, tpch_dir: Path, expected: dict[str, pa.Table]
+    spark: Any, tpch_dir: Path, tpch_expected: dict[str, pa.Table]
 ) -> None:
     # The cluster gets [cut, n): each task runs the rows its held range shares with that.
     with Session(tpch_dir, device="polars", cluster=spark) as s:
@@ -89,18 +83,18 @@ def test_parquet_ranges_held_by_workers_cover_part_of_the_rows(
         for name in ("q01", "q18", "q06"):
             for share in (0.3, 0.7, 0.3):  # the second 0.3 runs on ranges already held
                 result = s.sql(tpch.queries()[name], device_share=share)
-                assert compare_tables(result.table, expected[name]) is None, (name, share)
+                assert compare_tables(result.table, tpch_expected[name]) is None, (name, share)
                 ex = result.execution
                 assert ex is not None and ex.device_rows > 0, (name, share)
                 assert sum(r for _, r, _ in ex.workers) == ex.host_rows, (name, share)
 
 
 def test_the_spark_encoded_data_backend(
-    spark: Any, tpch_dir: Path, expected: dict[str, pa.Table]
+    spark: Any, tpch_dir: Path, tpch_expected: dict[str, pa.Table]
 ) -> None:
     handle = encoded_data(tpch_dir, backend="spark", cluster=spark)
     try:
-        assert compare_tables(handle.fold(tpch.queries()["q01"]), expected["q01"]) is None
+        assert compare_tables(handle.fold(tpch.queries()["q01"]), tpch_expected["q01"]) is None
         assert handle.num_chunks >= 1
     finally:
         handle.close()
@@ -123,7 +117,7 @@ def _python_workers() -> list[int]:
 
 
 def test_a_python_worker_killed_mid_task_is_retried_exactly(
-    spark: Any, tpch_dir: Path, expected: dict[str, pa.Table]
+    spark: Any, tpch_dir: Path, tpch_expected: dict[str, pa.Table]
 ) -> None:
     with Session(tpch_dir, device=None, cluster=spark) as s:
         assert s.cluster is not None
@@ -146,7 +140,7 @@ def test_a_python_worker_killed_mid_task_is_retried_exactly(
         s.cluster.tables.task_delay = 0.0  # the retry need not wait (the closure has 3.0)
         running.join(timeout=120)
         assert "error" not in got, got.get("error")
-        assert compare_tables(got["result"].table, expected["q06"]) is None
+        assert compare_tables(got["result"].table, tpch_expected["q06"]) is None
 
 
 @pytest.mark.parametrize(

@@ -100,6 +100,20 @@ class Connection:
             self.cluster = None
 
 
+def local_cluster(workers: int, **options: Any) -> Any:
+    """A dask LocalCluster on this machine: ``workers`` processes of one thread each, listening
+    on 127.0.0.1 only, dashboards on free ports or none; ``options`` go to LocalCluster."""
+    return _distributed().LocalCluster(
+        n_workers=workers,
+        threads_per_worker=1,
+        processes=True,
+        host="127.0.0.1",
+        dashboard_address=":0",
+        worker_dashboard_address=None,
+        **options,
+    )
+
+
 def connect(cluster: Any) -> Connection:
     """A dask ``Client`` as given; ``"local"`` or ``"local:N"``: a LocalCluster of N worker
     processes (default 2) with one thread each, on 127.0.0.1 only, owned by the connection;
@@ -134,14 +148,7 @@ def connect(cluster: Any) -> Connection:
         }
         try:
             with dask.config.set(quiet):
-                started = distributed.LocalCluster(
-                    n_workers=workers,
-                    threads_per_worker=1,
-                    processes=True,
-                    host="127.0.0.1",
-                    dashboard_address=":0",
-                    worker_dashboard_address=None,
-                )
+                started = local_cluster(workers)
         except RuntimeError as exc:
             raise ClusterError(
                 f"the local cluster {cluster!r} did not start ({exc}); its worker processes "
