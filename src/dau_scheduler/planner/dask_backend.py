@@ -47,7 +47,7 @@ from dau_scheduler.errors import ClusterError
 from dau_scheduler.planner.encoded import ClusterEncodedData, register_encoded_data_backend
 from dau_scheduler.planner.placement import placement_for
 from dau_scheduler.planner.resources import Resources
-from dau_scheduler.planner.wire import WorkerRun, from_ipc, hold_whole, to_ipc
+from dau_scheduler.planner.wire import WorkerRun, from_ipc, hold_whole, to_ipc, whole_specs
 from dau_scheduler.tables import ArrowSource, ParquetSource, Source
 
 if TYPE_CHECKING:
@@ -420,8 +420,6 @@ class DaskTables:
     ) -> pa.Table:
         """The partial over rows ``[start, stop)``, placed over the workers and folded in a
         tree on them. Raises ClusterError when a scattered piece was lost or a task failed."""
-        from dau_scheduler.planner.placement import _reads
-
         schema = compiled.partial_schema
         table = compiled.plan.split_table or ""
         if schema is None:  # pragma: no cover - refused queries never come here
@@ -429,12 +427,7 @@ class DaskTables:
         self.last_runs, self.last_fold_seconds = (), 0.0
         if stop <= start:
             return schema.empty_table()
-        reads = self._reads.get(compiled.sql)
-        if reads is None:
-            reads = self._reads[compiled.sql] = _reads(compiled.sql)
-        whole = {
-            n: spec for n, spec in self.specs.items() if n in reads and (n != table or reads[n] > 1)
-        }
+        whole = whole_specs(self.specs, compiled.sql, table, self._reads)
         work = self.placement(start, stop)
         futures = [
             self.client.submit(

@@ -44,7 +44,7 @@ from dau_scheduler.errors import ClusterError
 from dau_scheduler.planner.encoded import ClusterEncodedData, register_encoded_data_backend
 from dau_scheduler.planner.placement import placement_for
 from dau_scheduler.planner.resources import Resources
-from dau_scheduler.planner.wire import WorkerRun, from_ipc, hold_whole, to_ipc
+from dau_scheduler.planner.wire import WorkerRun, from_ipc, hold_whole, to_ipc, whole_specs
 from dau_scheduler.tables import ArrowSource, ParquetSource, Source
 
 if TYPE_CHECKING:
@@ -419,8 +419,6 @@ class SparkTables:
     ) -> pa.Table:
         """The partial over rows ``[start, stop)`` of the split table, one task per cached
         partition; raises ClusterError when Spark gives up on a task."""
-        from dau_scheduler.planner.placement import _reads
-
         schema = compiled.partial_schema
         table = compiled.plan.split_table or ""
         if schema is None:  # pragma: no cover - refused queries never come here
@@ -428,12 +426,7 @@ class SparkTables:
         self.last_runs = ()
         if stop <= start:
             return schema.empty_table()
-        reads = self._reads.get(compiled.sql)
-        if reads is None:
-            reads = self._reads[compiled.sql] = _reads(compiled.sql)
-        whole = {
-            n: spec for n, spec in self.specs.items() if n in reads and (n != table or reads[n] > 1)
-        }
+        whole = whole_specs(self.specs, compiled.sql, table, self._reads)
         out = pa.schema(
             [
                 *schema,

@@ -38,6 +38,22 @@ def from_ipc(data: bytes) -> pa.Table:
         return reader.read_all()
 
 
+def whole_specs(
+    specs: dict[str, tuple[Any, ...]], sql: str, split_table: str, memo: dict[str, dict[str, int]]
+) -> dict[str, tuple[Any, ...]]:
+    """The tables of ``specs`` a worker must hold whole for the query ``sql``: every table it
+    reads, and the split table too when it is read more than once (a subquery over all of it).
+    ``memo`` keeps each query's table reads (parsing the SQL costs ~1 ms)."""
+    from dau_scheduler.planner.placement import _reads
+
+    reads = memo.get(sql)
+    if reads is None:
+        reads = memo[sql] = _reads(sql)
+    return {
+        n: spec for n, spec in specs.items() if n in reads and (n != split_table or reads[n] > 1)
+    }
+
+
 def hold_whole(con: Any, whole: dict[str, tuple[Any, ...]], held: set[str]) -> None:
     """On a worker: each Parquet table of ``whole`` (``("parquet", files)``) read into ``con``
     once, as a table of its name; ``held`` names those already there."""
@@ -47,4 +63,4 @@ def hold_whole(con: Any, whole: dict[str, tuple[Any, ...]], held: set[str]) -> N
             held.add(name)
 
 
-__all__ = ["WorkerRun", "from_ipc", "hold_whole", "to_ipc"]
+__all__ = ["WorkerRun", "from_ipc", "hold_whole", "to_ipc", "whole_specs"]
