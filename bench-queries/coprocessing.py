@@ -287,23 +287,12 @@ def _over_processes(args: argparse.Namespace, argv: list[str]) -> int:
     are fixed at a process's start), and report the combined figures."""
     import subprocess
 
-    keep = []
-    skip = False
-    for i, word in enumerate(argv):  # the same arguments, less --processes and --json
-        if skip:
-            skip = False
-            continue
-        if word in ("--processes", "--json"):
-            skip = i + 1 < len(argv) and not argv[i + 1].startswith("--")
-            continue
-        if word.startswith(("--processes=", "--json=")):
-            continue
-        keep.append(word)
     runs = []
     with tempfile.TemporaryDirectory(prefix="dau-bench-coproc-runs-") as tmp:
         for k in range(args.processes):
             out = Path(tmp) / f"run{k}.json"
-            cmd = [sys.executable, __file__, *keep, "--json", str(out)]
+            # argparse keeps an option's last value: these override the caller's.
+            cmd = [sys.executable, __file__, *argv, "--processes", "1", "--json", str(out)]
             print(f"process {k + 1} of {args.processes}", file=sys.stderr, flush=True)
             done = subprocess.run(cmd, stdout=subprocess.DEVNULL, check=False)
             if done.returncode != 0:
