@@ -2,8 +2,9 @@
 the whole split table?
 
     python bench-queries/calibration.py --scale 1 --runs 5 --repeats 31
+    python bench-queries/calibration.py --data DIR --device cudf    # on a GPU host (gpu/check.py)
 
-For each query, ``calibrate_resources`` measures the host (DuckDB) and the Polars arm on the
+For each query, ``calibrate_resources`` measures the host (DuckDB) and the device arm on the
 first 1% and 4% of the split table, ``--repeats`` pairs each (fixed seconds and marginal rows
 per second from the median of the pairs' differences); the prediction
 ``fixed + rows / throughput`` for all rows is compared with each arm's partial over all rows
@@ -26,6 +27,8 @@ QUERIES = "q01,q03,q05,q06,q08,q09,q10,q12,q14,q19"
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--scale", type=float, default=1.0)
+    parser.add_argument("--data", type=Path, help="TPC-H folder (default: cached --scale)")
+    parser.add_argument("--device", default="polars", choices=("polars", "cudf"))
     parser.add_argument("--queries", default=QUERIES)
     parser.add_argument("--runs", type=int, default=5, help="runs of each arm over all rows")
     parser.add_argument(
@@ -38,9 +41,12 @@ def main() -> None:
     from dau_scheduler.planner import CalibrationCatalog, DeviceSpec, Resources, calibrate_resources
 
     rows = []
-    with Session(tpch.cached(args.scale), device="polars") as session:
-        arms = {"host": session.host, "polars": session.device}
-        res = Resources((DeviceSpec("host"), DeviceSpec("polars", engine="polars")))
+    device = args.device
+    data = args.data if args.data is not None else tpch.cached(args.scale)
+    with Session(data, device=device) as session:
+        arms = {"host": session.host, device: session.device}
+        kind = "gpu" if device == "cudf" else "cpu"
+        res = Resources((DeviceSpec("host"), DeviceSpec(device, kind=kind, engine=device)))
         for name in args.queries.split(","):
             sql = tpch.queries()[name]
             compiled = session.compile(sql)
@@ -50,14 +56,14 @@ def main() -> None:
             record = catalog.latest()
             assert record is not None
             row: dict[str, object] = {"query": name, "rows": n}
-            for device, arm in arms.items():
+            for arm_name, arm in arms.items():
                 best = float("inf")
                 for _ in range(args.runs):
                     t0 = time.perf_counter()
                     arm.run_partial(compiled, 0, n)
                     best = min(best, time.perf_counter() - t0)
-                predicted = record.predict(device, n)
-                row[device] = {
+                predicted = record.predict(arm_name, n)
+                row[arm_name] = {
                     "predicted": predicted,
                     "measured": best,
                     "error": abs(predicted - best) / best,
@@ -65,17 +71,17 @@ def main() -> None:
             rows.append(row)
             print(
                 f"{name}: host predicted {row['host']['predicted']:.3f}s measured "  # type: ignore[index]
-                f"{row['host']['measured']:.3f}s ({row['host']['error']:.1%}); polars "  # type: ignore[index]
-                f"{row['polars']['predicted']:.3f}s vs {row['polars']['measured']:.3f}s "  # type: ignore[index]
-                f"({row['polars']['error']:.1%})",  # type: ignore[index]
+                f"{row['host']['measured']:.3f}s ({row['host']['error']:.1%}); {device} "  # type: ignore[index]
+                f"{row[device]['predicted']:.3f}s vs {row[device]['measured']:.3f}s "  # type: ignore[index]
+                f"({row[device]['error']:.1%})",  # type: ignore[index]
                 flush=True,
             )
     summary = {
-        device: {
-            "median_error": statistics.median(r[device]["error"] for r in rows),  # type: ignore[index]
-            "worst_error": max(r[device]["error"] for r in rows),  # type: ignore[index]
+        arm_name: {
+            "median_error": statistics.median(r[arm_name]["error"] for r in rows),  # type: ignore[index]
+            "worst_error": max(r[arm_name]["error"] for r in rows),  # type: ignore[index]
         }
-        for device in ("host", "polars")
+        for arm_name in arms
     }
     print(json.dumps(summary, indent=1))
     if args.json:

@@ -179,6 +179,15 @@ def step_coprocessing(args: argparse.Namespace) -> None:
     raise SystemExit(subprocess.run(cmd, cwd=ROOT).returncode)
 
 
+def step_calibration(args: argparse.Namespace) -> None:
+    """Issue 12's calibration bar on the real device arm: does a 1% sample predict cuDF's time
+    over the whole split table (the Polars CPU stand-in misses it; docs/benchmarks.md)?"""
+    cmd = [sys.executable, str(ROOT / "bench-queries" / "calibration.py"), "--data"]
+    cmd += [str(_data(args)), "--device", args.device, "--runs", "3", "--repeats", "9"]
+    cmd += ["--json", str(args.out / "calibration.json")]
+    raise SystemExit(subprocess.run(cmd, cwd=ROOT).returncode)
+
+
 #: name -> (function, seconds allowed, needs CUDA)
 STEPS: dict[str, tuple[Any, int, bool]] = {
     "versions": (step_versions, 30, False),
@@ -189,6 +198,7 @@ STEPS: dict[str, tuple[Any, int, bool]] = {
     "tpch": (step_tpch, 90, False),
     "split22": (step_split22, 150, False),
     "coprocessing": (step_coprocessing, 240, False),
+    "calibration": (step_calibration, 90, False),
 }
 
 

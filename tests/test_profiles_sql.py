@@ -90,7 +90,9 @@ def test_whole_table_reads_are_fixed_and_named_by_table(tpch_dir: Path, tmp_path
         shares = table_work(out, split_table="lineitem", table_rows=s.row_counts)
         assert sum(shares.values()) == pytest.approx(1.0)
         assert set(shares) <= {"", "lineitem", "orders", "customer"}
-        assert shares["lineitem"] > 0.3, shares  # the subquery's GROUP BY over all lineitem
+        # the subquery's GROUP BY over all lineitem: about half the work on a quiet machine; a
+        # share of the timings, so only its presence is asserted (a busy machine moves it)
+        assert shares["lineitem"] > 0.1, shares
         plain = profile_from_duckdb(out, rows=n // 2, plan_key="k")
         split = profile_from_duckdb(
             out, rows=n // 2, plan_key="k", split_table="lineitem", table_rows=s.row_counts

@@ -21,6 +21,7 @@ from dau_scheduler.decision import ADAPTIVE_LARGEST, Decision
 from dau_scheduler.merge import MergeRule
 from dau_scheduler.rewrite import fold
 from dau_scheduler.rewrite.aggregates import MERGE_STEPS
+from dau_scheduler.rewrite.dialect import DIALECT
 from dau_scheduler.rows import RowRange, RowSource
 from dau_scheduler.split import SplitExecution, execute_split
 
@@ -35,7 +36,7 @@ def merge_rule(session: Session, compiled: CompiledSplit) -> MergeRule:
     (partials up to ``rewrite.fold.LARGE`` rows) or the final query in DuckDB, with DuckDB's own
     output names."""
     schema = compiled.partial_schema
-    final_sql = compiled.final.sql(dialect="duckdb") if compiled.final is not None else ""
+    final_sql = compiled.final.sql(dialect=DIALECT) if compiled.final is not None else ""
     # The fast fold orders as DuckDB does by default; other NULL or sort orders set on the
     # connection are left to the final query, which runs on it.
     fast = compiled.fast if session.fast_fold and session.host.orders_by_default() else None

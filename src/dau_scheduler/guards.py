@@ -4,15 +4,20 @@ rows reach a device arm. See docs/exactness.md for the classes of wrong answer b
 
 from __future__ import annotations
 
+import logging
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 import duckdb
 import pyarrow as pa
+import sqlglot
+from sqlglot import exp
+from sqlglot.errors import SqlglotError
 
 from dau_scheduler.errors import DauError, SqlError
 from dau_scheduler.rewrite.columns import query_columns
+from dau_scheduler.rewrite.dialect import DIALECT
 from dau_scheduler.tables import ArrowSource, ConnectionSource, ParquetSource, Source
 
 #: Calls with side effects or a value per call: a query holding one is run once, as it is.
@@ -39,6 +44,57 @@ def default_order(cursor: duckdb.DuckDBPyConnection) -> bool:
         "lower(current_setting('default_null_order'))"
     ).fetchone()
     return row is not None and row[0] in ("asc", "ascending") and row[1] == "nulls_last"
+
+
+def default_collation(cursor: duckdb.DuckDBPyConnection) -> str:
+    """The connection's ``default_collation`` ('' when none is set)."""
+    row = cursor.execute("SELECT current_setting('default_collation')").fetchone()
+    return str(row[0]) if row is not None and row[0] else ""
+
+
+def collated_tables(cursor: duckdb.DuckDBPyConnection, tables: Iterable[str]) -> str | None:
+    """Why strings of ``tables`` compare by a collation the fold would not keep: the first of
+    them (a table or a view) declared with ``COLLATE``, named; None when none is. Arrow
+    partials carry plain strings and the final query over them compares bytes (DuckDB's
+    test/sql/collate)."""
+    names = sorted({t.lower() for t in tables})
+    if not names:
+        return None
+    row = cursor.execute(
+        "SELECT (SELECT list(lower(table_name)) FROM duckdb_tables() "
+        "WHERE lower(table_name) IN (SELECT unnest($1)) AND sql ILIKE '%collate%'), "
+        "(SELECT list(lower(view_name)) FROM duckdb_views() "
+        "WHERE lower(view_name) IN (SELECT unnest($1)) AND sql ILIKE '%collate%')",
+        [names],
+    ).fetchone()
+    collated = sorted(set((row[0] or []) + (row[1] or []))) if row is not None else []
+    if collated:
+        return (
+            f"table {collated[0]} declares a collation (COLLATE), which the fold over Arrow "
+            "partials does not keep"
+        )
+    return None
+
+
+def expanded_query(sql: str, kind: duckdb.StatementType) -> bool:
+    """Whether a statement DuckDB expands into several (``MULTI``: a PIVOT without an IN list
+    first finds the pivot's values) is a query that reads and changes nothing: a SELECT or a
+    PIVOT at the top, no DDL or DML anywhere (``CREATE TABLE x AS PIVOT ...`` is MULTI too)."""
+    if kind != duckdb.StatementType.MULTI:
+        return False
+    quiet = logging.getLogger("sqlglot")
+    level = quiet.level
+    quiet.setLevel(logging.ERROR)  # "falling back to parsing as a Command" is the answer here
+    try:
+        tree = sqlglot.parse_one(sql, read=DIALECT)
+    except SqlglotError:
+        return False
+    finally:
+        quiet.setLevel(level)
+    changes = (exp.DDL, exp.DML, exp.Command, exp.Merge, exp.Set, exp.Pragma)
+    return isinstance(tree, (exp.Query, exp.Pivot)) and not any(
+        isinstance(node, changes) for node in tree.walk()
+    )
 
 
 def type_refusal(sql: str, schema: dict[str, dict[str, str]]) -> str | None:
@@ -165,7 +221,10 @@ __all__ = [
     "VOLATILE",
     "ColumnWidths",
     "arrow_for_device",
+    "collated_tables",
+    "default_collation",
     "default_order",
+    "expanded_query",
     "load_resident",
     "type_refusal",
 ]

@@ -1,14 +1,18 @@
 """Why a compiled query is not split, asked once per query: the plan's own refusal, a column
-type Arrow cannot carry, rowid gaps the device cannot number, what a cluster cannot carry, what
-the device arm cannot run, or an ordering the device arm does not share with the connection.
-None means the split may run."""
+type Arrow cannot carry, a collation the fold would lose, rowid gaps the device cannot number,
+what a cluster cannot carry, what the device arm cannot run, or an ordering the device arm does
+not share with the connection. None means the split may run."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import sqlglot
+from sqlglot import exp
+
 from dau_scheduler.arms.duckdb import DuckDBArm
-from dau_scheduler.guards import type_refusal
+from dau_scheduler.guards import collated_tables, type_refusal
+from dau_scheduler.rewrite.dialect import DIALECT
 
 if TYPE_CHECKING:
     from dau_scheduler.rewrite.planner import CompiledSplit
@@ -22,12 +26,29 @@ class Refusals:
         self.session = session
         self._types: dict[tuple[str, str | None], str | None] = {}
         self._device: dict[tuple[str, str | None], str | None] = {}
+        self._collated: dict[str, str | None] = {}
 
     def types(self, compiled: CompiledSplit) -> str | None:
         key = (compiled.sql, compiled.plan.split_table)
         if key not in self._types:
             self._types[key] = type_refusal(compiled.sql, self.session.schema)
         return self._types[key]
+
+    def collation(self, compiled: CompiledSplit) -> str | None:
+        """A collation the fold would lose: the connection's default (asked every time on a
+        user's connection), or a table or view the query reads declared with one (once per
+        query)."""
+        setting = self.session.host.collation()
+        if setting:
+            return (
+                f"the connection sets default_collation = '{setting}', which the fold over "
+                "Arrow partials does not keep"
+            )
+        if compiled.sql not in self._collated:
+            tree = sqlglot.parse_one(compiled.sql, read=DIALECT)
+            read = {t.name for t in tree.find_all(exp.Table)}
+            self._collated[compiled.sql] = collated_tables(self.session.host.cursor(), read)
+        return self._collated[compiled.sql]
 
     def device(self, compiled: CompiledSplit) -> str | None:
         """The device arm's answer to "can you run this partial?", asked once per query."""
@@ -41,6 +62,8 @@ class Refusals:
         """The first reason ``compiled`` is not split, or None."""
         s = self.session
         refusal = compiled.plan.refusal or self.types(compiled)
+        if refusal is None:
+            refusal = self.collation(compiled)
         cut = compiled.plan.split_table
         if refusal is None and cut in s.gapped and not isinstance(s.device, DuckDBArm):
             refusal = (

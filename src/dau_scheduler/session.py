@@ -27,13 +27,14 @@ from dau_scheduler.arms.duckdb import DuckDBArm, quote
 from dau_scheduler.checks import MIN_BUDGET_MB
 from dau_scheduler.decision import ArmFacts, Decision, Profiles, decide, host_alone_unplanned
 from dau_scheduler.errors import ArmError, ClusterError, PostureError, SplitError, SqlError
-from dau_scheduler.guards import VOLATILE, ColumnWidths, load_resident
+from dau_scheduler.guards import VOLATILE, ColumnWidths, expanded_query, load_resident
 from dau_scheduler.link import cached_rates, knee_bytes
 from dau_scheduler.merge import MergeRule
 from dau_scheduler.paths import profile_cache_root
 from dau_scheduler.posture import POSTURES, WorkSplit
 from dau_scheduler.profile import ProfileCache, QueryProfile
 from dau_scheduler.refusals import Refusals
+from dau_scheduler.rewrite.dialect import DIALECT
 from dau_scheduler.rewrite.planner import CompiledSplit, SplitPlan, compile_split
 from dau_scheduler.split import SplitExecution, device_cut
 from dau_scheduler.strategies import MemoryPlan, memory_plan
@@ -281,7 +282,7 @@ class Session:
         if len(statements) != 1:
             raise SqlError(f"expected one statement, got {len(statements)}; run them one by one")
         kind = statements[0].type
-        if kind != duckdb.StatementType.SELECT:
+        if kind != duckdb.StatementType.SELECT and not expanded_query(sql, kind):
             raise SqlError(f"only queries (SELECT) are run here; got a {kind.name} statement")
 
     def compile(self, sql: str, split_table: str | None = None) -> CompiledSplit:
@@ -317,7 +318,7 @@ class Session:
             from sqlglot import exp
 
             read = {
-                t.name.lower() for t in sqlglot.parse_one(sql, read="duckdb").find_all(exp.Table)
+                t.name.lower() for t in sqlglot.parse_one(sql, read=DIALECT).find_all(exp.Table)
             }
             if split_table.lower() not in read:
                 raise SqlError(f"split_table {split_table!r} is not read by this query")
@@ -332,9 +333,9 @@ class Session:
             return compiled
         try:
             self.host.run_over_partials(
-                compiled.final.sql(dialect="duckdb"), compiled.partial_schema.empty_table()
+                compiled.final.sql(dialect=DIALECT), compiled.partial_schema.empty_table()
             )
-        except duckdb.Error as exc:
+        except (duckdb.Error, pa.ArrowException) as exc:  # Arrow: no empty sparse union
             why = str(exc).strip().splitlines()[0]
             plan = compiled.plan.model_copy(
                 update={"refusal": f"the final query of this split does not run: {why}"}

@@ -13,7 +13,8 @@ import duckdb
 import pyarrow as pa
 
 from dau_scheduler.errors import SqlError
-from dau_scheduler.guards import default_order
+from dau_scheduler.guards import default_collation, default_order
+from dau_scheduler.rewrite.dialect import DIALECT
 from dau_scheduler.rewrite.planner import PARTIALS, PLACEHOLDER, CompiledSplit
 from dau_scheduler.tables import ArrowSource, ParquetSource, Source
 
@@ -52,6 +53,7 @@ class DuckDBArm:
         self._shared = share is not None or connection is not None
         self.owned = share is None and connection is None
         self._ordered: bool | None = None
+        self._collation: str | None = None
         self._shared_from = share
         self._lock = threading.Lock()
         #: SET statements every cursor runs first (see ``sync_settings``).
@@ -71,6 +73,14 @@ class DuckDBArm:
             return self._ordered
         self._ordered = default_order(self.cursor())
         return self._ordered
+
+    def collation(self) -> str:
+        """This arm's connection's ``default_collation`` ('' when none), asked as
+        :meth:`orders_by_default` asks its order."""
+        if self.owned and self._collation is not None:
+            return self._collation
+        self._collation = default_collation(self.cursor())
+        return self._collation
 
     def close(self) -> None:
         """Close the database this arm opened (a user's or a shared one stays open)."""
@@ -164,7 +174,7 @@ class DuckDBArm:
         if text is None:
             if compiled.partial is None:
                 raise SqlError("this query has no partial to run")
-            text = compiled.partial.sql(dialect="duckdb")
+            text = compiled.partial.sql(dialect=DIALECT)
             compiled.arm_sql["duckdb"] = text
         return text
 

@@ -10,7 +10,9 @@ Polars' SQL differs from DuckDB's in ways that change answers, so the partial is
 - ``BETWEEN`` is written as two comparisons (parenthesized, for ``NOT BETWEEN``); date literals as
   ``DATE 'yyyy-mm-dd'``; ``BOOL_AND``/``BOOL_OR`` as ``MIN``/``MAX``.
 - Polars joins only on equalities: an inner or left join's conditions on the joined table alone
-  become a filter on that table (``_filter_joined_table``).
+  become a filter on that table (``_filter_joined_table``); any other condition that is not an
+  equality between the joined item and the sources before it is refused
+  (``_refuse_unpaired_conditions``).
 - Polars wraps integer overflow and sums FLOAT in single precision: integer sums and arithmetic
   are computed in DECIMAL(38, 0) and cast back strictly, FLOATs are summed as DOUBLEs
   (``_checked_arithmetic``).
@@ -198,7 +200,7 @@ def _filter_joined_table(node: exp.Expr) -> exp.Expr:
     if not isinstance(node, exp.Join) or (node.side, node.kind) not in _FILTERABLE_JOINS:
         return node
     table, on = node.this, node.args.get("on")
-    if not isinstance(table, exp.Table) or on is None:
+    if not isinstance(table, (exp.Table, exp.Subquery)) or on is None:
         return node
     name = table.alias_or_name
     conjuncts = list(on.flatten()) if isinstance(on, exp.And) else [on]
@@ -218,6 +220,35 @@ def _filter_joined_table(node: exp.Expr) -> exp.Expr:
     joined.set("this", exp.Subquery(this=inner, alias=exp.TableAlias(this=exp.to_identifier(name))))
     joined.set("on", exp.and_(*[c.copy() for c in conjuncts if c not in own]))
     return joined
+
+
+def _refuse_unpaired_conditions(tree: exp.Expr) -> None:
+    """Raise ``SqlError`` for a join condition that is not an equality between an expression of
+    the joined item and one of the sources before it. Polars' SQL takes every ``=`` in ON as a
+    pair of join keys and finds a column by its name on the left first: ``ON t2.i = 5`` joined
+    on the left's ``i`` (DuckDB's test/sql/optimizer/plan/test_filter_pushdown_large.test
+    returned every row of t2); ``a.k = 1`` or an OR has no pair of keys at all."""
+    for join in tree.find_all(exp.Join):
+        on = join.args.get("on")
+        if on is None:
+            continue
+        name = join.this.alias_or_name
+        for condition in on.flatten() if isinstance(on, exp.And) else [on]:
+            sides = (
+                [_sources(side) for side in (condition.this, condition.expression)]
+                if isinstance(condition, exp.EQ)
+                else []
+            )
+            if not (
+                len(sides) == 2
+                and all(sides)
+                and ({name} in sides)
+                and not any(name in side for side in sides if side != {name})
+            ):
+                raise SqlError(
+                    f"join condition {condition.sql(dialect='duckdb')}: the Polars arm joins "
+                    "only on equalities between the joined item and the sources before it"
+                )
 
 
 _WIDE_INTEGER = exp.DataType.build("DECIMAL(38, 0)")
@@ -382,11 +413,35 @@ def _decimal_scale(data_type: exp.DataType) -> int:
     return int(params[1].name) if len(params) > 1 else 0
 
 
+_PLAIN_NUMBER = re.compile(r"-?\d+(\.\d+)?")
+_PLAIN_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+def _plain_literal(cast: exp.Cast) -> bool:
+    """A text literal both engines read alike: ``DATE 'yyyy-mm-dd'``, or a plain decimal number
+    as a DECIMAL (the form the arm writes decimal literals in)."""
+    text = cast.this
+    if not (isinstance(text, exp.Literal) and text.is_string):
+        return False
+    if cast.to.is_type("DATE"):
+        return _PLAIN_DATE.fullmatch(text.this) is not None
+    return cast.to.is_type("DECIMAL") and _PLAIN_NUMBER.fullmatch(text.this) is not None
+
+
 def _cast_divergence(cast: exp.Cast) -> str | None:
     """How Polars would compute this cast differently from DuckDB, if it would."""
     source, target = cast.this.type, cast.to
+    if target.is_type(*exp.DataType.NESTED_TYPES, exp.DataType.Type.UNION):
+        # DuckDB parses '[a, b]' into a list; Polars wraps the whole text as one element.
+        return "a cast to a nested type (DuckDB parses text into it, Polars does not)"
     if source is None:
         return None
+    if (
+        source.is_type(*exp.DataType.TEXT_TYPES)
+        and not target.is_type(*exp.DataType.TEXT_TYPES)
+        and not _plain_literal(cast)
+    ):
+        return "a cast from text (DuckDB and Polars parse text by different rules)"
     if target.is_type(*exp.DataType.INTEGER_TYPES) and source.is_type(*exp.DataType.REAL_TYPES):
         return "a cast of a fraction to an integer (DuckDB rounds it, Polars truncates)"
     if (
@@ -430,6 +485,7 @@ def polars_sql(compiled: CompiledSplit, types: dict[str, dict[str, str]] | None 
         raise SqlError("this query has no partial to run")
     partial = _join_explicitly(_translated(compiled.partial))
     partial = partial.transform(_filter_joined_table)
+    _refuse_unpaired_conditions(partial)
     if types is not None:
         split = compiled.plan.split_table
         schema = dict(types) | ({PLACEHOLDER: types[split]} if split in types else {})

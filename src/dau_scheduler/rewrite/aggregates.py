@@ -15,6 +15,7 @@ import pyarrow as pa
 from sqlglot import exp
 
 from dau_scheduler.lazy import LazyModule
+from dau_scheduler.rewrite.dialect import DIALECT
 
 if TYPE_CHECKING:
     import pyarrow.compute as pc
@@ -35,7 +36,7 @@ def aggregate_kind(node: exp.Expr) -> str:
     elif type(inner) in _NAMES:
         name = _NAMES[type(inner)]
     else:
-        name = inner.sql(dialect="duckdb").split("(", 1)[0].strip().lower()
+        name = inner.sql(dialect=DIALECT).split("(", 1)[0].strip().lower()
     distinct = isinstance(inner.this, exp.Distinct) if isinstance(inner, exp.Func) else False
     return f"{name}_distinct" if distinct else name
 

@@ -11,6 +11,7 @@ from sqlglot import exp
 from dau_scheduler.errors import SplitError
 from dau_scheduler.merge import MergeRule, check_split
 from dau_scheduler.rewrite.aggregates import MERGE_STEPS, aggregate_kind
+from dau_scheduler.rewrite.dialect import DIALECT
 from dau_scheduler.rewrite.fold import FastFold, FastRows, FoldCall
 
 #: The table name the final query reads the arms' partials from.
@@ -63,7 +64,7 @@ def aggregate_calls(select: exp.Select, names: frozenset[str]) -> list[exp.Expr]
 def function_name(node: exp.Expr) -> str:
     if isinstance(node, exp.Anonymous):
         return str(node.this).lower()
-    return node.sql(dialect="duckdb").split("(", 1)[0].strip().lower()
+    return node.sql(dialect=DIALECT).split("(", 1)[0].strip().lower()
 
 
 def output_name(call: exp.Expr, block: exp.Select) -> str:
@@ -73,7 +74,7 @@ def output_name(call: exp.Expr, block: exp.Select) -> str:
     if node is None:
         return "?"
     if node.arg_key == "expressions":
-        return node.alias_or_name or node.sql(dialect="duckdb")
+        return node.alias_or_name or node.sql(dialect=DIALECT)
     return (node.arg_key or "?").upper()
 
 
@@ -179,14 +180,14 @@ def build_aggregate(block: exp.Select, names: frozenset[str]) -> BuiltBlock:
     fold_calls: list[FoldCall] = []
     partial_names: dict[str, str] = {}
     for call in calls:
-        text = call.sql(dialect="duckdb")
+        text = call.sql(dialect=DIALECT)
         if text in merged:
             continue
         kind = aggregate_kind(call)
         step = MERGE_STEPS[kind]
         columns = []
         for partial in step.partials(call):
-            text_partial = partial.sql(dialect="duckdb")
+            text_partial = partial.sql(dialect=DIALECT)
             name = partial_names.get(text_partial, f"__dau_p{len(projections) - len(keys)}")
             if text_partial not in partial_names:  # arms compute each distinct partial once
                 partial_names[text_partial] = name
@@ -205,7 +206,7 @@ def build_aggregate(block: exp.Select, names: frozenset[str]) -> BuiltBlock:
 
     def fold(node: exp.Expr) -> exp.Expr | None:
         if is_aggregate(node, names):
-            expression, index = merged[node.sql(dialect="duckdb")]
+            expression, index = merged[node.sql(dialect=DIALECT)]
             # Typed once the partial is bound: the merged value takes the unsplit aggregate's type.
             cast = exp.Cast(this=expression.copy(), to=exp.DataType.build("UNKNOWN"))
             cast.meta["dau_cast"] = index
@@ -216,7 +217,7 @@ def build_aggregate(block: exp.Select, names: frozenset[str]) -> BuiltBlock:
         if isinstance(node, exp.Column):
             if not node.table and node.name in aliases:
                 return None
-            raise Refuse(f"column {node.sql(dialect='duckdb')} is neither grouped nor aggregated")
+            raise Refuse(f"column {node.sql(dialect=DIALECT)} is neither grouped nor aggregated")
         return None
 
     replacement = exp.Select(
@@ -295,7 +296,7 @@ def fast_fold_for(
         if key is not None:
             outputs.append(("key", key))
         elif is_aggregate(expression, names):
-            outputs.append(("agg", call_texts.index(expression.sql(dialect="duckdb"))))
+            outputs.append(("agg", call_texts.index(expression.sql(dialect=DIALECT))))
         else:
             return None
     order: list[tuple[int, bool]] = []

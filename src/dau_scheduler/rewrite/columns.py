@@ -9,15 +9,16 @@ from sqlglot.optimizer.qualify import qualify
 from sqlglot.optimizer.scope import traverse_scope
 
 from dau_scheduler.errors import SqlError
+from dau_scheduler.rewrite.dialect import DIALECT
 
 
 def query_columns(sql: str, schema: dict[str, dict[str, str]]) -> dict[str, set[str]]:
     """The columns of each base table the query reads (``SELECT *`` reads them all)."""
     try:
         tree = qualify(
-            sqlglot.parse_one(sql, read="duckdb"),
+            sqlglot.parse_one(sql, read=DIALECT),
             schema=dict(schema),
-            dialect="duckdb",
+            dialect=DIALECT,
             validate_qualify_columns=False,
         )
     except SqlglotError as exc:

@@ -39,6 +39,7 @@ from dau_scheduler.rewrite.blocks import (
     output_name,
     own_nodes,
 )
+from dau_scheduler.rewrite.dialect import DIALECT
 from dau_scheduler.rewrite.fold import FastFold, FastRows
 from dau_scheduler.rewrite.steps import STEPS
 
@@ -109,6 +110,9 @@ class CompiledSplit:
     def splittable(self) -> bool:
         return self.plan.refusal is None
 
+
+#: The parts of a table reference the split understands (its rows as stored, under a name).
+_TABLE_ARGS = frozenset({"this", "alias", "db", "catalog", "sample"})
 
 #: The parts of a join the row-linear rules below understand; a join with any other is refused.
 _JOIN_ARGS = frozenset({"this", "on", "side", "kind", "using", "method"})
@@ -234,6 +238,10 @@ def _candidates(tree: exp.Expr, table: str, names: frozenset[str]) -> Iterator[_
                 continue
             if not isinstance(node, exp.Table):
                 continue
+            unknown = sorted(k for k, v in node.args.items() if v and k not in _TABLE_ARGS)
+            if unknown:  # PIVOT / UNPIVOT on the table, time travel, ...: default deny
+                yield f"{table} is read with {', '.join(unknown)} ({node.sql(dialect=DIALECT)})"
+                continue
             try:
                 yield _Candidate(table, node, _find_block(node, scope, scopes, names, table))
             except Refuse as refusal:
@@ -281,7 +289,7 @@ def _cast_outputs(final: exp.Expr, columns: Sequence[str], types: Sequence[str])
 
     def target(type_name: str) -> exp.DataType:
         try:
-            return exp.DataType.build(type_name, dialect="duckdb")
+            return exp.DataType.build(type_name, dialect=DIALECT)
         except (SqlglotError, ValueError) as exc:
             raise Refuse(f"output type {type_name} cannot be expressed for the final cast") from exc
 
@@ -322,11 +330,11 @@ _NUMERIC = re.compile(
 
 
 def _analyse(sql: str, schema: dict[str, dict[str, str]]) -> exp.Expr:
-    tree: exp.Expr = sqlglot.parse_one(sql, read="duckdb")
+    tree: exp.Expr = sqlglot.parse_one(sql, read=DIALECT)
     tree = qualify(
         tree,
         schema=dict(schema),
-        dialect="duckdb",
+        dialect=DIALECT,
         validate_qualify_columns=True,
         quote_identifiers=True,
         identify=True,
@@ -373,7 +381,7 @@ def compile_split(
         return refused(f"the query could not be analysed for splitting: {exc}")
     # The rewrite works on sqlglot's reading of the query: it must bind to the same types.
     try:
-        _, round_trip, _ = binder(tree.sql(dialect="duckdb"))
+        _, round_trip, _ = binder(tree.sql(dialect=DIALECT))
     except (SplitError, ValueError, RuntimeError) as exc:
         return refused(f"the SQL front end cannot reproduce this query: {exc}")
     if list(round_trip) != list(types):
@@ -382,6 +390,12 @@ def compile_split(
             f"instead of {list(types)})"
         )
 
+    collated = _collation_outside_filters(tree)
+    if collated is not None:
+        return refused(
+            f"{collated} orders, groups or compares strings by a collation, which the fold over "
+            "Arrow partials does not keep"
+        )
     read = sorted(
         {t.name.lower() for t in tree.find_all(exp.Table) if t.name.lower() in schema},
         key=lambda name: (-row_counts.get(name, 0), name),
@@ -407,6 +421,22 @@ def compile_split(
         return refused(*first_refusal)
     reason = reasons[0] if reasons else "the query reads no table both arms hold"
     return refused(reason, tables[0] if tables else None)
+
+
+def _collation_outside_filters(tree: exp.Expr) -> str | None:
+    """The first ``COLLATE`` outside a WHERE or JOIN condition, as SQL, or None. Inside a filter
+    it is evaluated by DuckDB on each arm's rows; elsewhere (ORDER BY, GROUP BY, DISTINCT,
+    MIN/MAX) its strings would be compared again by the fold, byte by byte."""
+    for node in tree.find_all(exp.Collate):
+        child: exp.Expr = node
+        parent = node.parent
+        while parent is not None and not isinstance(parent, (exp.Where, exp.Query)):
+            if isinstance(parent, exp.Join) and child is parent.args.get("on"):
+                break
+            child, parent = parent, parent.parent
+        if not isinstance(parent, (exp.Where, exp.Join)):
+            return str(node.sql(dialect=DIALECT))
+    return None
 
 
 def _aggregates_of(block: exp.Select, names: frozenset[str]) -> list[tuple[str, str]]:
@@ -442,13 +472,20 @@ def _compile_candidate(
     probe.set("expressions", [*probe.expressions, *[p.copy() for p in built.probe_extra]])
     probe.set("limit", exp.Limit(expression=exp.Literal.number(0)))
     try:
-        names_out, types_out, bound = binder(probe.sql(dialect="duckdb"))
+        names_out, types_out, bound = binder(probe.sql(dialect=DIALECT))
     except (SplitError, ValueError, RuntimeError) as exc:
         raise Refuse(f"the partial query does not bind: {exc}") from exc
     if bound is None:
         raise Refuse("the partial query's Arrow types cannot be read without running it")
     schema_out = bound
     width = len(partial.expressions)
+    if len(names_out) != width + len(built.probe_extra):
+        # ``ORDER BY *``, UNNEST of a struct, COLUMNS(...): one expression, several columns.
+        raise Refuse(
+            f"the partial query has {len(names_out)} columns for "
+            f"{width + len(built.probe_extra)} expressions (an expression there expands to "
+            "several columns)"
+        )
     partial_columns, partial_types = names_out[:width], types_out[:width]
     by_name = dict(zip(partial_columns, partial_types, strict=True))
     for call in built.calls:
@@ -462,7 +499,7 @@ def _compile_candidate(
     for node in built.replacement.walk():
         if "dau_cast" in node.meta:
             index = node.meta.pop("dau_cast")
-            node.set("to", exp.DataType.build(types_out[width + index], dialect="duckdb"))
+            node.set("to", exp.DataType.build(types_out[width + index], dialect=DIALECT))
 
     final_tree = tree.copy()
     target = _marked(final_tree, "block")
@@ -492,8 +529,8 @@ def _compile_candidate(
 
     plan = SplitPlan(
         split_table=found.table,
-        partial_sql=partial.sql(dialect="duckdb", pretty=True),
-        final_sql=final_tree.sql(dialect="duckdb", pretty=True),
+        partial_sql=partial.sql(dialect=DIALECT, pretty=True),
+        final_sql=final_tree.sql(dialect=DIALECT, pretty=True),
         aggregates=tuple(built.aggregates),
     )
     return CompiledSplit(
