@@ -29,3 +29,19 @@ def test_rewrite_matches_fixture_and_answer(session: Session, fixture: Path) -> 
         result = session.sql(sections["input"], device_share=share)
         assert compare_tables(result.table, expected) is None
         assert (result.execution is None) == bool(sections.get("refusal"))
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "select l_orderkey from lineitem using sample 5",
+        "select * from (select l_orderkey from lineitem) using sample 10%",
+        "select count(*) from lineitem tablesample 10%",
+        "select l_orderkey from (select * from lineitem using sample 3 rows) s",
+    ],
+)
+def test_samples_are_refused(session: Session, sql: str) -> None:
+    """Which rows a sample keeps depends on the rows and order each engine sees (a USING SAMPLE
+    on the query's SELECT was split like a plain scan: DuckDB's set_seed_for_sample.test)."""
+    refusal = session.explain(sql).refusal
+    assert refusal is not None and "samples rows" in refusal, refusal

@@ -1,6 +1,6 @@
 """Compare two answers the way engine test suites do: same names and Arrow types, same rows;
-integers, decimals and strings exact, floats within a relative tolerance, NULL and NaN as
-themselves."""
+integers, decimals and strings exact, floats within a relative tolerance (inside lists and
+structs too), NULL and NaN as themselves."""
 
 from __future__ import annotations
 
@@ -34,6 +34,10 @@ def _same_value(a: Any, b: Any, rel: float) -> bool:
         if math.isnan(fa) or math.isnan(fb):
             return math.isnan(fa) and math.isnan(fb)
         return fa == fb or abs(fa - fb) <= rel * max(abs(fa), abs(fb))
+    if isinstance(a, dict) and isinstance(b, dict):  # a struct: field by field
+        return list(a) == list(b) and all(_same_value(a[k], b[k], rel) for k in a)
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):  # a list, or a map's pairs
+        return len(a) == len(b) and all(_same_value(x, y, rel) for x, y in zip(a, b, strict=True))
     return bool(a == b)
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import duckdb
@@ -35,6 +35,34 @@ ARROW_LOSSY: dict[str, str] = {
     "BIGNUM": "no Arrow equivalent",
     "VARINT": "no Arrow equivalent",
 }
+
+
+def aggregate_names(cursor: duckdb.DuckDBPyConnection) -> frozenset[str]:
+    """DuckDB's aggregate functions, and the macros whose bodies call one (``geomean``,
+    ``weighted_avg``, a user's ``CREATE MACRO``), directly or through another such macro. A
+    macro that aggregates is an aggregate to the split: read as a scalar function it was run on
+    each arm's rows and its two answers returned (DuckDB's test/sql/function/numeric)."""
+    names = {
+        str(row[0]).lower()
+        for row in cursor.execute(
+            "SELECT DISTINCT function_name FROM duckdb_functions() "
+            "WHERE function_type = 'aggregate'"
+        ).fetchall()
+    }
+    macros = [
+        (str(name).lower(), str(body).lower())
+        for name, body in cursor.execute(
+            "SELECT DISTINCT function_name, macro_definition FROM duckdb_functions() "
+            "WHERE function_type = 'macro' AND macro_definition IS NOT NULL"
+        ).fetchall()
+    ]
+    grew = True
+    while grew:
+        calls = re.compile(rf"(?<![\w.])({'|'.join(map(re.escape, sorted(names)))})\s*\(")
+        found = {name for name, body in macros if name not in names and calls.search(body)}
+        names |= found
+        grew = bool(found)
+    return frozenset(names)
 
 
 def default_order(cursor: duckdb.DuckDBPyConnection) -> bool:
@@ -97,8 +125,21 @@ def expanded_query(sql: str, kind: duckdb.StatementType) -> bool:
     )
 
 
-def type_refusal(sql: str, schema: dict[str, dict[str, str]]) -> str | None:
-    """Why the query reads a column whose type Arrow cannot carry exactly, or None."""
+_LOSSY = re.compile(rf"\b({'|'.join(ARROW_LOSSY)})\b")
+
+
+def lossy_part(type_name: str) -> str | None:
+    """The type within ``type_name`` (a DuckDB type, nested or not) that Arrow does not carry
+    exactly, or None. DuckDB spells TIMETZ ``TIME WITH TIME ZONE`` in its catalog."""
+    found = _LOSSY.search(type_name.upper().replace("TIME WITH TIME ZONE", "TIMETZ"))
+    return found.group(1) if found else None
+
+
+def type_refusal(
+    sql: str, schema: dict[str, dict[str, str]], partial_types: Sequence[str] = ()
+) -> str | None:
+    """Why the query reads a column, or its partial carries a value, whose type Arrow cannot
+    carry exactly (``ARROW_LOSSY``, also inside a list or struct), or None."""
     try:
         used = query_columns(sql, schema)
     except DauError:
@@ -106,12 +147,20 @@ def type_refusal(sql: str, schema: dict[str, dict[str, str]]) -> str | None:
         used = {table: {c.lower() for c in columns} for table, columns in schema.items()}
     for table, columns in sorted(used.items()):
         for column, type_name in schema.get(table, {}).items():
-            base = type_name.split("(")[0].upper()
-            if column.lower() in columns and base in ARROW_LOSSY:
+            part = lossy_part(type_name)
+            if column.lower() in columns and part is not None:
                 return (
                     f"column {table}.{column} is {type_name}, which Arrow does not carry "
-                    f"exactly between the arms ({ARROW_LOSSY[base]})"
+                    f"exactly between the arms ({ARROW_LOSSY[part]})"
                 )
+    for type_name in partial_types:
+        part = lossy_part(type_name)
+        # A HUGEINT the query computes (sum of BIGINTs) fits Arrow's 38 digits below 10^19 rows.
+        if part is not None and part not in ("HUGEINT", "UHUGEINT"):
+            return (
+                f"the partial carries a {type_name} value, which Arrow does not carry exactly "
+                f"between the arms ({ARROW_LOSSY[part]})"
+            )
     return None
 
 
@@ -220,11 +269,13 @@ __all__ = [
     "ARROW_LOSSY",
     "VOLATILE",
     "ColumnWidths",
+    "aggregate_names",
     "arrow_for_device",
     "collated_tables",
     "default_collation",
     "default_order",
     "expanded_query",
     "load_resident",
+    "lossy_part",
     "type_refusal",
 ]

@@ -27,11 +27,14 @@ class Refusals:
         self._types: dict[tuple[str, str | None], str | None] = {}
         self._device: dict[tuple[str, str | None], str | None] = {}
         self._collated: dict[str, str | None] = {}
+        self._regex: dict[str, bool] = {}
 
     def types(self, compiled: CompiledSplit) -> str | None:
         key = (compiled.sql, compiled.plan.split_table)
         if key not in self._types:
-            self._types[key] = type_refusal(compiled.sql, self.session.schema)
+            self._types[key] = type_refusal(
+                compiled.sql, self.session.schema, compiled.partial_types
+            )
         return self._types[key]
 
     def collation(self, compiled: CompiledSplit) -> str | None:
@@ -50,6 +53,25 @@ class Refusals:
             self._collated[compiled.sql] = collated_tables(self.session.host.cursor(), read)
         return self._collated[compiled.sql]
 
+    def regex(self, compiled: CompiledSplit) -> str | None:
+        """A regular-expression match under ``regex_match_operator_semantics`` other than
+        'partial': sqlglot reads ``a ~ b`` as ``regexp_matches`` (a partial match) and the
+        rewrite writes it so, where the connection reads ``~`` as a full match."""
+        semantics = self.session.host.regex_semantics()
+        if semantics == "partial":
+            return None
+        if compiled.sql not in self._regex:
+            tree = sqlglot.parse_one(compiled.sql, read=DIALECT)
+            self._regex[compiled.sql] = any(
+                True for _ in tree.find_all(exp.RegexpLike, exp.RegexpILike)
+            )
+        if not self._regex[compiled.sql]:
+            return None
+        return (
+            f"the connection sets regex_match_operator_semantics = '{semantics}', and the "
+            "query matches a regular expression, which the rewrite writes as a partial match"
+        )
+
     def device(self, compiled: CompiledSplit) -> str | None:
         """The device arm's answer to "can you run this partial?", asked once per query."""
         key = (compiled.sql, compiled.plan.split_table)
@@ -63,7 +85,7 @@ class Refusals:
         s = self.session
         refusal = compiled.plan.refusal or self.types(compiled)
         if refusal is None:
-            refusal = self.collation(compiled)
+            refusal = self.collation(compiled) or self.regex(compiled)
         cut = compiled.plan.split_table
         if refusal is None and cut in s.gapped and not isinstance(s.device, DuckDBArm):
             refusal = (

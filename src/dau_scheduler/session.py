@@ -27,7 +27,13 @@ from dau_scheduler.arms.duckdb import DuckDBArm, quote
 from dau_scheduler.checks import MIN_BUDGET_MB
 from dau_scheduler.decision import ArmFacts, Decision, Profiles, decide, host_alone_unplanned
 from dau_scheduler.errors import ArmError, ClusterError, PostureError, SplitError, SqlError
-from dau_scheduler.guards import VOLATILE, ColumnWidths, expanded_query, load_resident
+from dau_scheduler.guards import (
+    VOLATILE,
+    ColumnWidths,
+    aggregate_names,
+    expanded_query,
+    load_resident,
+)
 from dau_scheduler.link import cached_rates, knee_bytes
 from dau_scheduler.merge import MergeRule
 from dau_scheduler.paths import profile_cache_root
@@ -243,17 +249,10 @@ class Session:
     # -- compiling ---------------------------------------------------------------------------
 
     def _aggregates(self) -> frozenset[str]:
-        """The names of DuckDB's aggregate functions (asked once, when a query is first planned)."""
+        """The names of DuckDB's aggregate functions and of the macros that call one (asked
+        once, when a query is first planned): ``geomean(x)`` is ``exp(avg(ln(x)))``."""
         if self._aggregate_names is None:
-            self._aggregate_names = frozenset(
-                row[0].lower()
-                for row in self.host.cursor()
-                .execute(
-                    "SELECT DISTINCT function_name FROM duckdb_functions() "
-                    "WHERE function_type = 'aggregate'"
-                )
-                .fetchall()
-            )
+            self._aggregate_names = aggregate_names(self.host.cursor())
         return self._aggregate_names
 
     def _bind(self, sql: str) -> tuple[list[str], list[str], pa.Schema | None]:
@@ -398,6 +397,16 @@ class Session:
         self._check_options(posture, profile)
         checks.share(device_share)
         self.host.sync_settings()
+        if self.host.in_transaction():
+            why = "the given connection has a transaction open; only it sees its changes"
+            if strict:
+                raise SplitError(f"query refused for splitting: {why}")
+            self._validate(sql)
+            try:
+                answer = self.host.run_on_connection(sql)
+            except duckdb.Error as exc:
+                raise SqlError(str(exc).strip()) from exc
+            return SqlResult(answer, None, SplitPlan(refusal=why), refusal=why)
         if (
             self.lazy
             and self.cluster is None

@@ -37,6 +37,8 @@ import duckdb
 
 from dau_scheduler.guards import VOLATILE
 
+#: A sample draws other rows each run unless seeded (the files seed it with a directive).
+_SAMPLE = re.compile(r"\b(using\s+sample|tablesample)\b", re.IGNORECASE)
 OUTCOMES = ("equal", "refused", "wrong", "crashed", "skipped")
 #: Directives that make a file depend on what this runner does not model.
 _UNSUPPORTED = ("loop", "foreach", "concurrentloop", "require", "load", "restart", "reconnect")
@@ -146,8 +148,8 @@ def run_file(path: Path, device: Any, share: float, settings: bool) -> FileRepor
             if not record.sql.lstrip().lower().startswith(("select", "with", "from", "(")):
                 report.outcomes["skipped"] += 1
                 continue
-            if VOLATILE.search(record.sql):
-                # A sequence or random value: DuckDB's own run already moved it on.
+            if VOLATILE.search(record.sql) or _SAMPLE.search(record.sql):
+                # A sequence, random value or sample: DuckDB's own run already moved it on.
                 report.outcomes["skipped"] += 1
                 continue
             try:

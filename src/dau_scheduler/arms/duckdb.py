@@ -29,6 +29,12 @@ def quote(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
+#: Connection-local settings that ``duckdb_settings()`` does not list (DuckDB 2.0), synced too:
+#: ``regex_match_operator_semantics`` decides whether ``~`` parses as a full or partial match
+#: (DuckDB's test/sql/function/string/regex_operators.test).
+HIDDEN_LOCAL_SETTINGS = ("regex_match_operator_semantics",)
+
+
 class DuckDBArm:
     """Runs partial queries on DuckDB native tables.
 
@@ -143,7 +149,10 @@ class DuckDBArm:
         not inherit, so every cursor of this arm gets them too. Global ones are shared anyway."""
         if self.owned or self._shared_from is not None:
             return
-        query = "SELECT name, value FROM duckdb_settings() WHERE scope = 'LOCAL'"
+        query = "SELECT name, value FROM duckdb_settings() WHERE scope = 'LOCAL'" + "".join(
+            f" UNION ALL SELECT '{name}', current_setting('{name}')::VARCHAR"
+            for name in HIDDEN_LOCAL_SETTINGS
+        )
         with self._lock:
             mine = dict(self.con.execute(query).fetchall())
         fresh = dict(self.con.cursor().execute(query).fetchall())
@@ -152,6 +161,27 @@ class DuckDBArm:
             for name, value in mine.items()
             if value is not None and fresh.get(name) != value
         ]
+
+    def regex_semantics(self) -> str:
+        """How this arm's cursors read ``~``: 'partial' (DuckDB's default) unless the user's
+        connection set ``regex_match_operator_semantics`` (seen by :meth:`sync_settings`)."""
+        for statement in self._local:
+            if statement.startswith("SET regex_match_operator_semantics = "):
+                return statement.split("= ", 1)[1].strip("'").lower()
+        return "partial"
+
+    def in_transaction(self) -> bool:
+        """Whether the user's connection is inside an explicit transaction (BEGIN without
+        COMMIT yet): its uncommitted changes are invisible to every cursor, so a query must
+        be answered on the connection itself. Two statements share a transaction id only
+        inside one (DuckDB's test/sql/types/struct/struct_updates.test read the pre-BEGIN
+        rows). Never on a database this arm owns."""
+        if self.owned or self._shared_from is not None:
+            return False
+        with self._lock:
+            first = self.con.execute("SELECT txid_current()").fetchall()
+            second = self.con.execute("SELECT txid_current()").fetchall()
+        return first == second
 
     def run_on_connection(self, sql: str) -> pa.Table:
         """``sql`` on the user's connection itself (not a cursor), one call at a time: for

@@ -222,6 +222,41 @@ def _filter_joined_table(node: exp.Expr) -> exp.Expr:
     return joined
 
 
+_INNER_JOINS = {("", ""), ("", "INNER")}
+
+
+def _is_key_pair(condition: exp.Expr, name: str) -> bool:
+    """An equality between an expression of the joined item ``name`` alone and one of the
+    sources before it alone: a pair of join keys as Polars reads them."""
+    if not isinstance(condition, exp.EQ):
+        return False
+    sides = [_sources(side) for side in (condition.this, condition.expression)]
+    return all(sides) and {name} in sides and not any(name in s for s in sides if s != {name})
+
+
+def _inner_conditions_to_where(select: exp.Expr) -> exp.Expr:
+    """An inner join's conditions that are not key pairs, moved to its block's WHERE (for an
+    inner join ON and WHERE are the same filter; Polars evaluates only key pairs in ON)."""
+    joins = select.args.get("joins") or [] if isinstance(select, exp.Select) else []
+    if not joins or any((j.side or "").upper() in ("RIGHT", "FULL") for j in joins):
+        return select  # a right or full join after it would keep rows WHERE then removes
+    moved: list[exp.Expr] = []
+    for join in joins:
+        on = join.args.get("on")
+        if on is None or (join.side, join.kind) not in _INNER_JOINS:
+            continue
+        conditions = list(on.flatten()) if isinstance(on, exp.And) else [on]
+        keys = [c for c in conditions if _is_key_pair(c, join.this.alias_or_name)]
+        if not keys or len(keys) == len(conditions):
+            continue  # no pair of keys left to join on: leave it (refused below)
+        moved += [c.copy() for c in conditions if c not in keys]
+        join.set("on", exp.and_(*[c.copy() for c in keys]))
+    if moved:
+        where = select.args.get("where")
+        select.set("where", exp.Where(this=exp.and_(*([where.this] if where else []), *moved)))
+    return select
+
+
 def _refuse_unpaired_conditions(tree: exp.Expr) -> None:
     """Raise ``SqlError`` for a join condition that is not an equality between an expression of
     the joined item and one of the sources before it. Polars' SQL takes every ``=`` in ON as a
@@ -234,17 +269,7 @@ def _refuse_unpaired_conditions(tree: exp.Expr) -> None:
             continue
         name = join.this.alias_or_name
         for condition in on.flatten() if isinstance(on, exp.And) else [on]:
-            sides = (
-                [_sources(side) for side in (condition.this, condition.expression)]
-                if isinstance(condition, exp.EQ)
-                else []
-            )
-            if not (
-                len(sides) == 2
-                and all(sides)
-                and ({name} in sides)
-                and not any(name in side for side in sides if side != {name})
-            ):
+            if not _is_key_pair(condition, name):
                 raise SqlError(
                     f"join condition {condition.sql(dialect='duckdb')}: the Polars arm joins "
                     "only on equalities between the joined item and the sources before it"
@@ -484,7 +509,7 @@ def polars_sql(compiled: CompiledSplit, types: dict[str, dict[str, str]] | None 
     if compiled.partial is None:
         raise SqlError("this query has no partial to run")
     partial = _join_explicitly(_translated(compiled.partial))
-    partial = partial.transform(_filter_joined_table)
+    partial = partial.transform(_filter_joined_table).transform(_inner_conditions_to_where)
     _refuse_unpaired_conditions(partial)
     if types is not None:
         split = compiled.plan.split_table

@@ -329,8 +329,28 @@ _NUMERIC = re.compile(
 )
 
 
+def _name_as_duckdb(tree: exp.Expr) -> exp.Expr:
+    """Unaliased projections sqlglot names after a column and DuckDB does not, aliased with
+    their own text before qualification. sqlglot names ``CAST(i AS BOOL)`` ``i`` (and the
+    literal ``'a'`` ``a``), so ``ORDER BY i``, ``GROUP BY i`` and ``WHERE i`` read the cast; in
+    DuckDB that output is named ``CAST(i AS BOOLEAN)`` and ``i`` is the column (DuckDB's
+    test/sql/types/numeric/*_try_cast.test ordered by the cast)."""
+    for select in tree.find_all(exp.Select):
+        for projection in select.expressions:
+            named_after = projection.output_name
+            if (
+                named_after
+                and not isinstance(projection, (exp.Alias, exp.Column, exp.Dot, exp.Star))
+                and not (
+                    isinstance(projection, exp.Paren) and isinstance(projection.this, exp.Column)
+                )
+            ):
+                projection.replace(exp.alias_(projection.copy(), projection.sql(dialect=DIALECT)))
+    return tree
+
+
 def _analyse(sql: str, schema: dict[str, dict[str, str]]) -> exp.Expr:
-    tree: exp.Expr = sqlglot.parse_one(sql, read=DIALECT)
+    tree: exp.Expr = _name_as_duckdb(sqlglot.parse_one(sql, read=DIALECT))
     tree = qualify(
         tree,
         schema=dict(schema),
@@ -390,6 +410,12 @@ def compile_split(
             f"instead of {list(types)})"
         )
 
+    sample = next(tree.find_all(exp.TableSample), None)
+    if sample is not None:
+        return refused(
+            f"the query samples rows ({sample.sql(dialect=DIALECT)}): which rows a sample "
+            "keeps depends on the rows and order each engine sees"
+        )
     collated = _collation_outside_filters(tree)
     if collated is not None:
         return refused(
@@ -421,6 +447,20 @@ def compile_split(
         return refused(*first_refusal)
     reason = reasons[0] if reasons else "the query reads no table both arms hold"
     return refused(reason, tables[0] if tables else None)
+
+
+def _sorts_as_duckdb(kind: pa.DataType) -> bool:
+    """Whether pyarrow orders values of ``kind`` as DuckDB does."""
+    return bool(
+        pa.types.is_integer(kind)
+        or pa.types.is_decimal(kind)
+        or pa.types.is_boolean(kind)
+        or pa.types.is_string(kind)
+        or pa.types.is_large_string(kind)
+        or pa.types.is_date(kind)
+        or pa.types.is_timestamp(kind)
+        or pa.types.is_time(kind)
+    )
 
 
 def _collation_outside_filters(tree: exp.Expr) -> str | None:
@@ -505,17 +545,19 @@ def _compile_candidate(
     target = _marked(final_tree, "block")
     fast = built.fast if target is final_tree and output_schema is not None else None
     if fast is not None and output_schema is not None:
-        # NaN ordering is DuckDB's own: leave float sort keys to DuckDB.
+        # Only keys pyarrow orders as DuckDB does: not floats (NaN is DuckDB's own), not
+        # intervals (pyarrow does not sort them).
         if isinstance(fast, FastFold):
             sort_types = [output_schema.field(i).type for i, _ in fast.order]
         else:
             sort_types = [schema_out.field(name).type for name, _ in fast.order]
-        if any(pa.types.is_floating(t) for t in sort_types):
+        if not all(_sorts_as_duckdb(t) for t in sort_types):
             fast = None
     if fast is not None and any(
-        pa.types.is_nested(f.type) or pa.types.is_dictionary(f.type) for f in schema_out
+        pa.types.is_nested(f.type) or pa.types.is_dictionary(f.type) or pa.types.is_interval(f.type)
+        for f in schema_out
     ):
-        fast = None  # pyarrow neither orders nor min/maxes nested values as DuckDB does
+        fast = None  # pyarrow neither orders nor min/maxes these values as DuckDB does
     replacement = built.replacement
     if target is final_tree:
         if final_tree.args.get("with") is not None:
