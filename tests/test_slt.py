@@ -69,3 +69,18 @@ def test_command_reports_and_exits(tmp_path: Path) -> None:
     assert code == 0
     report = json.loads(out.read_text())
     assert report["totals"]["equal"] == 3
+
+
+def test_refusals_are_counted_by_kind(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``--reasons N`` prints the commonest refusals with names and numbers blanked (the
+    aggregate kind kept), and the JSON report holds them per file."""
+    assert slt.reason_kind("output 'med' uses aggregate 'median', which x: 'a b' 12") == (
+        "output _ uses aggregate 'median', which x: 'a b' _"
+    )
+    out = tmp_path / "report.json"
+    path = CORPUS / "collations.test"
+    slt.main([str(path), "--device", "duckdb", "--json", str(out), "--reasons", "3"])
+    printed = capsys.readouterr().out
+    assert "declares a collation" in printed
+    refusals = json.loads(out.read_text())["files"][0]["refusals"]
+    assert sum(refusals.values()) == json.loads(out.read_text())["totals"]["refused"]

@@ -62,6 +62,8 @@ class FileReport:
     outcomes: Counter[str] = field(default_factory=Counter)
     details: list[dict[str, Any]] = field(default_factory=list)
     left_out: str | None = None
+    #: refusal reason (names and numbers kept out) -> how many queries it refused
+    refusals: Counter[str] = field(default_factory=Counter)
 
 
 def parse(text: str) -> tuple[list[Record], str | None]:
@@ -159,6 +161,8 @@ def run_file(path: Path, device: Any, share: float, settings: bool) -> FileRepor
                 continue
             session, outcome, note = _one(con, session, record, expected, device, share)
             report.outcomes[outcome] += 1
+            if outcome == "refused" and note:
+                report.refusals[reason_kind(note)] += 1
             if outcome in ("wrong", "crashed"):
                 report.details.append(
                     {"line": record.line, "outcome": outcome, "sql": record.sql, "why": note}
@@ -199,6 +203,16 @@ def _one(
     return session, outcome, diff or result.refusal or result.fallback
 
 
+#: Quoted names and numbers, but not the aggregate kind a refusal names.
+_NAMES = re.compile(r"""(?<!aggregate )'[^'\s]*'|"[^"]*"|`[^`]*`|\b\d+(\.\d+)?\b""")
+
+
+def reason_kind(refusal: str) -> str:
+    """A refusal with its names, quoted SQL and numbers blanked: the kind of reason, so that
+    ``--reasons`` can count which ones cost the most splits."""
+    return _NAMES.sub("_", refusal.splitlines()[0])[:120]
+
+
 def test_files(paths: list[Path]) -> Iterator[Path]:
     for path in paths:
         if path.is_dir():
@@ -215,6 +229,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-settings", dest="settings", action="store_false")
     parser.add_argument("--json", type=Path)
     parser.add_argument("--verbose", action="store_true", help="print every wrong and crash")
+    parser.add_argument(
+        "--reasons", type=int, default=0, metavar="N", help="print the N commonest refusals"
+    )
     args = parser.parse_args(argv)
     device = None if args.device == "none" else args.device
     totals: Counter[str] = Counter()
@@ -235,6 +252,11 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"  line {detail['line']} {detail['outcome']}: {detail['why']}")
                 print("    " + detail["sql"].replace("\n", "\n    "))
     files = len(reports) - left_out
+    reasons: Counter[str] = Counter()
+    for report in reports:
+        reasons.update(report.refusals)
+    for reason, count in reasons.most_common(args.reasons):
+        print(f"{count:6d}  {reason}")
     print(
         f"{files} files run ({left_out} left out): "
         + ", ".join(f"{totals[o]} {o}" for o in OUTCOMES)
@@ -250,6 +272,7 @@ def main(argv: list[str] | None = None) -> int:
                             "left_out": r.left_out,
                             "outcomes": dict(r.outcomes),
                             "details": r.details,
+                            "refusals": dict(r.refusals),
                         }
                         for r in reports
                     ],
