@@ -7,6 +7,7 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import duckdb
@@ -37,32 +38,118 @@ ARROW_LOSSY: dict[str, str] = {
 }
 
 
-def aggregate_names(cursor: duckdb.DuckDBPyConnection) -> frozenset[str]:
-    """DuckDB's aggregate functions, and the macros whose bodies call one (``geomean``,
-    ``weighted_avg``, a user's ``CREATE MACRO``), directly or through another such macro. A
-    macro that aggregates is an aggregate to the split: read as a scalar function it was run on
-    each arm's rows and its two answers returned (DuckDB's test/sql/function/numeric)."""
-    names = {
-        str(row[0]).lower()
-        for row in cursor.execute(
-            "SELECT DISTINCT function_name FROM duckdb_functions() "
-            "WHERE function_type = 'aggregate'"
-        ).fetchall()
-    }
-    macros = [
-        (str(name).lower(), str(body).lower())
-        for name, body in cursor.execute(
-            "SELECT DISTINCT function_name, macro_definition FROM duckdb_functions() "
-            "WHERE function_type = 'macro' AND macro_definition IS NOT NULL"
-        ).fetchall()
-    ]
-    grew = True
-    while grew:
+@dataclass(frozen=True)
+class FunctionKinds:
+    """What the split must know of a connection's functions by name."""
+
+    #: DuckDB's aggregates, and the macros whose bodies call one (``geomean``, a user's
+    #: ``CREATE MACRO m(x) AS sum(x)``): read as scalar functions they ran on each arm's rows and
+    #: both answers came back (DuckDB's test/sql/function/numeric).
+    aggregates: frozenset[str]
+    #: Macros whose bodies call a non-deterministic function (``nextval``, ``random``, ...).
+    volatile: frozenset[str]
+    #: Every function and macro name the catalog listed (a name outside it is a new macro).
+    known: frozenset[str]
+
+
+def _closure(seed: set[str], macros: list[tuple[str, str]]) -> frozenset[str]:
+    """``seed`` and the macros calling one of its names, directly or through another."""
+    names = set(seed)
+    while names:
         calls = re.compile(rf"(?<![\w.])({'|'.join(map(re.escape, sorted(names)))})\s*\(")
         found = {name for name, body in macros if name not in names and calls.search(body)}
+        if not found:
+            break
         names |= found
-        grew = bool(found)
     return frozenset(names)
+
+
+def function_kinds(
+    cursor: duckdb.DuckDBPyConnection, nondeterministic: Iterable[str]
+) -> FunctionKinds:
+    """The aggregates, volatile macros and known names of ``cursor``'s catalog (one scan)."""
+    rows = cursor.execute(
+        "SELECT DISTINCT lower(function_name), function_type, lower(macro_definition) "
+        "FROM duckdb_functions()"
+    ).fetchall()
+    macros = [(str(n), str(body)) for n, kind, body in rows if kind == "macro" and body]
+    aggregates = _closure({str(n) for n, kind, _ in rows if kind == "aggregate"}, macros)
+    volatile = _closure(set(nondeterministic), macros) - set(nondeterministic)
+    return FunctionKinds(aggregates, volatile, frozenset(str(n) for n, _, _ in rows))
+
+
+_CALL = re.compile(r"(?<![\w.\"])([a-z_][a-z0-9_]*)\s*\(", re.IGNORECASE)
+#: Words that precede a parenthesis in SQL without naming a function.
+_NOT_CALLS = frozenset(
+    [
+        "all",
+        "and",
+        "any",
+        "array",
+        "as",
+        "between",
+        "by",
+        "cast",
+        "columns",
+        "cube",
+        "date",
+        "decimal",
+        "exists",
+        "extract",
+        "filter",
+        "from",
+        "grouping",
+        "in",
+        "interval",
+        "join",
+        "like",
+        "list",
+        "map",
+        "numeric",
+        "on",
+        "or",
+        "over",
+        "partition",
+        "pivot",
+        "position",
+        "recursive",
+        "repeatable",
+        "returning",
+        "rollup",
+        "row",
+        "select",
+        "sets",
+        "some",
+        "struct",
+        "substring",
+        "table",
+        "tablesample",
+        "then",
+        "timestamp",
+        "trim",
+        "try_cast",
+        "union",
+        "unnest",
+        "unpivot",
+        "using",
+        "values",
+        "varchar",
+        "when",
+        "where",
+        "with",
+        "within",
+    ]
+)
+
+
+def unknown_calls(sql: str, known: frozenset[str]) -> frozenset[str]:
+    """Names called in ``sql`` that ``known`` does not list (a macro created since, or an alias
+    before a column list such as ``range(3) r(i)``, which costs only a catalog read)."""
+    return frozenset(
+        name
+        for name in (m.lower() for m in _CALL.findall(sql))
+        if name not in known and name not in _NOT_CALLS
+    )
 
 
 def default_order(cursor: duckdb.DuckDBPyConnection) -> bool:
@@ -269,7 +356,9 @@ __all__ = [
     "ARROW_LOSSY",
     "VOLATILE",
     "ColumnWidths",
-    "aggregate_names",
+    "FunctionKinds",
+    "function_kinds",
+    "unknown_calls",
     "arrow_for_device",
     "collated_tables",
     "default_collation",

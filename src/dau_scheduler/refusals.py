@@ -5,6 +5,7 @@ not share with the connection. None means the split may run."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import sqlglot
@@ -12,11 +13,26 @@ from sqlglot import exp
 
 from dau_scheduler.arms.duckdb import DuckDBArm
 from dau_scheduler.guards import collated_tables, type_refusal
+from dau_scheduler.rewrite.blocks import function_name
 from dau_scheduler.rewrite.dialect import DIALECT
 
 if TYPE_CHECKING:
     from dau_scheduler.rewrite.planner import CompiledSplit
     from dau_scheduler.session import Session
+
+
+#: Functions whose value is the query's own text.
+TEXT_DEPENDENT = frozenset({"alias", "current_query"})
+#: Functions that read the user's connection's own state (``SET VARIABLE``, settings that
+#: ``duckdb_settings()`` does not list), which the arms' cursors do not share.
+CONNECTION_STATE = frozenset({"getvariable", "current_setting"})
+
+
+@dataclass(frozen=True)
+class _Read:
+    tables: frozenset[str]
+    calls: frozenset[str]
+    regex: bool
 
 
 class Refusals:
@@ -27,7 +43,7 @@ class Refusals:
         self._types: dict[tuple[str, str | None], str | None] = {}
         self._device: dict[tuple[str, str | None], str | None] = {}
         self._collated: dict[str, str | None] = {}
-        self._regex: dict[str, bool] = {}
+        self._reads: dict[str, _Read] = {}
 
     def types(self, compiled: CompiledSplit) -> str | None:
         key = (compiled.sql, compiled.plan.split_table)
@@ -36,6 +52,19 @@ class Refusals:
                 compiled.sql, self.session.schema, compiled.partial_types
             )
         return self._types[key]
+
+    def _read(self, compiled: CompiledSplit) -> _Read:
+        """What the query's text reads and calls, parsed once."""
+        found = self._reads.get(compiled.sql)
+        if found is None:
+            tree = sqlglot.parse_one(compiled.sql, read=DIALECT)
+            found = _Read(
+                tables=frozenset(t.name for t in tree.find_all(exp.Table)),
+                calls=frozenset(function_name(f) for f in tree.find_all(exp.Func)),
+                regex=any(True for _ in tree.find_all(exp.RegexpLike, exp.RegexpILike)),
+            )
+            self._reads[compiled.sql] = found
+        return found
 
     def collation(self, compiled: CompiledSplit) -> str | None:
         """A collation the fold would lose: the connection's default (asked every time on a
@@ -48,9 +77,8 @@ class Refusals:
                 "Arrow partials does not keep"
             )
         if compiled.sql not in self._collated:
-            tree = sqlglot.parse_one(compiled.sql, read=DIALECT)
-            read = {t.name for t in tree.find_all(exp.Table)}
-            self._collated[compiled.sql] = collated_tables(self.session.host.cursor(), read)
+            tables = self._read(compiled).tables
+            self._collated[compiled.sql] = collated_tables(self.session.host.cursor(), tables)
         return self._collated[compiled.sql]
 
     def regex(self, compiled: CompiledSplit) -> str | None:
@@ -58,19 +86,28 @@ class Refusals:
         'partial': sqlglot reads ``a ~ b`` as ``regexp_matches`` (a partial match) and the
         rewrite writes it so, where the connection reads ``~`` as a full match."""
         semantics = self.session.host.regex_semantics()
-        if semantics == "partial":
-            return None
-        if compiled.sql not in self._regex:
-            tree = sqlglot.parse_one(compiled.sql, read=DIALECT)
-            self._regex[compiled.sql] = any(
-                True for _ in tree.find_all(exp.RegexpLike, exp.RegexpILike)
-            )
-        if not self._regex[compiled.sql]:
+        if semantics == "partial" or not self._read(compiled).regex:
             return None
         return (
             f"the connection sets regex_match_operator_semantics = '{semantics}', and the "
             "query matches a regular expression, which the rewrite writes as a partial match"
         )
+
+    def calls(self, compiled: CompiledSplit) -> str | None:
+        """A macro whose body is non-deterministic (it would run once per arm and again in the
+        final query), or a function whose value is the query's own text (``alias``: the rewrite
+        renames every output)."""
+        calls = self._read(compiled).calls
+        volatile = sorted(calls & self.session.functions(compiled.sql).volatile)
+        if volatile:
+            return f"the macro {volatile[0]}() calls a non-deterministic function"
+        named = sorted(calls & TEXT_DEPENDENT)
+        if named:
+            return f"{named[0]}() returns the query's own text, which the rewrite changes"
+        state = sorted(calls & CONNECTION_STATE)
+        if state:
+            return f"{state[0]}() reads the connection's own state, which the arms do not share"
+        return None
 
     def device(self, compiled: CompiledSplit) -> str | None:
         """The device arm's answer to "can you run this partial?", asked once per query."""
@@ -85,7 +122,7 @@ class Refusals:
         s = self.session
         refusal = compiled.plan.refusal or self.types(compiled)
         if refusal is None:
-            refusal = self.collation(compiled) or self.regex(compiled)
+            refusal = self.collation(compiled) or self.regex(compiled) or self.calls(compiled)
         cut = compiled.plan.split_table
         if refusal is None and cut in s.gapped and not isinstance(s.device, DuckDBArm):
             refusal = (

@@ -30,9 +30,11 @@ from dau_scheduler.errors import ArmError, ClusterError, PostureError, SplitErro
 from dau_scheduler.guards import (
     VOLATILE,
     ColumnWidths,
-    aggregate_names,
+    FunctionKinds,
     expanded_query,
+    function_kinds,
     load_resident,
+    unknown_calls,
 )
 from dau_scheduler.link import cached_rates, knee_bytes
 from dau_scheduler.merge import MergeRule
@@ -41,7 +43,7 @@ from dau_scheduler.posture import POSTURES, WorkSplit
 from dau_scheduler.profile import ProfileCache, QueryProfile
 from dau_scheduler.refusals import Refusals
 from dau_scheduler.rewrite.dialect import DIALECT
-from dau_scheduler.rewrite.planner import CompiledSplit, SplitPlan, compile_split
+from dau_scheduler.rewrite.planner import NONDETERMINISTIC, CompiledSplit, SplitPlan, compile_split
 from dau_scheduler.split import SplitExecution, device_cut
 from dau_scheduler.strategies import MemoryPlan, memory_plan
 from dau_scheduler.tables import (
@@ -199,7 +201,7 @@ class Session:
         ):
             if table.lower() in self.schema:
                 self.schema[table.lower()][column] = str(data_type)
-        self._aggregate_names: frozenset[str] | None = None
+        self._function_kinds: FunctionKinds | None = None
         self._plans: dict[tuple[str, str | None], CompiledSplit] = {}
         self._plan_keys: dict[tuple[str, str | None], str] = {}
         self.refusals = Refusals(self)
@@ -248,12 +250,15 @@ class Session:
 
     # -- compiling ---------------------------------------------------------------------------
 
-    def _aggregates(self) -> frozenset[str]:
-        """The names of DuckDB's aggregate functions and of the macros that call one (asked
-        once, when a query is first planned): ``geomean(x)`` is ``exp(avg(ln(x)))``."""
-        if self._aggregate_names is None:
-            self._aggregate_names = aggregate_names(self.host.cursor())
-        return self._aggregate_names
+    def functions(self, sql: str = "") -> FunctionKinds:
+        """The catalog's aggregates (macros that aggregate included), volatile macros and
+        function names: read once, and again on a user's connection when ``sql`` calls a name
+        the last read did not list (a macro created since)."""
+        kinds = self._function_kinds
+        if kinds is None or (not self.host.owned and unknown_calls(sql, kinds.known)):
+            kinds = function_kinds(self.host.cursor(), NONDETERMINISTIC)
+            self._function_kinds = kinds
+        return kinds
 
     def _bind(self, sql: str) -> tuple[list[str], list[str], pa.Schema | None]:
         """Names and DuckDB types of ``sql``'s output, and its Arrow schema: from a LIMIT 0 run,
@@ -304,7 +309,7 @@ class Session:
             sql,
             row_counts=self.row_counts,
             schema=self.schema,
-            aggregate_names=self._aggregates(),
+            aggregate_names=self.functions(sql).aggregates,
             binder=self._bind,
             columns=columns,
             types=types,
@@ -367,6 +372,10 @@ class Session:
     # -- running -----------------------------------------------------------------------------
 
     def _unsplit(self, compiled: CompiledSplit) -> pa.Table:
+        """DuckDB's own answer: on the given connection itself when there is one (a cursor does
+        not see its temporary objects, prepared statements, variables or hidden settings)."""
+        if not self.host.owned and isinstance(self._given, duckdb.DuckDBPyConnection):
+            return self.host.run_on_connection(compiled.sql)
         return self.host.cursor().sql(compiled.sql).to_arrow_table()
 
     def merge_rule(self, compiled: CompiledSplit) -> MergeRule:

@@ -35,9 +35,11 @@ from typing import Any
 
 import duckdb
 
-from dau_scheduler.guards import VOLATILE
+from dau_scheduler.guards import VOLATILE, expanded_query, function_kinds, unknown_calls
+from dau_scheduler.rewrite.planner import NONDETERMINISTIC
 
 #: A sample draws other rows each run unless seeded (the files seed it with a directive).
+_MACRO = re.compile(r"\b(macro|function)\b", re.IGNORECASE)
 _SAMPLE = re.compile(r"\b(using\s+sample|tablesample)\b", re.IGNORECASE)
 OUTCOMES = ("equal", "refused", "wrong", "crashed", "skipped")
 #: Directives that make a file depend on what this runner does not model.
@@ -135,6 +137,7 @@ def run_file(path: Path, device: Any, share: float, settings: bool) -> FileRepor
         return report
     con = duckdb.connect(":memory:")
     session: Any = None
+    volatile: frozenset[str] = frozenset()  # the file's macros that call nextval, random, ...
     try:
         for record in records:
             if record.kind == "statement":
@@ -146,12 +149,19 @@ def run_file(path: Path, device: Any, share: float, settings: bool) -> FileRepor
                 # Expected errors, and statements this build rejects, alike: the queries say.
                 with contextlib.suppress(duckdb.Error):
                     con.execute(record.sql)
+                    if _MACRO.search(record.sql):
+                        volatile = function_kinds(con.cursor(), NONDETERMINISTIC).volatile
                 continue
-            if not record.sql.lstrip().lower().startswith(("select", "with", "from", "(")):
+            if not _is_query(record.sql):
                 report.outcomes["skipped"] += 1
                 continue
-            if VOLATILE.search(record.sql) or _SAMPLE.search(record.sql):
-                # A sequence, random value or sample: DuckDB's own run already moved it on.
+            if (
+                VOLATILE.search(record.sql)
+                or _SAMPLE.search(record.sql)
+                or unknown_calls(record.sql, frozenset()) & volatile
+            ):
+                # A sequence, random value or sample (in a macro too): DuckDB's own run already
+                # moved it on.
                 report.outcomes["skipped"] += 1
                 continue
             try:
@@ -172,6 +182,18 @@ def run_file(path: Path, device: Any, share: float, settings: bool) -> FileRepor
             session.close()
         con.close()
     return report
+
+
+def _is_query(sql: str) -> bool:
+    """A SELECT (or a PIVOT query DuckDB expands), not DML with RETURNING (``WITH ... INSERT``
+    is a query record in the files, and a Session rightly rejects it)."""
+    if not sql.lstrip().lower().startswith(("select", "with", "from", "(", "pivot", "unpivot")):
+        return False
+    try:
+        kind = duckdb.extract_statements(sql)[0].type
+    except (duckdb.Error, IndexError):
+        return True  # DuckDB's own run names the error: skipped there
+    return kind == duckdb.StatementType.SELECT or expanded_query(sql, kind)
 
 
 def _one(

@@ -482,6 +482,17 @@ def _cast_divergence(cast: exp.Cast) -> str | None:
     return None
 
 
+def _blob_against_text(node: exp.Expr) -> str | None:
+    """A BLOB compared with a text literal: DuckDB reads the literal's ``\\x00`` escapes as
+    bytes, Polars compares the text (DuckDB's test/sql/index: ``b = '\\x00'`` found nothing)."""
+    operands = list(node.iter_expressions())
+    if any(o.type is not None and o.type.is_type("BLOB", "VARBINARY") for o in operands) and any(
+        isinstance(o, exp.Literal) and o.is_string for o in operands
+    ):
+        return "a BLOB compared with a text literal (DuckDB reads its escapes as bytes)"
+    return None
+
+
 def _refuse_divergent(tree: exp.Expr) -> None:
     """Raise ``SqlError`` naming the first expression the arm cannot vouch for: a kind outside
     ``_CHECKED`` (with the reason from ``_DIVERGENT`` where one is known), ``round`` with a digit
@@ -496,6 +507,8 @@ def _refuse_divergent(tree: exp.Expr) -> None:
             why = "round with digits (Polars rounds halves differently)"
         if why is None and isinstance(node, exp.Cast):
             why = _cast_divergence(node)
+        if why is None and isinstance(node, (exp.Binary, exp.In, exp.Between)):
+            why = _blob_against_text(node)
         if why is not None:
             raise SqlError(f"{node.sql(dialect='duckdb')}: {why}")
 

@@ -1,0 +1,59 @@
+"""A Session over a user's connection answers as that connection does, while the connection
+changes under it: macros created later, non-deterministic macros, functions of the query's own
+text, and what only the connection sees (variables, temporary tables)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import duckdb
+import pytest
+
+from dau_scheduler import Session
+from dau_scheduler.compare import compare_tables
+
+
+@pytest.fixture
+def con() -> Iterator[duckdb.DuckDBPyConnection]:
+    con = duckdb.connect()
+    con.execute("CREATE TABLE t AS SELECT i, i % 5 AS k FROM range(1000) r(i)")
+    yield con
+    con.close()
+
+
+def _same(session: Session, con: duckdb.DuckDBPyConnection, sql: str) -> str | None:
+    result = session.sql(sql, device_share=0.5)
+    assert compare_tables(result.table, con.sql(sql).to_arrow_table(), ordered=False) is None
+    return result.refusal
+
+
+def test_a_macro_created_after_the_first_query_is_known(con: duckdb.DuckDBPyConnection) -> None:
+    with Session(con, device="duckdb") as session:
+        assert _same(session, con, "SELECT k, sum(i) FROM t GROUP BY k") is None
+        con.execute("CREATE MACRO total(x) AS sum(x)")
+        refusal = _same(session, con, "SELECT total(i) FROM t")  # one row, not one per arm
+        assert refusal is not None and "total" in refusal
+
+
+def test_a_non_deterministic_macro_is_refused(con: duckdb.DuckDBPyConnection) -> None:
+    con.execute("CREATE MACRO noisy(x) AS x + random()")
+    with Session(con, device="duckdb") as session:
+        refusal = session.sql("SELECT count(*) FROM t WHERE noisy(i) > 10").refusal
+        assert refusal is not None and "noisy" in refusal
+
+
+def test_alias_is_refused_and_answered_with_the_users_names(
+    con: duckdb.DuckDBPyConnection,
+) -> None:
+    with Session(con, device="duckdb") as session:
+        refusal = _same(session, con, "SELECT alias(i + 1) AS n FROM t WHERE i < 3")
+        assert refusal is not None and "alias" in refusal
+
+
+def test_what_only_the_connection_sees(con: duckdb.DuckDBPyConnection) -> None:
+    con.execute("SET VARIABLE cut = 500")
+    con.execute("CREATE TEMP TABLE mine AS SELECT 7 AS x")
+    with Session(con, device="duckdb") as session:
+        _same(session, con, "SELECT getvariable('cut') AS v")
+        _same(session, con, "SELECT count(*) FROM t WHERE i < getvariable('cut')")
+        _same(session, con, "SELECT table_name FROM duckdb_tables() WHERE temporary")
