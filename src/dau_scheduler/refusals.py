@@ -1,7 +1,9 @@
 """Why a compiled query is not split, asked once per query: the plan's own refusal, a column
-type Arrow cannot carry, a collation the fold would lose, rowid gaps the device cannot number,
-what a cluster cannot carry, what the device arm cannot run, or an ordering the device arm does
-not share with the connection. None means the split may run."""
+type Arrow cannot carry, a collation the fold would lose, a regex match read otherwise by the
+connection, a call whose value the split would change (a volatile macro, the query's own text,
+the connection's own state), rowid gaps the device cannot number, what a cluster cannot carry,
+what the device arm cannot run, or an ordering the device arm does not share with the
+connection. None means the split may run."""
 
 from __future__ import annotations
 
