@@ -57,3 +57,11 @@ def test_what_only_the_connection_sees(con: duckdb.DuckDBPyConnection) -> None:
         _same(session, con, "SELECT getvariable('cut') AS v")
         _same(session, con, "SELECT count(*) FROM t WHERE i < getvariable('cut')")
         _same(session, con, "SELECT table_name FROM duckdb_tables() WHERE temporary")
+
+
+def test_stats_is_refused(con: duckdb.DuckDBPyConnection) -> None:
+    """``stats()`` describes what the plan scans; an arm's row range has other statistics
+    (DuckDB's struct_stats.test at share 0.8)."""
+    with Session(con, device="duckdb") as session:
+        refusal = _same(session, con, "SELECT stats(i) AS s FROM t")
+        assert refusal is not None and "stats" in refusal

@@ -25,6 +25,9 @@ if TYPE_CHECKING:
 
 #: Functions whose value is the query's own text.
 TEXT_DEPENDENT = frozenset({"alias", "current_query"})
+#: Functions whose value describes the plan (``stats``: the statistics of what it scans, which
+#: an arm's row range changes; DuckDB's test/sql/types/struct/struct_stats.test).
+PLAN_DEPENDENT = frozenset({"stats"})
 #: Functions that read the user's connection's own state (``SET VARIABLE``, settings that
 #: ``duckdb_settings()`` does not list), which the arms' cursors do not share.
 CONNECTION_STATE = frozenset({"getvariable", "current_setting"})
@@ -106,6 +109,9 @@ class Refusals:
         named = sorted(calls & TEXT_DEPENDENT)
         if named:
             return f"{named[0]}() returns the query's own text, which the rewrite changes"
+        planned = sorted(calls & PLAN_DEPENDENT)
+        if planned:
+            return f"{planned[0]}() describes the plan's statistics, which a split changes"
         state = sorted(calls & CONNECTION_STATE)
         if state:
             return f"{state[0]}() reads the connection's own state, which the arms do not share"
