@@ -241,6 +241,15 @@ class PolarsArm:
             )
             if missing:
                 return f"{self.name} arm could not load column {', '.join(missing)} into Polars"
+        if compiled.partial is not None:
+            split = compiled.plan.split_table or ""
+            for table in compiled.partial.find_all(exp.Table):
+                name = split if table.name == PLACEHOLDER else table.name.lower()
+                if name in self.frames and not self.types.get(name):
+                    return (
+                        f"{self.name} arm: no column of table {name} has a type its SQL "
+                        "translation knows (lists, structs and maps have none there)"
+                    )
         try:
             text = self.sql_for(compiled)
             frame = self._context(compiled.plan.split_table or "", 0, 0).execute(text)
