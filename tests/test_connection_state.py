@@ -65,3 +65,18 @@ def test_stats_is_refused(con: duckdb.DuckDBPyConnection) -> None:
     with Session(con, device="duckdb") as session:
         refusal = _same(session, con, "SELECT stats(i) AS s FROM t")
         assert refusal is not None and "stats" in refusal
+
+
+def test_an_aborted_transaction_is_a_named_error(con: duckdb.DuckDBPyConnection) -> None:
+    """After an error inside the user's transaction, DuckDB's own message, as SqlError; after
+    ROLLBACK the Session answers again."""
+    from dau_scheduler import SqlError
+
+    with Session(con, device="duckdb") as session:
+        con.execute("BEGIN")
+        with pytest.raises(duckdb.Error):
+            con.execute("SELECT * FROM no_such_table")
+        with pytest.raises(SqlError, match="aborted"):
+            session.sql("SELECT count(*) FROM t")
+        con.execute("ROLLBACK")
+        assert session.sql("SELECT count(*) FROM t").table.column(0).to_pylist() == [1000]

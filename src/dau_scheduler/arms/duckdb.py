@@ -154,7 +154,10 @@ class DuckDBArm:
             for name in HIDDEN_LOCAL_SETTINGS
         )
         with self._lock:
-            mine = dict(self.con.execute(query).fetchall())
+            try:
+                mine = dict(self.con.execute(query).fetchall())
+            except duckdb.Error:  # an aborted transaction: in_transaction sends the query there
+                return
         fresh = dict(self.con.cursor().execute(query).fetchall())
         self._local[:] = [
             f"SET {name} = '{str(value).replace(chr(39), chr(39) * 2)}'"
@@ -179,8 +182,11 @@ class DuckDBArm:
         if self.owned or self._shared_from is not None:
             return False
         with self._lock:
-            first = self.con.execute("SELECT txid_current()").fetchall()
-            second = self.con.execute("SELECT txid_current()").fetchall()
+            try:
+                first = self.con.execute("SELECT txid_current()").fetchall()
+                second = self.con.execute("SELECT txid_current()").fetchall()
+            except duckdb.Error:  # an aborted transaction: the connection names its error
+                return True
         return first == second
 
     def run_on_connection(self, sql: str) -> pa.Table:
