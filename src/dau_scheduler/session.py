@@ -202,6 +202,7 @@ class Session:
             if table.lower() in self.schema:
                 self.schema[table.lower()][column] = str(data_type)
         self._function_kinds: FunctionKinds | None = None
+        self._not_functions: frozenset[str] = frozenset()
         self._plans: dict[tuple[str, str | None], CompiledSplit] = {}
         self._plan_keys: dict[tuple[str, str | None], str] = {}
         self.refusals = Refusals(self)
@@ -255,9 +256,12 @@ class Session:
         function names: read once, and again on a user's connection when ``sql`` calls a name
         the last read did not list (a macro created since)."""
         kinds = self._function_kinds
-        if kinds is None or (not self.host.owned and unknown_calls(sql, kinds.known)):
+        unknown = unknown_calls(sql, kinds.known) - self._not_functions if kinds else frozenset()
+        if kinds is None or (not self.host.owned and unknown):
             kinds = function_kinds(self.host.cursor(), NONDETERMINISTIC)
             self._function_kinds = kinds
+            # Names a fresh read does not list either (``range(3) r(i)``) are not read again.
+            self._not_functions |= unknown - kinds.known
         return kinds
 
     def _bind(self, sql: str) -> tuple[list[str], list[str], pa.Schema | None]:

@@ -60,6 +60,7 @@ class DuckDBArm:
         self.owned = share is None and connection is None
         self._ordered: bool | None = None
         self._collation: str | None = None
+        self._txid: str | None = None
         self._shared_from = share
         self._lock = threading.Lock()
         #: SET statements every cursor runs first (see ``sync_settings``).
@@ -81,9 +82,10 @@ class DuckDBArm:
         return self._ordered
 
     def collation(self) -> str:
-        """This arm's connection's ``default_collation`` ('' when none), asked as
-        :meth:`orders_by_default` asks its order."""
-        if self.owned and self._collation is not None:
+        """This arm's connection's ``default_collation`` ('' when none): asked once on a
+        database this arm owns; on a user's connection, read by :meth:`sync_settings` with
+        the settings before each query."""
+        if self._collation is not None and (self.owned or self._shared_from is None):
             return self._collation
         self._collation = default_collation(self.cursor())
         return self._collation
@@ -153,11 +155,18 @@ class DuckDBArm:
             f" UNION ALL SELECT '{name}', current_setting('{name}')::VARCHAR"
             for name in HIDDEN_LOCAL_SETTINGS
         )
+        # The same statement also reads what collation() and in_transaction() ask next.
+        state = (
+            " UNION ALL SELECT '__dau_collation', current_setting('default_collation')::VARCHAR"
+            " UNION ALL SELECT '__dau_txid', txid_current()::VARCHAR"
+        )
         with self._lock:
             try:
-                mine = dict(self.con.execute(query).fetchall())
+                mine = dict(self.con.execute(query + state).fetchall())
             except duckdb.Error:  # an aborted transaction: in_transaction sends the query there
                 return
+        self._collation = str(mine.pop("__dau_collation") or "")
+        self._txid = mine.pop("__dau_txid")
         fresh = dict(self.con.cursor().execute(query).fetchall())
         self._local[:] = [
             f"SET {name} = '{str(value).replace(chr(39), chr(39) * 2)}'"
@@ -181,13 +190,15 @@ class DuckDBArm:
         rows). Never on a database this arm owns."""
         if self.owned or self._shared_from is not None:
             return False
+        first, self._txid = self._txid, None  # read by sync_settings just before, if it ran
         with self._lock:
             try:
-                first = self.con.execute("SELECT txid_current()").fetchall()
-                second = self.con.execute("SELECT txid_current()").fetchall()
+                if first is None:
+                    first = self.con.execute("SELECT txid_current()::VARCHAR").fetchall()[0][0]
+                second = self.con.execute("SELECT txid_current()::VARCHAR").fetchall()[0][0]
             except duckdb.Error:  # an aborted transaction: the connection names its error
                 return True
-        return first == second
+        return bool(first == second)
 
     def run_on_connection(self, sql: str) -> pa.Table:
         """``sql`` on the user's connection itself (not a cursor), one call at a time: for
