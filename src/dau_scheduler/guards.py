@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,6 +19,7 @@ from sqlglot.errors import SqlglotError
 from dau_scheduler.errors import DauError, SqlError
 from dau_scheduler.rewrite.columns import query_columns
 from dau_scheduler.rewrite.dialect import DIALECT
+from dau_scheduler.rewrite.planner import NONDETERMINISTIC
 from dau_scheduler.tables import ArrowSource, ConnectionSource, ParquetSource, Source
 
 #: Calls with side effects or a value per call: a query holding one is run once, as it is.
@@ -80,66 +81,16 @@ def function_kinds(
 
 _CALL = re.compile(r"(?<![\w.\"])([a-z_][a-z0-9_]*)\s*\(", re.IGNORECASE)
 #: Words that precede a parenthesis in SQL without naming a function.
-_NOT_CALLS = frozenset(
-    [
-        "all",
-        "and",
-        "any",
-        "array",
-        "as",
-        "between",
-        "by",
-        "cast",
-        "columns",
-        "cube",
-        "date",
-        "decimal",
-        "exists",
-        "extract",
-        "filter",
-        "from",
-        "grouping",
-        "in",
-        "interval",
-        "join",
-        "like",
-        "list",
-        "map",
-        "numeric",
-        "on",
-        "or",
-        "over",
-        "partition",
-        "pivot",
-        "position",
-        "recursive",
-        "repeatable",
-        "returning",
-        "rollup",
-        "row",
-        "select",
-        "sets",
-        "some",
-        "struct",
-        "substring",
-        "table",
-        "tablesample",
-        "then",
-        "timestamp",
-        "trim",
-        "try_cast",
-        "union",
-        "unnest",
-        "unpivot",
-        "using",
-        "values",
-        "varchar",
-        "when",
-        "where",
-        "with",
-        "within",
-    ]
-)
+# fmt: off
+_NOT_CALLS = frozenset((
+    "all", "and", "any", "array", "as", "between", "by", "cast", "columns", "cube", "date",
+    "decimal", "exists", "extract", "filter", "from", "grouping", "in", "interval", "join",
+    "like", "list", "map", "numeric", "on", "or", "over", "partition", "pivot", "position",
+    "recursive", "repeatable", "returning", "rollup", "row", "select", "sets", "some", "struct",
+    "substring", "table", "tablesample", "then", "timestamp", "trim", "try_cast", "union",
+    "unnest", "unpivot", "using", "values", "varchar", "when", "where", "with", "within",
+))
+# fmt: on
 
 
 def unknown_calls(sql: str, known: frozenset[str]) -> frozenset[str]:
@@ -150,6 +101,27 @@ def unknown_calls(sql: str, known: frozenset[str]) -> frozenset[str]:
         for name in (m.lower() for m in _CALL.findall(sql))
         if name not in known and name not in _NOT_CALLS
     )
+
+
+class FunctionCatalog:
+    """A connection's :class:`FunctionKinds`, read once; on a user's connection (``fresh``) read
+    again when a query calls a name the last read did not list (a macro created since). Names a
+    fresh read does not list either (``range(3) r(i)``: an alias) are not read for again."""
+
+    def __init__(self, cursor: Callable[[], duckdb.DuckDBPyConnection], fresh: bool) -> None:
+        self._cursor = cursor
+        self._fresh = fresh
+        self._kinds: FunctionKinds | None = None
+        self._not_functions: frozenset[str] = frozenset()
+
+    def kinds(self, sql: str = "") -> FunctionKinds:
+        kinds = self._kinds
+        unknown = unknown_calls(sql, kinds.known) - self._not_functions if kinds else frozenset()
+        if kinds is None or (self._fresh and unknown):
+            kinds = function_kinds(self._cursor(), NONDETERMINISTIC)
+            self._kinds = kinds
+            self._not_functions |= unknown - kinds.known
+        return kinds
 
 
 def default_order(cursor: duckdb.DuckDBPyConnection) -> bool:
@@ -189,6 +161,12 @@ def collated_tables(cursor: duckdb.DuckDBPyConnection, tables: Iterable[str]) ->
             "partials does not keep"
         )
     return None
+
+
+def is_query(sql: str, kind: duckdb.StatementType) -> bool:
+    """Whether a statement of ``kind`` reads and changes nothing: a SELECT, or a query DuckDB
+    expands into several (:func:`expanded_query`)."""
+    return kind == duckdb.StatementType.SELECT or expanded_query(sql, kind)
 
 
 def expanded_query(sql: str, kind: duckdb.StatementType) -> bool:
@@ -356,6 +334,7 @@ __all__ = [
     "ARROW_LOSSY",
     "VOLATILE",
     "ColumnWidths",
+    "FunctionCatalog",
     "FunctionKinds",
     "function_kinds",
     "unknown_calls",
@@ -364,6 +343,7 @@ __all__ = [
     "default_collation",
     "default_order",
     "expanded_query",
+    "is_query",
     "load_resident",
     "lossy_part",
     "type_refusal",

@@ -103,7 +103,7 @@ class Refusals:
         final query), or a function whose value is the query's own text (``alias``: the rewrite
         renames every output)."""
         calls = self._read(compiled).calls
-        volatile = sorted(calls & self.session.functions(compiled.sql).volatile)
+        volatile = sorted(calls & self.session.functions.kinds(compiled.sql).volatile)
         if volatile:
             return f"the macro {volatile[0]}() calls a non-deterministic function"
         named = sorted(calls & TEXT_DEPENDENT)

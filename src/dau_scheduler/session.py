@@ -30,11 +30,9 @@ from dau_scheduler.errors import ArmError, ClusterError, PostureError, SplitErro
 from dau_scheduler.guards import (
     VOLATILE,
     ColumnWidths,
-    FunctionKinds,
-    expanded_query,
-    function_kinds,
+    FunctionCatalog,
+    is_query,
     load_resident,
-    unknown_calls,
 )
 from dau_scheduler.link import cached_rates, knee_bytes
 from dau_scheduler.merge import MergeRule
@@ -43,7 +41,7 @@ from dau_scheduler.posture import POSTURES, WorkSplit
 from dau_scheduler.profile import ProfileCache, QueryProfile
 from dau_scheduler.refusals import Refusals
 from dau_scheduler.rewrite.dialect import DIALECT
-from dau_scheduler.rewrite.planner import NONDETERMINISTIC, CompiledSplit, SplitPlan, compile_split
+from dau_scheduler.rewrite.planner import CompiledSplit, SplitPlan, compile_split
 from dau_scheduler.split import SplitExecution, device_cut
 from dau_scheduler.strategies import MemoryPlan, memory_plan
 from dau_scheduler.tables import (
@@ -201,8 +199,8 @@ class Session:
         ):
             if table.lower() in self.schema:
                 self.schema[table.lower()][column] = str(data_type)
-        self._function_kinds: FunctionKinds | None = None
-        self._not_functions: frozenset[str] = frozenset()
+        #: The catalog's aggregates (macros that aggregate too) and volatile macros.
+        self.functions = FunctionCatalog(self.host.cursor, fresh=not self.host.owned)
         self._plans: dict[tuple[str, str | None], CompiledSplit] = {}
         self._plan_keys: dict[tuple[str, str | None], str] = {}
         self.refusals = Refusals(self)
@@ -251,19 +249,6 @@ class Session:
 
     # -- compiling ---------------------------------------------------------------------------
 
-    def functions(self, sql: str = "") -> FunctionKinds:
-        """The catalog's aggregates (macros that aggregate included), volatile macros and
-        function names: read once, and again on a user's connection when ``sql`` calls a name
-        the last read did not list (a macro created since)."""
-        kinds = self._function_kinds
-        unknown = unknown_calls(sql, kinds.known) - self._not_functions if kinds else frozenset()
-        if kinds is None or (not self.host.owned and unknown):
-            kinds = function_kinds(self.host.cursor(), NONDETERMINISTIC)
-            self._function_kinds = kinds
-            # Names a fresh read does not list either (``range(3) r(i)``) are not read again.
-            self._not_functions |= unknown - kinds.known
-        return kinds
-
     def _bind(self, sql: str) -> tuple[list[str], list[str], pa.Schema | None]:
         """Names and DuckDB types of ``sql``'s output, and its Arrow schema: from a LIMIT 0 run,
         not when the query calls a volatile function (a sequence would advance) or DuckDB
@@ -290,7 +275,7 @@ class Session:
         if len(statements) != 1:
             raise SqlError(f"expected one statement, got {len(statements)}; run them one by one")
         kind = statements[0].type
-        if kind != duckdb.StatementType.SELECT and not expanded_query(sql, kind):
+        if not is_query(sql, kind):
             raise SqlError(f"only queries (SELECT) are run here; got a {kind.name} statement")
 
     def compile(self, sql: str, split_table: str | None = None) -> CompiledSplit:
@@ -313,7 +298,7 @@ class Session:
             sql,
             row_counts=self.row_counts,
             schema=self.schema,
-            aggregate_names=self.functions(sql).aggregates,
+            aggregate_names=self.functions.kinds(sql).aggregates,
             binder=self._bind,
             columns=columns,
             types=types,
@@ -351,10 +336,15 @@ class Session:
             return dataclasses.replace(compiled, plan=plan, partial=None, final=None, fast=None)
         return compiled
 
+    @property
+    def _user_connection(self) -> bool:
+        """Whether the host arm runs on a connection the user gave."""
+        return not self.host.owned and isinstance(self._given, duckdb.DuckDBPyConnection)
+
     def _on_connection(self, sql: str) -> pa.Table | None:
         """``sql`` answered on the given connection itself, or None (not given one, or it
         fails there too)."""
-        if self.host.owned or not isinstance(self._given, duckdb.DuckDBPyConnection):
+        if not self._user_connection:
             return None
         try:
             self._validate(sql)
@@ -378,7 +368,7 @@ class Session:
     def _unsplit(self, compiled: CompiledSplit) -> pa.Table:
         """DuckDB's own answer: on the given connection itself when there is one (a cursor does
         not see its temporary objects, prepared statements, variables or hidden settings)."""
-        if not self.host.owned and isinstance(self._given, duckdb.DuckDBPyConnection):
+        if self._user_connection:
             return self.host.run_on_connection(compiled.sql)
         return self.host.cursor().sql(compiled.sql).to_arrow_table()
 

@@ -35,7 +35,7 @@ from typing import Any
 
 import duckdb
 
-from dau_scheduler.guards import VOLATILE, expanded_query, function_kinds, unknown_calls
+from dau_scheduler.guards import VOLATILE, function_kinds, is_query, unknown_calls
 from dau_scheduler.rewrite.planner import NONDETERMINISTIC
 
 #: A sample draws other rows each run unless seeded (the files seed it with a directive).
@@ -193,7 +193,7 @@ def _is_query(sql: str) -> bool:
         kind = duckdb.extract_statements(sql)[0].type
     except (duckdb.Error, IndexError):
         return True  # DuckDB's own run names the error: skipped there
-    return kind == duckdb.StatementType.SELECT or expanded_query(sql, kind)
+    return is_query(sql, kind)
 
 
 def _one(

@@ -61,6 +61,7 @@ class DuckDBArm:
         self._ordered: bool | None = None
         self._collation: str | None = None
         self._txid: str | None = None
+        self._regex = "partial"
         self._shared_from = share
         self._lock = threading.Lock()
         #: SET statements every cursor runs first (see ``sync_settings``).
@@ -167,6 +168,7 @@ class DuckDBArm:
                 return
         self._collation = str(mine.pop("__dau_collation") or "")
         self._txid = mine.pop("__dau_txid")
+        self._regex = str(mine.get("regex_match_operator_semantics") or "partial").lower()
         fresh = dict(self.con.cursor().execute(query).fetchall())
         self._local[:] = [
             f"SET {name} = '{str(value).replace(chr(39), chr(39) * 2)}'"
@@ -177,10 +179,7 @@ class DuckDBArm:
     def regex_semantics(self) -> str:
         """How this arm's cursors read ``~``: 'partial' (DuckDB's default) unless the user's
         connection set ``regex_match_operator_semantics`` (seen by :meth:`sync_settings`)."""
-        for statement in self._local:
-            if statement.startswith("SET regex_match_operator_semantics = "):
-                return statement.split("= ", 1)[1].strip("'").lower()
-        return "partial"
+        return self._regex
 
     def in_transaction(self) -> bool:
         """Whether the user's connection is inside an explicit transaction (BEGIN without

@@ -111,8 +111,9 @@ class CompiledSplit:
         return self.plan.refusal is None
 
 
-#: The parts of a table reference the split understands (its rows as stored, under a name).
-_TABLE_ARGS = frozenset({"this", "alias", "db", "catalog", "sample"})
+#: The parts of a table reference the split understands (its rows as stored, under a name; a
+#: sample anywhere refuses the whole query first).
+_TABLE_ARGS = frozenset({"this", "alias", "db", "catalog"})
 
 #: The parts of a join the row-linear rules below understand; a join with any other is refused.
 _JOIN_ARGS = frozenset({"this", "on", "side", "kind", "using", "method"})
@@ -160,8 +161,6 @@ def _block_refusal(select: exp.Select, source: exp.Expr, table: str) -> str | No
             return f"the non-deterministic function {function_name(node)}() reads {table}'s rows"
         if isinstance(node, (exp.Rollup, exp.Cube, exp.GroupingSets)):
             return "GROUPING SETS, ROLLUP and CUBE are not split"
-        if isinstance(node, exp.TableSample):
-            return f"a sample of {table} depends on the rows each arm holds"
     return None
 
 
