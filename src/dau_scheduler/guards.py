@@ -93,14 +93,15 @@ _NOT_CALLS = frozenset((
 # fmt: on
 
 
+def called_names(sql: str) -> frozenset[str]:
+    """The names ``sql``'s text calls (lower case; SQL words before a parenthesis left out, an
+    alias before a column list such as ``range(3) r(i)`` kept)."""
+    return frozenset(m.lower() for m in _CALL.findall(sql)) - _NOT_CALLS
+
+
 def unknown_calls(sql: str, known: frozenset[str]) -> frozenset[str]:
-    """Names called in ``sql`` that ``known`` does not list (a macro created since, or an alias
-    before a column list such as ``range(3) r(i)``, which costs only a catalog read)."""
-    return frozenset(
-        name
-        for name in (m.lower() for m in _CALL.findall(sql))
-        if name not in known and name not in _NOT_CALLS
-    )
+    """Names called in ``sql`` that ``known`` does not list (a macro created since)."""
+    return called_names(sql) - known
 
 
 class FunctionCatalog:
@@ -339,6 +340,7 @@ __all__ = [
     "function_kinds",
     "unknown_calls",
     "arrow_for_device",
+    "called_names",
     "collated_tables",
     "default_collation",
     "default_order",

@@ -35,11 +35,12 @@ from typing import Any
 
 import duckdb
 
-from dau_scheduler.guards import VOLATILE, function_kinds, is_query, unknown_calls
+from dau_scheduler.guards import VOLATILE, called_names, function_kinds, is_query
 from dau_scheduler.rewrite.planner import NONDETERMINISTIC
 
-#: A sample draws other rows each run unless seeded (the files seed it with a directive).
+#: A statement that may create a macro (the file's volatile macros are read again after it).
 _MACRO = re.compile(r"\b(macro|function)\b", re.IGNORECASE)
+#: A sample draws other rows each run unless seeded (the files seed it with a directive).
 _SAMPLE = re.compile(r"\b(using\s+sample|tablesample)\b", re.IGNORECASE)
 OUTCOMES = ("equal", "refused", "wrong", "crashed", "skipped")
 #: Directives that make a file depend on what this runner does not model.
@@ -158,7 +159,7 @@ def run_file(path: Path, device: Any, share: float, settings: bool) -> FileRepor
             if (
                 VOLATILE.search(record.sql)
                 or _SAMPLE.search(record.sql)
-                or unknown_calls(record.sql, frozenset()) & volatile
+                or called_names(record.sql) & volatile
             ):
                 # A sequence, random value or sample (in a macro too): DuckDB's own run already
                 # moved it on.

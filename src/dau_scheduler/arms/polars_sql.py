@@ -10,9 +10,9 @@ Polars' SQL differs from DuckDB's in ways that change answers, so the partial is
 - ``BETWEEN`` is written as two comparisons (parenthesized, for ``NOT BETWEEN``); date literals as
   ``DATE 'yyyy-mm-dd'``; ``BOOL_AND``/``BOOL_OR`` as ``MIN``/``MAX``.
 - Polars joins only on equalities: an inner or left join's conditions on the joined table alone
-  become a filter on that table (``_filter_joined_table``); any other condition that is not an
-  equality between the joined item and the sources before it is refused
-  (``_refuse_unpaired_conditions``).
+  become a filter on that table (``_filter_joined_table``), an inner join's other conditions
+  go to WHERE (``_inner_conditions_to_where``), and any condition left that is not an equality
+  between the joined item and the sources before it is refused (``_refuse_unpaired_conditions``).
 - Polars wraps integer overflow and sums FLOAT in single precision: integer sums and arithmetic
   are computed in DECIMAL(38, 0) and cast back strictly, FLOATs are summed as DOUBLEs
   (``_checked_arithmetic``).
@@ -185,7 +185,8 @@ def _join_explicitly(tree: exp.Expr) -> exp.Expr:
 
 
 #: (side, kind) of the joins whose joined table a condition on it alone may filter first.
-_FILTERABLE_JOINS = {("", ""), ("", "INNER"), ("LEFT", ""), ("LEFT", "OUTER")}
+_INNER_JOINS = {("", ""), ("", "INNER")}
+_FILTERABLE_JOINS = _INNER_JOINS | {("LEFT", ""), ("LEFT", "OUTER")}
 
 
 def _filter_joined_table(node: exp.Expr) -> exp.Expr:
@@ -222,9 +223,6 @@ def _filter_joined_table(node: exp.Expr) -> exp.Expr:
     return joined
 
 
-_INNER_JOINS = {("", ""), ("", "INNER")}
-
-
 def _is_key_pair(condition: exp.Expr, name: str) -> bool:
     """An equality between an expression of the joined item ``name`` alone and one of the
     sources before it alone: a pair of join keys as Polars reads them."""
@@ -237,7 +235,7 @@ def _is_key_pair(condition: exp.Expr, name: str) -> bool:
 def _inner_conditions_to_where(select: exp.Expr) -> exp.Expr:
     """An inner join's conditions that are not key pairs, moved to its block's WHERE (for an
     inner join ON and WHERE are the same filter; Polars evaluates only key pairs in ON)."""
-    joins = select.args.get("joins") or [] if isinstance(select, exp.Select) else []
+    joins = (select.args.get("joins") or []) if isinstance(select, exp.Select) else []
     if not joins or any((j.side or "").upper() in ("RIGHT", "FULL") for j in joins):
         return select  # a right or full join after it would keep rows WHERE then removes
     moved: list[exp.Expr] = []
