@@ -16,6 +16,11 @@ Polars' SQL differs from DuckDB's in ways that change answers, so the partial is
 - Polars wraps integer overflow and sums FLOAT in single precision: integer sums and arithmetic
   are computed in DECIMAL(38, 0) and cast back strictly, FLOATs are summed as DOUBLEs
   (``_checked_arithmetic``).
+- A date minus a date is a duration in Polars and a day count in DuckDB; a date plus an integer
+  an error in Polars. Both are computed on days since 1970; a literal interval added to a date
+  or a plain timestamp is kept; other date and time arithmetic is refused (``_date_arithmetic``).
+- Polars reads no parentheses around a join's ON (``_flat_join_condition``) and panics on a
+  scalar subquery it cannot prove is one row, unless it has a LIMIT (``_bounded_scalar_subquery``).
 - What Polars computes differently and is not translated (``%``, ``//``, ``round`` with digits,
   ``strpos``, casting a fraction to an integer, unknown functions) is refused by name, and so is
   every expression kind outside ``_CHECKED`` (default deny).
@@ -117,11 +122,7 @@ def _explicit_joins(select: exp.Select) -> exp.Select:
     if len(set(names)) != len(names) or not all(names):
         return select
     where = select.args.get("where")
-    conjuncts = (
-        list(where.this.flatten())
-        if where is not None and isinstance(where.this, exp.And)
-        else ([where.this] if where is not None else [])
-    )
+    conjuncts = _conjuncts(where.this) if where is not None else []
     start = next(
         (
             i
@@ -204,7 +205,7 @@ def _filter_joined_table(node: exp.Expr) -> exp.Expr:
     if not isinstance(table, (exp.Table, exp.Subquery)) or on is None:
         return node
     name = table.alias_or_name
-    conjuncts = list(on.flatten()) if isinstance(on, exp.And) else [on]
+    conjuncts = _conjuncts(on)
     own = [
         c
         for c in conjuncts
@@ -221,6 +222,51 @@ def _filter_joined_table(node: exp.Expr) -> exp.Expr:
     joined.set("this", exp.Subquery(this=inner, alias=exp.TableAlias(this=exp.to_identifier(name))))
     joined.set("on", exp.and_(*[c.copy() for c in conjuncts if c not in own]))
     return joined
+
+
+def _conjuncts(condition: exp.Expr) -> list[exp.Expr]:
+    """The terms of a conjunction, through parentheses: ``ON (a = b AND c = d)`` is two terms
+    (TPC-DS Q40 and Q72 write their join conditions in parentheses)."""
+    inner = condition.unnest()
+    if isinstance(inner, exp.And):
+        return [*_conjuncts(inner.this), *_conjuncts(inner.expression)]
+    return [inner]
+
+
+def _flat_join_condition(node: exp.Expr) -> exp.Expr:
+    """A join's ON without the parentheses around it, which Polars' SQL does not read
+    ("unsupported SQL join constraint"); an OR inside keeps its own."""
+    on = node.args.get("on") if isinstance(node, exp.Join) else None
+    if on is None or not isinstance(on, exp.Paren):
+        return node
+    flat = node.copy()
+    flat.set("on", exp.and_(*[c.copy() for c in _conjuncts(on)]))
+    return flat
+
+
+def _bounded_scalar_subquery(node: exp.Expr) -> exp.Expr:
+    """A scalar subquery that is not a plain aggregate, with ``LIMIT 2``.
+
+    Polars panics ("only supported for scalars") on a scalar subquery of one row that it cannot
+    prove is one row: TPC-DS Q58's ``d_week_seq = (SELECT d_week_seq FROM date_dim WHERE
+    d_date = '2000-01-03')``. With a LIMIT it reads the value. Two rows keep DuckDB's meaning:
+    none is NULL, one the value, and more than one an error on both sides.
+    """
+    if not isinstance(node, exp.Subquery) or not isinstance(node.parent, (exp.Binary, exp.Alias)):
+        return node
+    select = node.this
+    if (
+        not isinstance(select, exp.Select)
+        or select.args.get("limit") is not None
+        or (
+            select.args.get("group") is None
+            and all(e.find(exp.AggFunc) for e in select.expressions)
+        )
+    ):
+        return node
+    bounded = node.copy()
+    bounded.set("this", select.copy().limit(2))
+    return bounded
 
 
 def _is_key_pair(condition: exp.Expr, name: str) -> bool:
@@ -243,7 +289,7 @@ def _inner_conditions_to_where(select: exp.Expr) -> exp.Expr:
         on = join.args.get("on")
         if on is None or (join.side, join.kind) not in _INNER_JOINS:
             continue
-        conditions = list(on.flatten()) if isinstance(on, exp.And) else [on]
+        conditions = _conjuncts(on)
         keys = [c for c in conditions if _is_key_pair(c, join.this.alias_or_name)]
         if not keys or len(keys) == len(conditions):
             continue  # no pair of keys left to join on: leave it (refused below)
@@ -266,7 +312,7 @@ def _refuse_unpaired_conditions(tree: exp.Expr) -> None:
         if on is None:
             continue
         name = join.this.alias_or_name
-        for condition in on.flatten() if isinstance(on, exp.And) else [on]:
+        for condition in _conjuncts(on):
             if not _is_key_pair(condition, name):
                 raise SqlError(
                     f"join condition {condition.sql(dialect='duckdb')}: the Polars arm joins "
@@ -284,6 +330,87 @@ def _is_integer(data_type: exp.DataType | None) -> bool:
     )
 
 
+_BIGINT = exp.DataType.build("BIGINT")
+_DATE = exp.DataType.build("DATE")
+#: What a literal interval may be added to on the Polars arm (DuckDB's TIMESTAMP is sqlglot's
+#: TIMESTAMPNTZ); never a time zone's timestamp, a time or an interval.
+_INTERVAL_OPERANDS = (
+    exp.DataType.Type.DATE,
+    exp.DataType.Type.TIMESTAMP,
+    exp.DataType.Type.TIMESTAMPNTZ,
+    exp.DataType.Type.DATETIME,
+)
+
+
+def _is_temporal(data_type: exp.DataType | None) -> bool:
+    return data_type is not None and data_type.is_type(
+        *exp.DataType.TEMPORAL_TYPES, exp.DataType.Type.INTERVAL
+    )
+
+
+_UNKNOWN = exp.DataType.build("UNKNOWN")
+
+
+def _replace_typed(old: exp.Expr, new: exp.Expr) -> None:
+    """``old`` replaced by ``new``, whose type the parentheses around it take (sqlglot annotated
+    them with ``old``'s)."""
+    if new is old:
+        return
+    if isinstance(new, exp.Cast):
+        new.type = new.to.copy()
+    old.replace(new)
+    parent = new.parent
+    while isinstance(parent, exp.Paren):
+        parent.type = new.type
+        parent = parent.parent
+
+
+def _days(node: exp.Expr) -> exp.Expr:
+    return exp.Cast(this=node.copy(), to=_BIGINT.copy())
+
+
+def _date_arithmetic(op: exp.Expr) -> exp.Expr:
+    """``op`` (``+``, ``-`` or ``*`` with a date, time or interval operand) as Polars computes
+    it the way DuckDB does, or ``SqlError``.
+
+    A date minus a date is DuckDB's BIGINT count of days (Polars: a duration, which the fold
+    would read as microseconds); a date plus or minus an integer is a date (Polars: an error).
+    Both are computed on days since 1970, which Polars' casts of a date to and from BIGINT are.
+    A date or a time-zone-free timestamp plus or minus a literal interval is computed alike by
+    both (months clamp to the month's last day in both). Everything else with a date, time or
+    interval operand is refused by name.
+    """
+    left, right = op.args["this"], op.args["expression"]
+    lt, rt = left.unnest().type or _UNKNOWN, right.unnest().type or _UNKNOWN
+    date = exp.DataType.Type.DATE
+    if isinstance(op, exp.Sub) and lt.is_type(date) and rt.is_type(date):
+        days = exp.Sub(this=_days(left), expression=_days(right))
+        days.type = _BIGINT.copy()
+        return days
+    if isinstance(op, (exp.Add, exp.Sub)) and lt.is_type(date) and _is_integer(rt):
+        shifted = op.__class__(this=_days(left), expression=_days(right))
+        return exp.Cast(this=shifted, to=_DATE.copy())
+    if isinstance(op, exp.Add) and _is_integer(lt) and rt.is_type(date):
+        shifted = exp.Add(this=_days(right), expression=_days(left))
+        return exp.Cast(this=shifted, to=_DATE.copy())
+    literal_interval = [
+        isinstance(side, exp.Interval) and isinstance(side.this, exp.Literal)
+        for side in (left, right)
+    ]
+    if (
+        isinstance(op, (exp.Add, exp.Sub))
+        and literal_interval[1]
+        and lt.is_type(*_INTERVAL_OPERANDS)
+    ):
+        return op
+    if isinstance(op, exp.Add) and literal_interval[0] and rt.is_type(*_INTERVAL_OPERANDS):
+        return op
+    raise SqlError(
+        f"{op.sql(dialect='duckdb')}: date and time arithmetic of these types "
+        "(Polars computes it differently or not at all)"
+    )
+
+
 def _checked_arithmetic(tree: exp.Expr, types: dict[str, dict[str, str]]) -> exp.Expr:
     """Integer sums and integer arithmetic that cannot wrap around, and float sums in doubles.
 
@@ -294,12 +421,17 @@ def _checked_arithmetic(tree: exp.Expr, types: dict[str, dict[str, str]]) -> exp
     HUGEINT, which Arrow carries as that decimal); each integer ``a op b`` is computed in that
     decimal and cast back with Polars' strict cast, which raises where DuckDB would; a FLOAT under
     ``SUM`` or ``AVG`` is widened to DOUBLE first. A ``SUM`` whose argument's type cannot be
-    determined is refused (``SqlError``): it might be an integer that wraps.
+    determined is refused (``SqlError``): it might be an integer that wraps. Date and time
+    arithmetic is rewritten first (:func:`_date_arithmetic`), so a sum of date differences is a
+    sum of integers.
     """
     from sqlglot.optimizer.annotate_types import annotate_types
 
     schema: dict[str, object] = dict(types)
     annotated = annotate_types(tree, schema=schema, dialect="duckdb")
+    for op in reversed(list(annotated.find_all(exp.Add, exp.Sub, exp.Mul))):
+        if _is_temporal(op.this.unnest().type) or _is_temporal(op.expression.unnest().type):
+            _replace_typed(op, _date_arithmetic(op))
     for node in list(annotated.find_all(exp.Sum, exp.Avg)):
         argument = node.this
         data_type = argument.type
@@ -519,7 +651,8 @@ def polars_sql(compiled: CompiledSplit, types: dict[str, dict[str, str]] | None 
     """
     if compiled.partial is None:
         raise SqlError("this query has no partial to run")
-    partial = _join_explicitly(_translated(compiled.partial))
+    partial = _join_explicitly(_translated(compiled.partial)).transform(_flat_join_condition)
+    partial = partial.transform(_bounded_scalar_subquery)
     partial = partial.transform(_filter_joined_table).transform(_inner_conditions_to_where)
     _refuse_unpaired_conditions(partial)
     if types is not None:
