@@ -35,6 +35,19 @@ def test_a_macro_created_after_the_first_query_is_known(con: duckdb.DuckDBPyConn
         assert refusal is not None and "total" in refusal
 
 
+def test_a_macro_replaced_by_an_aggregating_one_is_read_again(
+    con: duckdb.DuckDBPyConnection,
+) -> None:
+    con.execute("CREATE MACRO f(x) AS x + 1")
+    with Session(con, device="duckdb") as session:
+        assert _same(session, con, "SELECT max(f(i)) FROM t") is None
+        con.execute("CREATE OR REPLACE MACRO f(x) AS sum(x)")
+        refusal = _same(session, con, "SELECT f(i) FROM t")  # one row, not one per arm
+        assert refusal is not None and "'f'" in refusal
+        con.execute("CREATE OR REPLACE MACRO f(x) AS x * 2")
+        assert _same(session, con, "SELECT max(f(i)) FROM t") is None
+
+
 def test_a_non_deterministic_macro_is_refused(con: duckdb.DuckDBPyConnection) -> None:
     con.execute("CREATE MACRO noisy(x) AS x + random()")
     with Session(con, device="duckdb") as session:

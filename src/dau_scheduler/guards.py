@@ -51,6 +51,8 @@ class FunctionKinds:
     volatile: frozenset[str]
     #: Every function and macro name the catalog listed (a name outside it is a new macro).
     known: frozenset[str]
+    #: The user's own macros as (name, body) pairs: a body replaced since is read again.
+    user_macros: frozenset[tuple[str, str]] = frozenset()
 
 
 def _closure(seed: set[str], macros: list[tuple[str, str]]) -> frozenset[str]:
@@ -70,13 +72,29 @@ def function_kinds(
 ) -> FunctionKinds:
     """The aggregates, volatile macros and known names of ``cursor``'s catalog (one scan)."""
     rows = cursor.execute(
-        "SELECT DISTINCT lower(function_name), function_type, lower(macro_definition) "
+        "SELECT DISTINCT lower(function_name), function_type, lower(macro_definition), internal "
         "FROM duckdb_functions()"
     ).fetchall()
-    macros = [(str(n), str(body)) for n, kind, body in rows if kind == "macro" and body]
-    aggregates = _closure({str(n) for n, kind, _ in rows if kind == "aggregate"}, macros)
+    macros = [(str(n), str(body)) for n, kind, body, _ in rows if kind == "macro" and body]
+    aggregates = _closure({str(n) for n, kind, _, _ in rows if kind == "aggregate"}, macros)
     volatile = _closure(set(nondeterministic), macros) - set(nondeterministic)
-    return FunctionKinds(aggregates, volatile, frozenset(str(n) for n, _, _ in rows))
+    mine = frozenset(
+        (str(n), str(body)) for n, kind, body, internal in rows if kind == "macro" and not internal
+    )
+    return FunctionKinds(aggregates, volatile, frozenset(str(r[0]) for r in rows), mine)
+
+
+def _macro_bodies(
+    cursor: duckdb.DuckDBPyConnection, names: Iterable[str]
+) -> frozenset[tuple[str, str]]:
+    """(name, body) of the user's macros called ``names`` as the catalog holds them now."""
+    rows = cursor.execute(
+        "SELECT DISTINCT lower(function_name), lower(macro_definition) FROM duckdb_functions() "
+        "WHERE function_type = 'macro' AND NOT internal "
+        "AND lower(function_name) IN (SELECT unnest($1))",
+        [sorted(names)],
+    ).fetchall()
+    return frozenset((str(n), str(body)) for n, body in rows)
 
 
 _CALL = re.compile(r"(?<![\w.\"])([a-z_][a-z0-9_]*)\s*\(", re.IGNORECASE)
@@ -106,7 +124,9 @@ def unknown_calls(sql: str, known: frozenset[str]) -> frozenset[str]:
 
 class FunctionCatalog:
     """A connection's :class:`FunctionKinds`, read once; on a user's connection (``fresh``) read
-    again when a query calls a name the last read did not list (a macro created since). Names a
+    again when a query calls a name the last read did not list (a macro created since), or one
+    of the user's macros whose body has changed since (``CREATE OR REPLACE MACRO f(x) AS
+    sum(x)`` over a scalar ``f``: split as a scalar, one answer row per arm came back). Names a
     fresh read does not list either (``range(3) r(i)``: an alias) are not read for again."""
 
     def __init__(self, cursor: Callable[[], duckdb.DuckDBPyConnection], fresh: bool) -> None:
@@ -118,6 +138,11 @@ class FunctionCatalog:
     def kinds(self, sql: str = "") -> FunctionKinds:
         kinds = self._kinds
         unknown = unknown_calls(sql, kinds.known) - self._not_functions if kinds else frozenset()
+        if kinds is not None and self._fresh and not unknown and kinds.user_macros:
+            called = called_names(sql)
+            held = frozenset(pair for pair in kinds.user_macros if pair[0] in called)
+            if held and _macro_bodies(self._cursor(), {n for n, _ in held}) != held:
+                kinds = None
         if kinds is None or (self._fresh and unknown):
             kinds = function_kinds(self._cursor(), NONDETERMINISTIC)
             self._kinds = kinds
