@@ -35,6 +35,12 @@ def test_corpus_file(path: Path, device: str) -> None:
 def test_parser_leaves_out_what_it_does_not_model() -> None:
     records, why = slt.parse("loop i 0 3\nstatement ok\nSELECT 1\nendloop\n")
     assert records == [] and why == "uses loop"
+    here = slt.loaded_extensions()
+    assert "json" in here
+    body = "\nrequire vector_size 512\nrequire skip_reload\nquery I\nSELECT 1\n"
+    assert len(slt.parse("require json" + body, here)[0]) == 1
+    assert slt.parse("require tpch" + body, here) == ([], "requires tpch")
+    assert slt.parse("require ram 8gb" + body, here) == ([], "requires ram")
     text = """
 statement ok
 CREATE TABLE t(i INTEGER)

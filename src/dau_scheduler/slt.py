@@ -14,7 +14,8 @@ relative; as multisets unless the query has a top-level ORDER BY). Each query is
 - ``crashed``: an error where DuckDB answered (a defect too);
 - ``skipped``: not a plain SELECT, or DuckDB itself errs.
 
-Files that loop, ``require`` extensions, load databases or restart are left out whole;
+Files that loop, load databases, restart, or ``require`` what this DuckDB lacks (an extension it
+has not loaded, a build option, a memory size) are left out whole;
 ``--no-settings`` leaves out their SET/PRAGMA statements. The file's own expected results are not
 read: DuckDB's answer on the same connection is the oracle.
 """
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import json
 import re
 import sys
@@ -44,7 +46,40 @@ _MACRO = re.compile(r"\b(macro|function)\b", re.IGNORECASE)
 _SAMPLE = re.compile(r"\b(using\s+sample|tablesample)\b", re.IGNORECASE)
 OUTCOMES = ("equal", "refused", "wrong", "crashed", "skipped")
 #: Directives that make a file depend on what this runner does not model.
-_UNSUPPORTED = ("loop", "foreach", "concurrentloop", "require", "load", "restart", "reconnect")
+_UNSUPPORTED = ("loop", "foreach", "concurrentloop", "load", "restart", "reconnect")
+#: ``require`` flags a release build of DuckDB (as in the Python wheel) meets: sqllogictest's
+#: own run options, 64 bits, and vector sizes up to the default 2048.
+_MET_FLAGS = frozenset(
+    (
+        "skip_reload",
+        "no_alternative_verify",
+        "noforcestorage",
+        "no_force_storage",
+        "64bit",
+        "notwindows",
+    )
+)
+
+
+@functools.cache
+def loaded_extensions() -> frozenset[str]:
+    """The extensions this DuckDB has loaded in a fresh connection (statically linked ones)."""
+    rows = (
+        duckdb.connect()
+        .execute("SELECT extension_name FROM duckdb_extensions() WHERE loaded")
+        .fetchall()
+    )
+    return frozenset(str(r[0]) for r in rows)
+
+
+def _met(parts: list[str], extensions: frozenset[str]) -> bool:
+    """Whether a ``require`` line's condition holds here."""
+    what = parts[1] if len(parts) > 1 else ""
+    if what in ("vector_size", "exact_vector_size") and len(parts) > 2 and parts[2].isdigit():
+        return int(parts[2]) <= 2048 if what == "vector_size" else parts[2] == "2048"
+    return what in _MET_FLAGS or what in extensions
+
+
 _SETTING = re.compile(r"^\s*(SET|RESET|PRAGMA)\b", re.IGNORECASE)
 
 
@@ -69,8 +104,9 @@ class FileReport:
     refusals: Counter[str] = field(default_factory=Counter)
 
 
-def parse(text: str) -> tuple[list[Record], str | None]:
-    """The records of a test file, or why the file is left out."""
+def parse(text: str, extensions: frozenset[str] = frozenset()) -> tuple[list[Record], str | None]:
+    """The records of a test file, or why the file is left out (``extensions``: those loaded
+    here, which a ``require`` may name)."""
     lines = text.splitlines()
     records: list[Record] = []
     i = 0
@@ -83,6 +119,10 @@ def parse(text: str) -> tuple[list[Record], str | None]:
         if not line or line.startswith("#"):
             continue
         word = line.split()[0].lower()
+        if word == "require" and not _met(line.split(), extensions):
+            return [], f"requires {' '.join(line.split()[1:2])}"
+        if word == "require":
+            continue
         if word in _UNSUPPORTED:
             return [], f"uses {word}"
         if word == "halt":
@@ -132,7 +172,7 @@ def _ordered(sql: str) -> bool:
 def run_file(path: Path, device: Any, share: float, settings: bool) -> FileReport:
     """Replay one test file; a Session over the connection is reused until a statement runs."""
     report = FileReport(str(path))
-    records, why = parse(path.read_text(errors="replace"))
+    records, why = parse(path.read_text(errors="replace"), loaded_extensions())
     if why is not None:
         report.left_out = why
         return report
