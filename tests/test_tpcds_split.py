@@ -15,7 +15,7 @@ from dau_scheduler.compare import compare_tables
 
 QUERIES = tpcds.queries()
 #: Split (both arms get rows at share 0.5) at least this many of the 99 queries per device.
-MIN_SPLIT = {"duckdb": 80, "polars": 78}
+MIN_SPLIT = {"duckdb": 94, "polars": 90}
 
 
 @pytest.fixture(scope="module")

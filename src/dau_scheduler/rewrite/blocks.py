@@ -37,6 +37,8 @@ def own_nodes(root: exp.Expr) -> Iterator[exp.Expr]:
 def is_aggregate(node: exp.Expr, aggregate_names: frozenset[str]) -> bool:
     if isinstance(node, exp.Filter):
         return is_aggregate(node.this, aggregate_names)
+    if isinstance(node, (exp.Grouping, exp.GroupingId)):
+        return False  # which grouping set a row belongs to: a function of the keys, not the rows
     if isinstance(node, exp.AggFunc):
         return True
     return isinstance(node, exp.Anonymous) and str(node.this).lower() in aggregate_names
@@ -52,13 +54,30 @@ def aggregate_calls(select: exp.Select, names: frozenset[str]) -> list[exp.Expr]
     stack = list(reversed(roots))
     while stack:
         node = stack.pop()
+        if isinstance(node, exp.Window):
+            # The window's own function runs over the block's output rows; the aggregates in its
+            # arguments, PARTITION BY and ORDER BY are the block's (rank() OVER (ORDER BY sum(x))).
+            stack.extend(reversed(list(window_parts(node))))
+            continue
         if is_aggregate(node, names):
             calls.append(node)
             continue
-        if isinstance(node, (exp.Query, exp.Subquery, exp.Window)):
+        if isinstance(node, (exp.Query, exp.Subquery)):
             continue
         stack.extend(reversed(list(node.iter_expressions())))
     return calls
+
+
+def window_parts(window: exp.Window) -> Iterator[exp.Expr]:
+    """What a window reads from its block's rows: its function's arguments, PARTITION BY and
+    ORDER BY (not the function itself, which runs over those rows)."""
+    yield from window.this.iter_expressions()
+    for key, value in window.args.items():
+        if key == "this":
+            continue
+        for part in value if isinstance(value, list) else [value]:
+            if isinstance(part, exp.Expr):
+                yield part
 
 
 def function_name(node: exp.Expr) -> str:
@@ -146,6 +165,37 @@ def refuse_correlated_references(block: exp.Select) -> None:
                     )
 
 
+_GROUPING_SETS = (exp.Rollup, exp.Cube, exp.GroupingSets)
+
+
+def grouping_keys(group: exp.Group | None) -> tuple[list[exp.Expr], bool]:
+    """The distinct key expressions of a GROUP BY, through ROLLUP, CUBE and GROUPING SETS, and
+    whether it has any of those.
+
+    Such a block is split on its finest grouping: each arm groups its rows by every key, and the
+    final query groups the merged partials by the block's own grouping sets. Each set's group
+    is a union of finest groups, which the aggregates' merge steps fold as they fold the arms'.
+    """
+    keys: list[exp.Expr] = []
+    sets = False
+
+    def add(node: exp.Expr) -> None:
+        nonlocal sets
+        if isinstance(node, _GROUPING_SETS):
+            sets = True
+            for part in node.expressions:
+                add(part)
+        elif isinstance(node, (exp.Tuple, exp.Paren)):
+            for part in node.iter_expressions():
+                add(part)
+        elif node not in keys:
+            keys.append(node)
+
+    for expression in group.expressions if group is not None else []:
+        add(expression)
+    return keys, sets
+
+
 def build_aggregate(block: exp.Select, names: frozenset[str]) -> BuiltBlock:
     refuse_correlated_references(block)
     calls = aggregate_calls(block, names)
@@ -159,7 +209,9 @@ def build_aggregate(block: exp.Select, names: frozenset[str]) -> BuiltBlock:
                 "whose value depends on the order of all rows"
             )
     group = block.args.get("group")
-    keys = list(group.expressions) if group is not None else []
+    keys, grouping_sets = grouping_keys(group)
+    # GROUP BY () or GROUP BY (a, b): the partial groups by the plain keys, the final as written.
+    grouping_sets = grouping_sets or (group is not None and keys != list(group.expressions))
     aggregates: list[tuple[str, str]] = []
     for call in calls:
         pair = (output_name(call, block), aggregate_kind(call))
@@ -201,10 +253,15 @@ def build_aggregate(block: exp.Select, names: frozenset[str]) -> BuiltBlock:
     partial.set("expressions", projections)
     for key in ("having", "order", "limit", "offset", "distinct"):
         partial.set(key, None)
+    if grouping_sets:
+        flat = exp.Group(expressions=[k.copy() for k in keys]) if keys else None
+        partial.set("group", flat)
 
     aliases = {p.alias for p in block.expressions if p.alias}
 
     def fold(node: exp.Expr) -> exp.Expr | None:
+        if isinstance(node, exp.Window):
+            return fold_window(node)
         if is_aggregate(node, names):
             expression, index = merged[node.sql(dialect=DIALECT)]
             # Typed once the partial is bound: the merged value takes the unsplit aggregate's type.
@@ -220,10 +277,30 @@ def build_aggregate(block: exp.Select, names: frozenset[str]) -> BuiltBlock:
             raise Refuse(f"column {node.sql(dialect=DIALECT)} is neither grouped nor aggregated")
         return None
 
+    def fold_window(window: exp.Window) -> exp.Expr:
+        """The window over the final query's rows: its function kept, what it reads folded."""
+        if not isinstance(window.this, exp.Func) or isinstance(window.this, exp.Filter):
+            raise Refuse(f"window {window.sql(dialect=DIALECT)} over a grouped block")
+        folded = window.copy()
+        function = folded.this
+        for key, value in list(function.args.items()):
+            if isinstance(value, exp.Expr):
+                function.set(key, replace_outside_subqueries(value, fold))
+            elif isinstance(value, list):
+                function.set(key, [replace_outside_subqueries(v, fold) for v in value])
+        for key, value in list(folded.args.items()):
+            if key != "this" and isinstance(value, exp.Expr):
+                folded.set(key, replace_outside_subqueries(value, fold))
+            elif key != "this" and isinstance(value, list):
+                folded.set(key, [replace_outside_subqueries(v, fold) for v in value])
+        return folded
+
     replacement = exp.Select(
         expressions=[replace_outside_subqueries(p, fold) for p in block.expressions]
     ).from_(PARTIALS)
-    if keys:
+    if grouping_sets and group is not None:
+        replacement.set("group", replace_outside_subqueries(group, fold))
+    elif keys:
         replacement = replacement.group_by(*[exp.column(f"__dau_g{i}") for i in range(len(keys))])
     for key in ("having", "order"):
         if block.args.get(key) is not None:
@@ -231,7 +308,7 @@ def build_aggregate(block: exp.Select, names: frozenset[str]) -> BuiltBlock:
     for key in ("limit", "offset", "distinct"):
         if block.args.get(key) is not None:
             replacement.set(key, block.args[key].copy())
-    fast = fast_fold_for(block, keys, list(merged), fold_calls, names)
+    fast = None if grouping_sets else fast_fold_for(block, keys, list(merged), fold_calls, names)
     refold = refold_sql_for(len(keys), [p.alias for p in projections[len(keys) :]], fold_calls)
     return BuiltBlock(
         partial,

@@ -119,7 +119,9 @@ _TABLE_ARGS = frozenset({"this", "alias", "db", "catalog"})
 _JOIN_ARGS = frozenset({"this", "on", "side", "kind", "using", "method"})
 
 
-def _block_refusal(select: exp.Select, source: exp.Expr, table: str) -> str | None:
+def _block_refusal(
+    select: exp.Select, source: exp.Expr, table: str, names: frozenset[str]
+) -> str | None:
     """Why ``source`` (a FROM item of ``select``) is not on a row-linear path, or None."""
     from_ = select.args.get("from_") or select.args.get("from")
     joins = list(select.args.get("joins") or [])
@@ -152,15 +154,15 @@ def _block_refusal(select: exp.Select, source: exp.Expr, table: str) -> str | No
         "on"
     ):
         return f"the block reading {table} uses DISTINCT ON, which keeps one row per key by order"
+    # A grouped block's windows run over its groups, which the final query holds whole.
+    grouped = select.args.get("group") is not None or bool(aggregate_calls(select, names))
     for node in own_nodes(select):
-        if isinstance(node, exp.Window):
+        if isinstance(node, exp.Window) and not grouped:
             return f"a window function ({function_name(node.this)}() OVER ...) runs over {table}"
         if isinstance(node, (exp.Rand, exp.Uuid)) or (
             isinstance(node, exp.Func) and function_name(node) in NONDETERMINISTIC
         ):
             return f"the non-deterministic function {function_name(node)}() reads {table}'s rows"
-        if isinstance(node, (exp.Rollup, exp.Cube, exp.GroupingSets)):
-            return "GROUPING SETS, ROLLUP and CUBE are not split"
     return None
 
 
@@ -196,7 +198,7 @@ def _find_block(
         raise Refuse(f"{table} is read by a {type(block).__name__}, not a SELECT block")
     if scope.external_columns:
         raise Refuse(f"the block reading {table} is a correlated subquery (run once per outer row)")
-    reason = _block_refusal(block, occurrence, table)
+    reason = _block_refusal(block, occurrence, table, names)
     if reason:
         raise Refuse(reason)
     while _is_plain(block, names):
@@ -209,7 +211,7 @@ def _find_block(
         outer_scope = scopes.get(id(outer))
         if not isinstance(outer, exp.Select) or outer_scope is None:
             break
-        if outer_scope.external_columns or _block_refusal(outer, wrapper, table):
+        if outer_scope.external_columns or _block_refusal(outer, wrapper, table, names):
             break
         block = outer
     return block
