@@ -61,4 +61,62 @@ def cached(scale: float) -> Path:
     return cache_folder(f"tpcds-sf{scale:g}", TABLES, lambda out: generate(scale, out))
 
 
-__all__ = ["TABLES", "cached", "generate", "queries"]
+def check(data: Path | str, device: str, shares: list[float]) -> dict[str, list[str]]:
+    """Every query at every share on ``device`` against DuckDB's unsplit answer over ``data``:
+    query names by outcome (``split``, ``refused``, ``fallback``, ``wrong``, ``crashed``)."""
+    import warnings
+
+    from dau_scheduler.compare import compare_tables
+    from dau_scheduler.session import Session
+
+    outcomes: dict[str, list[str]] = {
+        k: [] for k in ("split", "refused", "fallback", "wrong", "crashed")
+    }
+    with Session(data, device=device) as session, warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        for name, sql in queries().items():
+            expected = session.host.cursor().sql(sql).to_arrow_table()
+            for share in shares:
+                label = f"{name}@{share:g}"
+                try:
+                    result = session.sql(sql, device_share=share)
+                except Exception as exc:  # noqa: BLE001 - reported, where DuckDB answered
+                    outcomes["crashed"].append(f"{label}: {type(exc).__name__}: {exc}")
+                    continue
+                diff = compare_tables(result.table, expected)
+                if diff is not None:
+                    outcomes["wrong"].append(f"{label}: {diff}")
+                elif result.fallback is not None:
+                    outcomes["fallback"].append(f"{label}: {result.fallback}")
+                elif result.refusal is not None:
+                    outcomes["refused"].append(f"{label}: {result.refusal}")
+                else:
+                    outcomes["split"].append(label)
+    return outcomes
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m dau_scheduler.tpcds --scale 0.01 --device polars --shares 0.5,0.1``."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--scale", type=float, default=0.01)
+    parser.add_argument("--data", help="a folder of TPC-DS Parquet files (default: generated)")
+    parser.add_argument("--device", default="polars")
+    parser.add_argument("--shares", default="0.5,0.1")
+    parser.add_argument("--verbose", action="store_true", help="list every refusal and fallback")
+    args = parser.parse_args(argv)
+    data = Path(args.data) if args.data else cached(args.scale)
+    shares = [float(s) for s in args.shares.split(",")]
+    outcomes = check(data, args.device, shares)
+    for kind in ("wrong", "crashed", *(("fallback", "refused") if args.verbose else ())):
+        for line in outcomes[kind]:
+            print(f"{kind}: {line[:400]}")
+    print(", ".join(f"{len(v)} {k}" for k, v in outcomes.items()))
+    return 1 if outcomes["wrong"] or outcomes["crashed"] else 0
+
+
+__all__ = ["TABLES", "cached", "check", "generate", "main", "queries"]
+
+if __name__ == "__main__":
+    raise SystemExit(main())
