@@ -41,6 +41,7 @@ from dau_scheduler.rewrite.blocks import (
 )
 from dau_scheduler.rewrite.dialect import DIALECT
 from dau_scheduler.rewrite.fold import FastFold, FastRows
+from dau_scheduler.rewrite.pushdown import push_filters
 from dau_scheduler.rewrite.steps import STEPS
 
 #: The table name an arm binds to its own row range of the split table.
@@ -500,7 +501,7 @@ def _compile_candidate(
     output_schema: pa.Schema | None,
 ) -> CompiledSplit:
     _mark(tree, found.occurrence, found.block)
-    block = found.block
+    block = push_filters(found.block, names)
     aggregated = bool(aggregate_calls(block, names) or block.args.get("group"))
     built = build_aggregate(block, names) if aggregated else build_rows(block)
 

@@ -1,0 +1,132 @@
+"""Filters the query applies to a split block's groups or output, applied to its rows as well.
+
+DuckDB pushes such filters down when it plans the unsplit query; the partial query each arm runs
+holds only the split block, so a filter left above it (in the block's HAVING or in the WHERE of
+the block that reads it as a derived table) would reach the partial too late. DuckDB's
+test/sql/optimizer/plan/test_filter_pushdown_large.test: ``SELECT i, k, SUM(j) FROM vals1,
+vals2 GROUP BY i, k HAVING i = k AND i < 5`` grouped 50M rows per arm where DuckDB groups five.
+
+Only filters that select whole groups or whole output rows by values the block's rows already
+hold are copied, and the filters stay where they were, so the answer cannot change:
+
+- a HAVING conjunct with no aggregate, window or subquery whose columns all sit inside GROUP BY
+  keys (no grouping sets: ``HAVING k IS NULL`` would also keep ROLLUP's total row);
+- a conjunct of the enclosing block's WHERE over this derived table's columns alone, where each
+  column is a GROUP BY key of the block or an output of a DISTINCT or row-level block, and the
+  derived table is not on the nullable side of an outer join. Not through LIMIT, OFFSET, windows
+  or QUALIFY, which depend on the rows the filter would remove.
+"""
+
+from __future__ import annotations
+
+from sqlglot import exp
+
+from dau_scheduler.rewrite.blocks import grouping_keys, is_aggregate
+
+
+def _conjuncts(condition: exp.Expr) -> list[exp.Expr]:
+    inner = condition.unnest()
+    if isinstance(inner, exp.And):
+        return [*_conjuncts(inner.this), *_conjuncts(inner.expression)]
+    return [inner]
+
+
+def _row_filter(condition: exp.Expr, names: frozenset[str]) -> bool:
+    """A condition a row can be tested by alone: no subquery, aggregate or window, and no
+    function whose value changes per call."""
+    from dau_scheduler.rewrite.planner import NONDETERMINISTIC
+
+    for node in condition.walk():
+        if isinstance(node, (exp.Subquery, exp.Query, exp.Exists, exp.Window, exp.Rand)):
+            return False
+        if is_aggregate(node, names):
+            return False
+        if isinstance(node, exp.Func):
+            name = node.sql_name().lower() if not isinstance(node, exp.Anonymous) else ""
+            called = str(node.this).lower() if isinstance(node, exp.Anonymous) else name
+            if called in NONDETERMINISTIC:
+                return False
+    return True
+
+
+def _only_keys(condition: exp.Expr, keys: list[exp.Expr]) -> bool:
+    """Whether every column of ``condition`` sits inside one of the GROUP BY ``keys``."""
+    probe = condition.copy()
+
+    def blank(node: exp.Expr) -> exp.Expr:
+        return exp.Null() if any(node == key for key in keys) else node
+
+    return not any(True for _ in probe.transform(blank).find_all(exp.Column))
+
+
+def _having_filters(block: exp.Select, names: frozenset[str]) -> list[exp.Expr]:
+    group, having = block.args.get("group"), block.args.get("having")
+    if group is None or having is None:
+        return []
+    keys, sets = grouping_keys(group)
+    if sets or not keys:
+        return []
+    return [
+        c.copy() for c in _conjuncts(having.this) if _row_filter(c, names) and _only_keys(c, keys)
+    ]
+
+
+def _outer_filters(block: exp.Select, names: frozenset[str]) -> list[exp.Expr]:
+    wrapper = block.parent
+    if not isinstance(wrapper, exp.Subquery) or not isinstance(
+        wrapper.parent, (exp.From, exp.Join)
+    ):
+        return []
+    outer = wrapper.parent.parent
+    if not isinstance(outer, exp.Select) or outer.args.get("where") is None:
+        return []
+    for join in outer.args.get("joins") or []:
+        side = (join.side or "").upper()
+        if side in ("RIGHT", "FULL") or (join is wrapper.parent and side == "LEFT"):
+            return []  # the derived table's rows may come back NULL-extended
+    if any(block.args.get(k) is not None for k in ("limit", "offset", "qualify")):
+        return []
+    if any(isinstance(node, exp.Window) for node in block.find_all(exp.Window)):
+        return []
+    group = block.args.get("group")
+    keys, sets = grouping_keys(group)
+    if sets or (group is None and any(is_aggregate(n, names) for n in block.walk())):
+        return []
+    outputs: dict[str, exp.Expr] = {}
+    for projection in block.expressions:
+        if isinstance(projection.unalias(), exp.Star) or not projection.alias_or_name:
+            return []
+        expression = projection.unalias()
+        if group is not None and not any(expression == key for key in keys):
+            continue  # an aggregate's output, or a key's function: not filtered here
+        outputs[projection.alias_or_name] = expression
+    alias = wrapper.alias_or_name
+    pushed: list[exp.Expr] = []
+    for condition in _conjuncts(outer.args["where"].this):
+        columns = list(condition.find_all(exp.Column))
+        if (
+            not columns
+            or not _row_filter(condition, names)
+            or any(c.table != alias or c.name not in outputs for c in columns)
+        ):
+            continue
+
+        def inline(node: exp.Expr) -> exp.Expr:
+            if isinstance(node, exp.Column):
+                return outputs[node.name].copy()
+            return node
+
+        pushed.append(condition.copy().transform(inline))
+    return pushed
+
+
+def push_filters(block: exp.Select, names: frozenset[str]) -> exp.Select:
+    """``block`` with the filters the module docstring lists added to its WHERE (in place)."""
+    pushed = _having_filters(block, names) + _outer_filters(block, names)
+    if pushed:
+        where = block.args.get("where")
+        block.set("where", exp.Where(this=exp.and_(*([where.this] if where else []), *pushed)))
+    return block
+
+
+__all__ = ["push_filters"]
