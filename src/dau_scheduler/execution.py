@@ -20,7 +20,7 @@ from dau_scheduler.arms.base import Arm, cast_partial
 from dau_scheduler.decision import ADAPTIVE_LARGEST, Decision
 from dau_scheduler.merge import MergeRule
 from dau_scheduler.rewrite import fold
-from dau_scheduler.rewrite.aggregates import MERGE_STEPS
+from dau_scheduler.rewrite.aggregates import SQL_MERGEABLE
 from dau_scheduler.rewrite.dialect import DIALECT
 from dau_scheduler.rows import RowRange, RowSource
 from dau_scheduler.split import SplitExecution, execute_split
@@ -54,7 +54,7 @@ def merge_rule(session: Session, compiled: CompiledSplit) -> MergeRule:
         # DuckDB's own output names, duplicates included (the final query's are unique).
         return result if result.column_names == names else result.rename_columns(names)
 
-    return MergeRule(terminal="sql", combine=combine, mergeable=frozenset(MERGE_STEPS))
+    return MergeRule(terminal="sql", combine=combine, mergeable=SQL_MERGEABLE)
 
 
 def _arm_call(arm: Arm, compiled: CompiledSplit) -> Any:

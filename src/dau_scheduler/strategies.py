@@ -37,7 +37,7 @@ from dau_scheduler.arms.base import cast_partial
 from dau_scheduler.errors import SqlError
 from dau_scheduler.merge import MergeRule
 from dau_scheduler.pool.cloud import CHUNK_FRACTION, MIB, cloud_plan
-from dau_scheduler.rewrite.aggregates import MERGE_STEPS
+from dau_scheduler.rewrite.aggregates import SQL_MERGEABLE
 from dau_scheduler.rewrite.columns import query_columns
 from dau_scheduler.rows import RowRange, RowSource
 from dau_scheduler.split import SplitExecution, execute_split
@@ -213,7 +213,7 @@ def run(
         cast = [cast_partial(p, schema, "chunk") for p in partials]
         return pa.concat_tables(cast) if cast else schema.empty_table()
 
-    per_chunk = MergeRule(terminal="sql", combine=gather, mergeable=frozenset(MERGE_STEPS))
+    per_chunk = MergeRule(terminal="sql", combine=gather, mergeable=SQL_MERGEABLE)
     device = session.device if session.device is not None else session.host
     kept: list[pa.Table] = []
     running: pa.Table | None = None

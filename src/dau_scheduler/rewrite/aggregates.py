@@ -169,4 +169,23 @@ MERGE_STEPS: dict[str, MergeStep] = {
     "bool_or": MergeStep(_same(exp.LogicalOr), _merge_with(exp.LogicalOr), ("any",), _as_is),
 }
 
-__all__ = ["MERGE_STEPS", "MergeStep", "aggregate_kind"]
+#: DISTINCT aggregates the split computes exactly: each arm groups its rows by the argument as
+#: well, so the partial holds each (keys, value) once per arm, and the final query applies the
+#: aggregate to the distinct values of the merged partials. A value both arms saw is one value
+#: there. The partial is as large as the number of distinct (keys, value) pairs.
+DISTINCT_KINDS = frozenset(
+    {
+        "count_distinct",
+        "sum_distinct",
+        "avg_distinct",
+        "mean_distinct",
+        "min_distinct",
+        "max_distinct",
+    }
+)
+
+
+#: Every kind a split through SQL (the final query) merges.
+SQL_MERGEABLE = frozenset(MERGE_STEPS) | DISTINCT_KINDS
+
+__all__ = ["DISTINCT_KINDS", "MERGE_STEPS", "SQL_MERGEABLE", "MergeStep", "aggregate_kind"]

@@ -10,7 +10,7 @@ from sqlglot import exp
 
 from dau_scheduler.errors import SplitError
 from dau_scheduler.merge import MergeRule, check_split
-from dau_scheduler.rewrite.aggregates import MERGE_STEPS, aggregate_kind
+from dau_scheduler.rewrite.aggregates import DISTINCT_KINDS, MERGE_STEPS, aggregate_kind
 from dau_scheduler.rewrite.dialect import DIALECT
 from dau_scheduler.rewrite.fold import FastFold, FastRows, FoldCall
 
@@ -196,6 +196,17 @@ def grouping_keys(group: exp.Group | None) -> tuple[list[exp.Expr], bool]:
     return keys, sets
 
 
+def distinct_argument(call: exp.Expr) -> exp.Expr | None:
+    """The one argument of a DISTINCT aggregate of ``DISTINCT_KINDS`` without FILTER, or None."""
+    if isinstance(call, exp.Filter) or aggregate_kind(call) not in DISTINCT_KINDS:
+        return None
+    distinct = call.this if isinstance(call, exp.Func) else None
+    if not isinstance(distinct, exp.Distinct) or len(distinct.expressions) != 1:
+        return None
+    argument: exp.Expr = distinct.expressions[0]
+    return argument
+
+
 def build_aggregate(block: exp.Select, names: frozenset[str]) -> BuiltBlock:
     refuse_correlated_references(block)
     calls = aggregate_calls(block, names)
@@ -212,20 +223,35 @@ def build_aggregate(block: exp.Select, names: frozenset[str]) -> BuiltBlock:
     keys, grouping_sets = grouping_keys(group)
     # GROUP BY () or GROUP BY (a, b): the partial groups by the plain keys, the final as written.
     grouping_sets = grouping_sets or (group is not None and keys != list(group.expressions))
+    # DISTINCT aggregates: their arguments become keys of the partial only (see DISTINCT_KINDS).
+    distinct_of = {call.sql(dialect=DIALECT): distinct_argument(call) for call in calls}
+    extras: list[exp.Expr] = []
+    for argument in distinct_of.values():
+        if argument is not None and argument not in keys and argument not in extras:
+            extras.append(argument)
+    partial_keys = keys + extras
     aggregates: list[tuple[str, str]] = []
+    checked: list[tuple[str, str]] = []
     for call in calls:
         pair = (output_name(call, block), aggregate_kind(call))
+        if isinstance(call, exp.Filter) and pair[1] in DISTINCT_KINDS:
+            raise Refuse(
+                f"{pair[1]} with FILTER in {pair[0]}: the partial's distinct values do not "
+                "keep which rows passed the filter"
+            )
         if pair not in aggregates:
             aggregates.append(pair)
+        if distinct_of[call.sql(dialect=DIALECT)] is None and pair not in checked:
+            checked.append(pair)
     try:
         check_split(
-            MergeRule("this query", combine=list, mergeable=frozenset(MERGE_STEPS)), aggregates
+            MergeRule("this query", combine=list, mergeable=frozenset(MERGE_STEPS)), checked
         )
     except SplitError as exc:
         raise Refuse(str(exc)) from None
 
     projections: list[exp.Expr] = [
-        exp.alias_(key.copy(), f"__dau_g{i}") for i, key in enumerate(keys)
+        exp.alias_(key.copy(), f"__dau_g{i}") for i, key in enumerate(partial_keys)
     ]
     merged: dict[str, tuple[exp.Expr, int]] = {}
     probe_extra: list[exp.Expr] = []
@@ -235,12 +261,21 @@ def build_aggregate(block: exp.Select, names: frozenset[str]) -> BuiltBlock:
         text = call.sql(dialect=DIALECT)
         if text in merged:
             continue
+        argument = distinct_of[text]
+        if argument is not None:
+            # The same aggregate over the partial's column of distinct values.
+            on_values = call.copy()
+            column = exp.column(f"__dau_g{partial_keys.index(argument)}")
+            on_values.this.set("expressions", [column])
+            merged[text] = (on_values, len(probe_extra))
+            probe_extra.append(exp.alias_(call.copy(), f"__dau_t{len(probe_extra)}"))
+            continue
         kind = aggregate_kind(call)
         step = MERGE_STEPS[kind]
         columns = []
         for partial in step.partials(call):
             text_partial = partial.sql(dialect=DIALECT)
-            name = partial_names.get(text_partial, f"__dau_p{len(projections) - len(keys)}")
+            name = partial_names.get(text_partial, f"__dau_p{len(projections) - len(partial_keys)}")
             if text_partial not in partial_names:  # arms compute each distinct partial once
                 partial_names[text_partial] = name
                 projections.append(exp.alias_(partial, name))
@@ -253,8 +288,8 @@ def build_aggregate(block: exp.Select, names: frozenset[str]) -> BuiltBlock:
     partial.set("expressions", projections)
     for key in ("having", "order", "limit", "offset", "distinct"):
         partial.set(key, None)
-    if grouping_sets:
-        flat = exp.Group(expressions=[k.copy() for k in keys]) if keys else None
+    if grouping_sets or extras:
+        flat = exp.Group(expressions=[k.copy() for k in partial_keys]) if partial_keys else None
         partial.set("group", flat)
 
     aliases = {p.alias for p in block.expressions if p.alias}
@@ -308,8 +343,10 @@ def build_aggregate(block: exp.Select, names: frozenset[str]) -> BuiltBlock:
     for key in ("limit", "offset", "distinct"):
         if block.args.get(key) is not None:
             replacement.set(key, block.args[key].copy())
-    fast = None if grouping_sets else fast_fold_for(block, keys, list(merged), fold_calls, names)
-    refold = refold_sql_for(len(keys), [p.alias for p in projections[len(keys) :]], fold_calls)
+    simple = not grouping_sets and not any(a is not None for a in distinct_of.values())
+    fast = fast_fold_for(block, keys, list(merged), fold_calls, names) if simple else None
+    partial_columns = [p.alias for p in projections[len(partial_keys) :]]
+    refold = refold_sql_for(len(partial_keys), partial_columns, fold_calls)
     return BuiltBlock(
         partial,
         replacement,
