@@ -15,10 +15,10 @@ Polars' SQL differs from DuckDB's in ways that change answers, so the partial is
   between the joined item and the sources before it is refused (``_refuse_unpaired_conditions``).
 - Polars wraps integer overflow and sums FLOAT in single precision: integer sums and arithmetic
   are computed in DECIMAL(38, 0) and cast back strictly, FLOATs are summed as DOUBLEs
-  (``_checked_arithmetic``).
+  (``polars_arithmetic.checked_arithmetic``).
 - A date minus a date is a duration in Polars and a day count in DuckDB; a date plus an integer
   an error in Polars. Both are computed on days since 1970; a literal interval added to a date
-  or a plain timestamp is kept; other date and time arithmetic is refused (``_date_arithmetic``).
+  or a plain timestamp is kept; other date and time arithmetic is refused (``polars_arithmetic``).
 - Polars reads no parentheses around a join's ON (``_flat_join_condition``) and panics on a
   scalar subquery it cannot prove is one row, unless it has a LIMIT (``_bounded_scalar_subquery``).
 - What Polars computes differently and is not translated (``%``, ``//``, ``round`` with digits,
@@ -33,6 +33,7 @@ import re
 from sqlglot import exp
 from sqlglot.dialects.postgres import Postgres
 
+from dau_scheduler.arms.polars_arithmetic import checked_arithmetic
 from dau_scheduler.errors import SqlError
 from dau_scheduler.rewrite.planner import PLACEHOLDER, CompiledSplit
 
@@ -320,152 +321,6 @@ def _refuse_unpaired_conditions(tree: exp.Expr) -> None:
                 )
 
 
-_WIDE_INTEGER = exp.DataType.build("DECIMAL(38, 0)")
-_DOUBLE = exp.DataType.build("DOUBLE")
-
-
-def _is_integer(data_type: exp.DataType | None) -> bool:
-    return data_type is not None and (
-        data_type.is_type(*exp.DataType.INTEGER_TYPES) or data_type.is_type("BOOLEAN")
-    )
-
-
-_BIGINT = exp.DataType.build("BIGINT")
-_DATE = exp.DataType.build("DATE")
-#: What a literal interval may be added to on the Polars arm (DuckDB's TIMESTAMP is sqlglot's
-#: TIMESTAMPNTZ); never a time zone's timestamp, a time or an interval.
-_INTERVAL_OPERANDS = (
-    exp.DataType.Type.DATE,
-    exp.DataType.Type.TIMESTAMP,
-    exp.DataType.Type.TIMESTAMPNTZ,
-    exp.DataType.Type.DATETIME,
-)
-
-
-def _is_temporal(data_type: exp.DataType | None) -> bool:
-    return data_type is not None and data_type.is_type(
-        *exp.DataType.TEMPORAL_TYPES, exp.DataType.Type.INTERVAL
-    )
-
-
-_UNKNOWN = exp.DataType.build("UNKNOWN")
-
-
-def _replace_typed(old: exp.Expr, new: exp.Expr) -> None:
-    """``old`` replaced by ``new``, whose type the parentheses around it take (sqlglot annotated
-    them with ``old``'s)."""
-    if new is old:
-        return
-    if isinstance(new, exp.Cast):
-        new.type = new.to.copy()
-    old.replace(new)
-    parent = new.parent
-    while isinstance(parent, exp.Paren):
-        parent.type = new.type
-        parent = parent.parent
-
-
-def _days(node: exp.Expr) -> exp.Expr:
-    return exp.Cast(this=node.copy(), to=_BIGINT.copy())
-
-
-def _date_arithmetic(op: exp.Expr) -> exp.Expr:
-    """``op`` (``+``, ``-`` or ``*`` with a date, time or interval operand) as Polars computes
-    it the way DuckDB does, or ``SqlError``.
-
-    A date minus a date is DuckDB's BIGINT count of days (Polars: a duration, which the fold
-    would read as microseconds); a date plus or minus an integer is a date (Polars: an error).
-    Both are computed on days since 1970, which Polars' casts of a date to and from BIGINT are.
-    A date or a time-zone-free timestamp plus or minus a literal interval is computed alike by
-    both (months clamp to the month's last day in both). Everything else with a date, time or
-    interval operand is refused by name.
-    """
-    left, right = op.args["this"], op.args["expression"]
-    lt, rt = left.unnest().type or _UNKNOWN, right.unnest().type or _UNKNOWN
-    date = exp.DataType.Type.DATE
-    if isinstance(op, exp.Sub) and lt.is_type(date) and rt.is_type(date):
-        days = exp.Sub(this=_days(left), expression=_days(right))
-        days.type = _BIGINT.copy()
-        return days
-    if isinstance(op, (exp.Add, exp.Sub)) and lt.is_type(date) and _is_integer(rt):
-        shifted = op.__class__(this=_days(left), expression=_days(right))
-        return exp.Cast(this=shifted, to=_DATE.copy())
-    if isinstance(op, exp.Add) and _is_integer(lt) and rt.is_type(date):
-        shifted = exp.Add(this=_days(right), expression=_days(left))
-        return exp.Cast(this=shifted, to=_DATE.copy())
-    literal_interval = [
-        isinstance(side, exp.Interval) and isinstance(side.this, exp.Literal)
-        for side in (left, right)
-    ]
-    if (
-        isinstance(op, (exp.Add, exp.Sub))
-        and literal_interval[1]
-        and lt.is_type(*_INTERVAL_OPERANDS)
-    ):
-        return op
-    if isinstance(op, exp.Add) and literal_interval[0] and rt.is_type(*_INTERVAL_OPERANDS):
-        return op
-    raise SqlError(
-        f"{op.sql(dialect='duckdb')}: date and time arithmetic of these types "
-        "(Polars computes it differently or not at all)"
-    )
-
-
-def _checked_arithmetic(tree: exp.Expr, types: dict[str, dict[str, str]]) -> exp.Expr:
-    """Integer sums and integer arithmetic that cannot wrap around, and float sums in doubles.
-
-    Polars adds, subtracts and multiplies integers in their own width and wraps on overflow, and
-    sums a FLOAT column in single precision; DuckDB sums integers into a 128-bit integer, raises on
-    integer overflow, and sums FLOATs as DOUBLEs. With the arm's column types (sqlglot's type
-    annotation), each integer ``SUM(e)`` becomes ``SUM(CAST(e AS DECIMAL(38, 0)))`` (DuckDB's
-    HUGEINT, which Arrow carries as that decimal); each integer ``a op b`` is computed in that
-    decimal and cast back with Polars' strict cast, which raises where DuckDB would; a FLOAT under
-    ``SUM`` or ``AVG`` is widened to DOUBLE first. A ``SUM`` whose argument's type cannot be
-    determined is refused (``SqlError``): it might be an integer that wraps. Date and time
-    arithmetic is rewritten first (:func:`_date_arithmetic`), so a sum of date differences is a
-    sum of integers.
-    """
-    from sqlglot.optimizer.annotate_types import annotate_types
-
-    schema: dict[str, object] = dict(types)
-    annotated = annotate_types(tree, schema=schema, dialect="duckdb")
-    for op in reversed(list(annotated.find_all(exp.Add, exp.Sub, exp.Mul))):
-        if _is_temporal(op.this.unnest().type) or _is_temporal(op.expression.unnest().type):
-            _replace_typed(op, _date_arithmetic(op))
-    for node in list(annotated.find_all(exp.Sum, exp.Avg)):
-        argument = node.this
-        data_type = argument.type
-        if data_type is not None and data_type.is_type("FLOAT"):
-            argument.replace(exp.Cast(this=argument.copy(), to=_DOUBLE.copy()))
-        elif isinstance(node, exp.Sum) and _is_integer(data_type):
-            if argument.find(exp.Column) is None:
-                # Polars adds a constant up once per row only as a bare literal (a cast one is
-                # summed once); a small one cannot overflow any realistic row count.
-                if not (argument.is_int and abs(int(argument.to_py())) <= 2**31):
-                    raise SqlError(f"{node.sql()} sums a constant Polars might add up differently")
-                continue
-            argument.replace(exp.Cast(this=argument.copy(), to=_WIDE_INTEGER.copy()))
-        elif isinstance(node, exp.Sum) and (
-            data_type is None or not data_type.is_type(*exp.DataType.REAL_TYPES)
-        ):
-            raise SqlError(f"cannot tell what type {node.sql()} adds up, so it might wrap around")
-    # Again, now that integer sums are decimals: arithmetic over them is no integer arithmetic.
-    annotated = annotate_types(annotated, schema=schema, dialect="duckdb")
-    for op in reversed(list(annotated.find_all(exp.Add, exp.Sub, exp.Mul))):
-        left, right, result = op.args["this"], op.args["expression"], op.type
-        if (
-            result is not None
-            and _is_integer(result)
-            and _is_integer(left.type)
-            and _is_integer(right.type)
-        ):
-            wide = op.copy()
-            wide.set("this", exp.Cast(this=left.copy(), to=_WIDE_INTEGER.copy()))
-            wide.set("expression", exp.Cast(this=right.copy(), to=_WIDE_INTEGER.copy()))
-            op.replace(exp.Cast(this=wide, to=result.copy()))
-    return annotated
-
-
 #: Why kinds that Polars' SQL computes differently from DuckDB's (found by a sweep against DuckDB)
 #: are refused. None is in ``_CHECKED``, so each is refused anyway; this only names the reason.
 _DIVERGENT: dict[type[exp.Expr], str] = {
@@ -627,7 +482,7 @@ def _refuse_divergent(tree: exp.Expr) -> None:
     """Raise ``SqlError`` naming the first expression the arm cannot vouch for: a kind outside
     ``_CHECKED`` (with the reason from ``_DIVERGENT`` where one is known), ``round`` with a digit
     count, or a cast Polars computes differently (:func:`_cast_divergence`; it needs the types
-    :func:`_checked_arithmetic` annotates, and is skipped where they are unknown).
+    :func:`checked_arithmetic` annotates, and is skipped where they are unknown).
     """
     for node in tree.walk():
         why = _DIVERGENT.get(type(node))
@@ -647,7 +502,7 @@ def polars_sql(compiled: CompiledSplit, types: dict[str, dict[str, str]] | None 
     """The partial query in the SQL Polars reads, with DuckDB's arithmetic (module docstring).
 
     ``types`` (table -> column -> SQL type, as the arm holds them) enables the overflow and
-    precision rewrites of :func:`_checked_arithmetic`; without it they are skipped.
+    precision rewrites of :func:`checked_arithmetic`; without it they are skipped.
     """
     if compiled.partial is None:
         raise SqlError("this query has no partial to run")
@@ -658,7 +513,7 @@ def polars_sql(compiled: CompiledSplit, types: dict[str, dict[str, str]] | None 
     if types is not None:
         split = compiled.plan.split_table
         schema = dict(types) | ({PLACEHOLDER: types[split]} if split in types else {})
-        partial = _checked_arithmetic(partial, schema)
+        partial = checked_arithmetic(partial, schema)
     _refuse_divergent(partial)
     return str(partial.sql(dialect=_PolarsSQL))
 
