@@ -3,6 +3,7 @@
     python bench-queries/coprocessing.py --scale 1 --device polars-separate \
         --host-threads 1 --device-threads 1          # the CPU stand-in: each arm on its own core
     python bench-queries/coprocessing.py --data DIR --device cudf   # the real pair, on a GPU host
+    python bench-queries/coprocessing.py --benchmark tpcds --queries q05,q36 --scale 1 ...
 
 For each query (profiles of both arms measured first, not timed): host alone (share 0), device
 alone (share 1), fixed shares 0.1 ... 0.9, adaptive, collaborative, and both arms running all the
@@ -235,7 +236,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--device", default="polars-separate")
     parser.add_argument("--host-threads", type=int, default=None)
     parser.add_argument("--device-threads", type=int, default=None)
-    parser.add_argument("--queries", default=QUERIES)
+    parser.add_argument("--queries", default=None, help=f"default: {QUERIES} (TPC-H)")
+    parser.add_argument(
+        "--benchmark", choices=("tpch", "tpcds"), default="tpch", help="whose queries and data"
+    )
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--json", type=Path, help="write the figures here")
     parser.add_argument(
@@ -252,14 +256,17 @@ def main(argv: list[str] | None = None) -> int:
         if "polars" in sys.modules:
             raise SystemExit("--device-threads must be set before Polars is imported")
         os.environ["DAU_DEVICE_THREADS"] = str(args.device_threads)
-    from dau_scheduler import tpch
+    from dau_scheduler import tpcds, tpch
 
-    data = args.data or tpch.cached(args.scale)
+    benchmark = tpcds if args.benchmark == "tpcds" else tpch
+    if args.queries is None and args.benchmark == "tpcds":
+        raise SystemExit("--benchmark tpcds needs --queries (a comma-separated list: q05,q36)")
+    data = args.data or benchmark.cached(args.scale)
     cache = Path(tempfile.mkdtemp(prefix="dau-bench-coproc-"))
     rows = []
     with _session(data, args.device, args.host_threads, cache) as session:
-        for name in args.queries.split(","):
-            rows.append(bench_query(session, name, tpch.queries()[name], args.runs))
+        for name in (args.queries or QUERIES).split(","):
+            rows.append(bench_query(session, name, benchmark.queries()[name], args.runs))
             print(f"{name}: done", file=sys.stderr, flush=True)
     return report(rows, args, " ".join(sys.argv))
 
@@ -268,7 +275,7 @@ def report(rows: list[dict[str, Any]], args: argparse.Namespace, command: str) -
     print_table(rows)
     result = {
         "command": command,
-        "data": str(args.data or f"tpch sf{args.scale:g}"),
+        "data": str(args.data or f"{args.benchmark} sf{args.scale:g}"),
         "device": args.device,
         "runs": args.runs,
         "processes": args.processes,

@@ -21,7 +21,12 @@ from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
 from dau_scheduler.arms.base import cast_partial
-from dau_scheduler.arms.polars_sql import DECIMAL_SCALE, DECIMAL_TYPE, polars_sql
+from dau_scheduler.arms.polars_sql import (
+    DECIMAL_SCALE,
+    DECIMAL_TYPE,
+    polars_sql,
+    single_key_joins,
+)
 from dau_scheduler.errors import SqlError
 from dau_scheduler.lazy import LazyModule
 from dau_scheduler.rewrite.planner import PLACEHOLDER, CompiledSplit
@@ -118,6 +123,8 @@ class PolarsArm:
         self._collect_engine: Any = "auto"
         self._attached: dict[str, Source] = {}
         self._attaching = threading.Lock()
+        #: (table, column) -> whether no two rows hold the same value (see ``_many_to_many``).
+        self._unique: dict[tuple[str, str], bool] = {}
         if engine == "gpu":
             self._collect_engine = _gpu_engine()
 
@@ -256,12 +263,39 @@ class PolarsArm:
             frame.collect_schema()
         except (SqlglotError, pl.exceptions.PolarsError, SqlError) as exc:
             return f"{self.name} arm cannot run this query's partial: {_first_line(exc)}"
+        many = self._many_to_many(text, compiled.plan.split_table or "")
+        if many is not None:
+            return many
         if self.probe_runs:
             try:
                 self.run_partial(compiled, 0, 0)
             except Exception as exc:  # noqa: BLE001 - whatever the engine raises, it is a "no"
                 return (
                     f"{self.name} arm failed on an empty slice of this partial: {_first_line(exc)}"
+                )
+        return None
+
+    def _is_unique(self, table: str, column: str) -> bool:
+        """Whether ``table.column`` holds no value twice (NULLs count), read once per arm."""
+        key = (table, column)
+        if key not in self._unique:
+            frame = self.frames[table]
+            distinct, rows = frame.select(pl.col(column).n_unique(), pl.len()).collect().row(0)
+            self._unique[key] = distinct == rows
+        return self._unique[key]
+
+    def _many_to_many(self, text: str, split_table: str) -> str | None:
+        """A join on one key that neither side holds once per row. Polars joins in the order
+        the query is written and has no join reordering: TPC-H's joins are a key against a
+        unique key, but TPC-DS Q72 joins catalog_sales to inventory on the item alone, and at
+        SF 1 the Polars arm grew past 24 GB where DuckDB, reordering, filters first."""
+        for left, lcol, right, rcol in single_key_joins(text, split_table):
+            if left not in self.frames or right not in self.frames:
+                continue
+            if not self._is_unique(right, rcol) and not self._is_unique(left, lcol):
+                return (
+                    f"{self.name} arm: the join {left}.{lcol} = {right}.{rcol} matches many rows "
+                    "to many, which Polars runs in the order written (its rows can outgrow memory)"
                 )
         return None
 

@@ -552,7 +552,36 @@ def polars_sql(compiled: CompiledSplit, types: dict[str, dict[str, str]] | None 
     return str(partial.sql(dialect=_PolarsSQL))
 
 
-#: SQL type names of the Polars types the arm holds, for sqlglot's type annotation.
+def single_key_joins(text: str, split_table: str) -> list[tuple[str, str, str, str]]:
+    """``(table, column, table, column)`` of each join in the Polars SQL ``text`` on one
+    equality between two base tables' columns (the split table under its own name). Joins of
+    derived tables, or on several keys, are not listed."""
+    import sqlglot
+
+    found = []
+    for select in sqlglot.parse_one(text, read=_PolarsSQL).find_all(exp.Select):
+        from_ = select.args.get("from_")
+        items = [from_.this if from_ is not None else None]
+        items += [j.this for j in select.args.get("joins") or []]
+        tables = {
+            item.alias_or_name: (split_table if item.name == PLACEHOLDER else item.name.lower())
+            for item in items
+            if isinstance(item, exp.Table)
+        }
+        for join in select.args.get("joins") or []:
+            on = join.args.get("on")
+            conditions = _conjuncts(on) if on is not None else []
+            if len(conditions) != 1 or not isinstance(conditions[0], exp.EQ):
+                continue
+            left, right = conditions[0].this, conditions[0].expression
+            if (
+                isinstance(left, exp.Column)
+                and isinstance(right, exp.Column)
+                and left.table in tables
+                and right.table in tables
+            ):
+                found.append((tables[left.table], left.name, tables[right.table], right.name))
+    return found
 
 
-__all__ = ["DECIMAL_SCALE", "DECIMAL_TYPE", "polars_sql"]
+__all__ = ["DECIMAL_SCALE", "DECIMAL_TYPE", "polars_sql", "single_key_joins"]
