@@ -48,6 +48,17 @@ def test_a_macro_replaced_by_an_aggregating_one_is_read_again(
         assert _same(session, con, "SELECT max(f(i)) FROM t") is None
 
 
+def test_a_macro_named_like_a_function_sqlglot_knows_is_refused(
+    con: duckdb.DuckDBPyConnection,
+) -> None:
+    """sqlglot reads ``strip_null_value`` as Snowflake's function and writes a CASE: the user's
+    macro never ran (DuckDB's test/sql/binder/test_alias_map_in_subquery.test at share 0.8)."""
+    con.execute("CREATE MACRO strip_null_value(x) AS x * 2")
+    with Session(con, device="duckdb") as session:
+        refusal = _same(session, con, "SELECT max(strip_null_value(i)) FROM t")
+        assert refusal is not None and "strip_null_value" in refusal
+
+
 def test_a_non_deterministic_macro_is_refused(con: duckdb.DuckDBPyConnection) -> None:
     con.execute("CREATE MACRO noisy(x) AS x + random()")
     with Session(con, device="duckdb") as session:

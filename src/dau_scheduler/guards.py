@@ -4,6 +4,7 @@ rows reach a device arm. See docs/exactness.md for the classes of wrong answer b
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -118,6 +119,18 @@ def called_names(sql: str) -> frozenset[str]:
     """The names ``sql``'s text calls (lower case; SQL words before a parenthesis left out, an
     alias before a column list such as ``range(3) r(i)`` kept)."""
     return frozenset(m.lower() for m in _CALL.findall(sql)) - _NOT_CALLS
+
+
+@functools.cache
+def read_as_own_function(name: str) -> bool:
+    """Whether sqlglot reads a call of ``name`` as a function of its own (which it may write
+    back as something else) rather than as an unknown name it passes through."""
+    try:
+        tree = sqlglot.parse_one(f"SELECT {name}(1)", read=DIALECT)
+    except SqlglotError:
+        return True  # it knows the name well enough to reject the arguments
+    projection = tree.expressions[0] if isinstance(tree, exp.Select) else None
+    return not isinstance(projection, exp.Anonymous)
 
 
 def unknown_calls(sql: str, known: frozenset[str]) -> frozenset[str]:

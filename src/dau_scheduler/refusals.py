@@ -14,7 +14,12 @@ import sqlglot
 from sqlglot import exp
 
 from dau_scheduler.arms.duckdb import DuckDBArm
-from dau_scheduler.guards import collated_tables, type_refusal
+from dau_scheduler.guards import (
+    called_names,
+    collated_tables,
+    read_as_own_function,
+    type_refusal,
+)
 from dau_scheduler.rewrite.blocks import function_name
 from dau_scheduler.rewrite.dialect import DIALECT
 
@@ -100,12 +105,22 @@ class Refusals:
 
     def calls(self, compiled: CompiledSplit) -> str | None:
         """A macro whose body is non-deterministic (it would run once per arm and again in the
-        final query), or a function whose value is the query's own text (``alias``: the rewrite
-        renames every output)."""
+        final query) or whose name sqlglot reads as its own function, or a function whose value
+        is the query's own text (``alias``: the rewrite renames every output)."""
         calls = self._read(compiled).calls
-        volatile = sorted(calls & self.session.functions.kinds(compiled.sql).volatile)
+        kinds = self.session.functions.kinds(compiled.sql)
+        volatile = sorted(calls & kinds.volatile)
         if volatile:
             return f"the macro {volatile[0]}() calls a non-deterministic function"
+        macros = {name for name, _ in kinds.user_macros} & called_names(compiled.sql)
+        shadowed = sorted(name for name in macros if read_as_own_function(name))
+        if shadowed:
+            # sqlglot read DuckDB's test_alias_map_in_subquery.test's macro strip_null_value
+            # as Snowflake's STRIP_NULL_VALUE and wrote a CASE: the input came back unchanged.
+            return (
+                f"the macro {shadowed[0]}() has the name of a function sqlglot knows, which "
+                "the rewrite would write instead of the macro"
+            )
         named = sorted(calls & TEXT_DEPENDENT)
         if named:
             return f"{named[0]}() returns the query's own text, which the rewrite changes"
