@@ -124,6 +124,9 @@ def balance(
     kept only when it promises ``MIN_PREDICTED_SPEEDUP`` with the split's own steps counted.
     """
     cpu, alone = host.estimate(n), device.estimate(n)
+    # The device's rows are folded into the answer; the host alone runs the unsplit query.
+    fold = max(SPLIT_OVERHEAD_SECONDS, host.fold_seconds)
+    alone += fold
     if shared:
         return _faster_alone(
             posture,
@@ -142,8 +145,9 @@ def balance(
     )
     gain = split.predicted_speedup
     if 0 < split.device_share < 1 and gain is not None and gain > 0:
-        # The split's own steps (starting the arms, the fold) are paid once the rows are cut.
-        gain = cpu / (cpu / gain + SPLIT_OVERHEAD_SECONDS)
+        # The split's own steps (starting the arms, the fold) are paid once the rows are cut;
+        # the fold as measured where it costs more (a ROLLUP's final query: decision 018).
+        gain = cpu / (cpu / gain + fold)
         if gain < MIN_PREDICTED_SPEEDUP:
             return _faster_alone(
                 posture,

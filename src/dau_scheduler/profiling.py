@@ -178,7 +178,8 @@ def measure(
     sizes = _prefixes(n, fractions)
     if arm == "host":
         runs = [_host_run(session, compiled, rows, key) for rows in sizes for _ in range(repeats)]
-        return fit_host(runs)
+        profile = fit_host(runs)
+        return profile.model_copy(update={"fold_seconds": _fold_seconds(session, compiled, n)})
     if arm != "device":
         raise ProfileError(f"unknown arm {arm!r}; expected 'host' or 'device'")
     device = session.device
@@ -202,6 +203,21 @@ def measure(
         per_row_seconds=per_row,
         engine_version=device_version(device.name),
     )
+
+
+def _fold_seconds(session: Session, compiled: CompiledSplit, n: int) -> float:
+    """The median of three folds of the host's partial over all ``n`` rows into the answer,
+    as a split folds it (``execution.merge_rule``)."""
+    from dau_scheduler.execution import merge_rule
+
+    partial = session.host.run_partial(compiled, 0, n)
+    combine = merge_rule(session, compiled).combine
+    seconds = []
+    for _ in range(3):
+        t0 = time.perf_counter()
+        combine([partial])
+        seconds.append(time.perf_counter() - t0)
+    return statistics.median(seconds)
 
 
 def missing_message(arm: str, why: str) -> str:

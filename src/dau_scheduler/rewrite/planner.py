@@ -512,6 +512,15 @@ def _compile_candidate(
     block = push_filters(found.block, names)
     aggregated = bool(aggregate_calls(block, names) or block.args.get("group"))
     built = build_aggregate(block, names) if aggregated else build_rows(block)
+    if not aggregated and not any(
+        built.partial.args.get(k) for k in ("where", "joins", "limit", "distinct", "laterals")
+    ):
+        # TPC-DS Q5's UNION branch SELECT ... FROM store_sales: each arm read its rows back and
+        # the final query did all the work (4x the host alone at SF 1).
+        raise Refuse(
+            f"the split block only passes {found.table}'s rows through (no filter, join, "
+            "aggregate or limit for the arms to share), so a split could only add work"
+        )
 
     partial = built.partial
     _marked(partial, "occurrence").replace(_placeholder(found.occurrence))
