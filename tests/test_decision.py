@@ -133,3 +133,15 @@ def test_a_query_of_a_few_milliseconds_runs_on_one_arm() -> None:
     )
     assert got.split.device_share in (0.0, 1.0)
     assert "must promise" in got.split.rationale
+
+
+def test_a_costly_fold_keeps_the_host_alone() -> None:
+    """Decision 018: the arms' profiles promise 2x, but folding the partial (a ROLLUP's final
+    query) costs as much as the query: the host runs alone."""
+    from dau_scheduler.decision import balance
+
+    host, device = _profile(0.0, 1e-6), _profile(0.0, 1e-6)
+    assert balance(host, device, 100_000, shared=False, posture="adaptive").device_share > 0
+    folded = host.model_copy(update={"fold_seconds": 0.1})
+    chosen = balance(folded, device, 100_000, shared=False, posture="adaptive")
+    assert chosen.device_share == 0.0 and "host alone" in chosen.rationale

@@ -170,6 +170,7 @@ def test_profile_plan_and_collaborative_run(session: Session) -> None:
         session.sql(sql, posture="collaborative")
     host = session.profile(sql, arm="host")
     assert host.rows == session.row_counts["lineitem"] and host.per_row_seconds >= 0
+    assert host.fold_seconds > 0  # the fold of the whole partial, measured with it
     assert session.cache.get(host.plan_key, host.host) == host
     with pytest.raises(PostureError, match="--arm device"):
         session.plan(sql)
