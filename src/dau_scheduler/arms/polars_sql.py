@@ -31,6 +31,7 @@ from __future__ import annotations
 import re
 
 from sqlglot import exp
+from sqlglot.errors import SqlglotError
 from sqlglot.dialects.postgres import Postgres
 
 from dau_scheduler.arms.polars_arithmetic import checked_arithmetic
@@ -558,8 +559,12 @@ def single_key_joins(text: str, split_table: str) -> list[tuple[str, str, str, s
     derived tables, or on several keys, are not listed."""
     import sqlglot
 
+    try:
+        tree = sqlglot.parse_one(text, read=_PolarsSQL)
+    except SqlglotError:
+        return []  # nothing known about its joins; Polars' own planning already accepted it
     found = []
-    for select in sqlglot.parse_one(text, read=_PolarsSQL).find_all(exp.Select):
+    for select in tree.find_all(exp.Select):
         from_ = select.args.get("from_")
         items = [from_.this if from_ is not None else None]
         items += [j.this for j in select.args.get("joins") or []]
