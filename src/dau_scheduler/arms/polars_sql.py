@@ -31,8 +31,8 @@ from __future__ import annotations
 import re
 
 from sqlglot import exp
-from sqlglot.errors import SqlglotError
 from sqlglot.dialects.postgres import Postgres
+from sqlglot.errors import SqlglotError
 
 from dau_scheduler.arms.polars_arithmetic import checked_arithmetic
 from dau_scheduler.errors import SqlError
