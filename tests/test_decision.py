@@ -145,3 +145,27 @@ def test_a_costly_fold_keeps_the_host_alone() -> None:
     folded = host.model_copy(update={"fold_seconds": 0.1})
     chosen = balance(folded, device, 100_000, shared=False, posture="adaptive")
     assert chosen.device_share == 0.0 and "host alone" in chosen.rationale
+
+
+def test_rows_passed_through_run_on_the_host_unless_a_share_is_given() -> None:
+    """Decision 018: a partial that reads the rows back unchanged only ships them."""
+    device = SEPARATE
+    for posture in ("adaptive", "collaborative"):
+        got = decide(
+            rows=1000,
+            device=device,
+            posture=posture,
+            device_share=None,
+            profiles=BOTH,
+            passes_rows_through=True,
+        )
+        assert got.split.device_share == 0.0 and "passes the rows through" in got.split.rationale
+    given = decide(
+        rows=1000,
+        device=device,
+        posture="adaptive",
+        device_share=0.4,
+        profiles=BOTH,
+        passes_rows_through=True,
+    )
+    assert given.split.device_share == 0.4

@@ -171,8 +171,10 @@ def decide(
     device_share: float | None,
     profiles: Profiles,
     knee_rows: int | None = None,
+    passes_rows_through: bool = False,
 ) -> Decision:
-    """The decision for a query over ``rows`` rows of its split table (see the module doc)."""
+    """The decision for a query over ``rows`` rows of its split table (see the module doc).
+    ``passes_rows_through``: the partial reads the rows back unchanged (decision 018)."""
     n = rows
     if device is None:
         split = WorkSplit(
@@ -189,6 +191,17 @@ def decide(
         )
     if posture in ("cpu", "offload"):
         return Decision(plan_split(posture))  # type: ignore[arg-type]
+    if passes_rows_through:
+        return Decision(
+            WorkSplit(
+                posture=posture,
+                device_share=0.0,
+                rationale=(
+                    f"{posture}: the split block passes the rows through (no filter, join, "
+                    "aggregate or limit), so the arms would only ship rows: the host alone"
+                ),
+            )
+        )
     shared = device.shares_host_cores
     if posture == "collaborative":
         host, dev, now = profiles.required()

@@ -612,6 +612,7 @@ class Session:
             device_share=device_share,
             profiles=self._profiles(compiled, auto=auto),
             knee_rows=knee_rows,
+            passes_rows_through=compiled.passes_rows_through,
         )
 
 

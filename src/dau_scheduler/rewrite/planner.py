@@ -105,6 +105,9 @@ class CompiledSplit:
     ordered: bool = False
     #: Folds partials into one partial (``rewrite.blocks.refold_sql_for``); None: concatenate.
     refold_sql: str | None = None
+    #: The partial reads the split table's rows back unchanged (no filter, join, aggregate,
+    #: DISTINCT or LIMIT): the postures run the host alone (decision 018).
+    passes_rows_through: bool = False
     arm_sql: dict[str, str] = field(default_factory=dict, compare=False)
 
     @property
@@ -512,15 +515,11 @@ def _compile_candidate(
     block = push_filters(found.block, names)
     aggregated = bool(aggregate_calls(block, names) or block.args.get("group"))
     built = build_aggregate(block, names) if aggregated else build_rows(block)
-    if not aggregated and not any(
+    # TPC-DS Q5's UNION branch SELECT ... FROM store_sales: each arm reads its rows back and the
+    # final query does all the work. Exact, but never faster: the postures run the host alone.
+    passes_through = not aggregated and not any(
         built.partial.args.get(k) for k in ("where", "joins", "limit", "distinct", "laterals")
-    ):
-        # TPC-DS Q5's UNION branch SELECT ... FROM store_sales: each arm read its rows back and
-        # the final query did all the work (4x the host alone at SF 1).
-        raise Refuse(
-            f"the split block only passes {found.table}'s rows through (no filter, join, "
-            "aggregate or limit for the arms to share), so a split could only add work"
-        )
+    )
 
     partial = built.partial
     _marked(partial, "occurrence").replace(_placeholder(found.occurrence))
@@ -608,6 +607,7 @@ def _compile_candidate(
         schema=output_schema,
         fast=fast,
         refold_sql=built.refold_sql,
+        passes_rows_through=passes_through,
     )
 
 
