@@ -36,6 +36,7 @@ from sqlglot.errors import SqlglotError
 
 from dau_scheduler.arms.polars_arithmetic import checked_arithmetic
 from dau_scheduler.errors import SqlError
+from dau_scheduler.rewrite.blocks import conjuncts
 from dau_scheduler.rewrite.planner import PLACEHOLDER, CompiledSplit
 
 #: The scale decimal columns are held at on the Polars side (see the module docstring).
@@ -124,7 +125,7 @@ def _explicit_joins(select: exp.Select) -> exp.Select:
     if len(set(names)) != len(names) or not all(names):
         return select
     where = select.args.get("where")
-    conjuncts = _conjuncts(where.this) if where is not None else []
+    terms = conjuncts(where.this) if where is not None else []
     start = next(
         (
             i
@@ -141,7 +142,7 @@ def _explicit_joins(select: exp.Select) -> exp.Select:
         # Only equalities go to ON (Polars takes no OR there); everything else stays in WHERE.
         return [
             k
-            for k, c in enumerate(conjuncts)
+            for k, c in enumerate(terms)
             if k not in used
             and isinstance(c, exp.EQ)
             and names[i] in _sources(c)
@@ -155,7 +156,7 @@ def _explicit_joins(select: exp.Select) -> exp.Select:
             return select  # a source no equality reaches: leave the query as written
         links = links_to(pick)
         used.update(links)
-        conditions[pick] = [conjuncts[k] for k in links]
+        conditions[pick] = [terms[k] for k in links]
         joined.add(names[pick])
         order.append(pick)
         remaining.remove(pick)
@@ -170,7 +171,7 @@ def _explicit_joins(select: exp.Select) -> exp.Select:
             for i in order[1:]
         ],
     )
-    rest = [conjuncts[k].copy() for k in range(len(conjuncts)) if k not in used]
+    rest = [terms[k].copy() for k in range(len(terms)) if k not in used]
     rebuilt.set("where", exp.Where(this=exp.and_(*rest)) if rest else None)
     return rebuilt
 
@@ -207,32 +208,23 @@ def _filter_joined_table(node: exp.Expr) -> exp.Expr:
     if not isinstance(table, (exp.Table, exp.Subquery)) or on is None:
         return node
     name = table.alias_or_name
-    conjuncts = _conjuncts(on)
+    terms = conjuncts(on)
     own = [
         c
-        for c in conjuncts
+        for c in terms
         if _sources(c) == {name}
         and not c.find(exp.Subquery, exp.Select)
         and not (
             isinstance(c, exp.EQ) and all(isinstance(s, exp.Column) for s in c.iter_expressions())
         )
     ]
-    if not own or len(own) == len(conjuncts):
+    if not own or len(own) == len(terms):
         return node
     inner = exp.select("*").from_(table.copy()).where(exp.and_(*[c.copy() for c in own]))
     joined = node.copy()
     joined.set("this", exp.Subquery(this=inner, alias=exp.TableAlias(this=exp.to_identifier(name))))
-    joined.set("on", exp.and_(*[c.copy() for c in conjuncts if c not in own]))
+    joined.set("on", exp.and_(*[c.copy() for c in terms if c not in own]))
     return joined
-
-
-def _conjuncts(condition: exp.Expr) -> list[exp.Expr]:
-    """The terms of a conjunction, through parentheses: ``ON (a = b AND c = d)`` is two terms
-    (TPC-DS Q40 and Q72 write their join conditions in parentheses)."""
-    inner = condition.unnest()
-    if isinstance(inner, exp.And):
-        return [*_conjuncts(inner.this), *_conjuncts(inner.expression)]
-    return [inner]
 
 
 def _flat_join_condition(node: exp.Expr) -> exp.Expr:
@@ -242,7 +234,7 @@ def _flat_join_condition(node: exp.Expr) -> exp.Expr:
     if on is None or not isinstance(on, exp.Paren):
         return node
     flat = node.copy()
-    flat.set("on", exp.and_(*[c.copy() for c in _conjuncts(on)]))
+    flat.set("on", exp.and_(*[c.copy() for c in conjuncts(on)]))
     return flat
 
 
@@ -291,7 +283,7 @@ def _inner_conditions_to_where(select: exp.Expr) -> exp.Expr:
         on = join.args.get("on")
         if on is None or (join.side, join.kind) not in _INNER_JOINS:
             continue
-        conditions = _conjuncts(on)
+        conditions = conjuncts(on)
         keys = [c for c in conditions if _is_key_pair(c, join.this.alias_or_name)]
         if not keys or len(keys) == len(conditions):
             continue  # no pair of keys left to join on: leave it (refused below)
@@ -314,7 +306,7 @@ def _refuse_unpaired_conditions(tree: exp.Expr) -> None:
         if on is None:
             continue
         name = join.this.alias_or_name
-        for condition in _conjuncts(on):
+        for condition in conjuncts(on):
             if not _is_key_pair(condition, name):
                 raise SqlError(
                     f"join condition {condition.sql(dialect='duckdb')}: the Polars arm joins "
@@ -575,7 +567,7 @@ def single_key_joins(text: str, split_table: str) -> list[tuple[str, str, str, s
         }
         for join in select.args.get("joins") or []:
             on = join.args.get("on")
-            conditions = _conjuncts(on) if on is not None else []
+            conditions = conjuncts(on) if on is not None else []
             if len(conditions) != 1 or not isinstance(conditions[0], exp.EQ):
                 continue
             left, right = conditions[0].this, conditions[0].expression

@@ -18,6 +18,45 @@ from dau_scheduler.rewrite.fold import FastFold, FastRows, FoldCall
 PARTIALS = "__dau_partials"
 
 
+#: Functions whose value differs between the arms' and the final query's evaluations.
+NONDETERMINISTIC: frozenset[str] = frozenset(
+    {
+        "random",
+        "rand",
+        "uuid",
+        "gen_random_uuid",
+        "uuidv4",
+        "uuidv7",
+        "setseed",
+        "nextval",
+        "currval",
+        "now",
+        "current_timestamp",
+        "get_current_timestamp",
+        "transaction_timestamp",
+        "current_time",
+        "current_localtime",
+        "current_localtimestamp",
+    }
+)
+
+
+def nondeterministic(node: exp.Expr) -> bool:
+    """Whether ``node`` is a call whose value differs between evaluations."""
+    return isinstance(node, (exp.Rand, exp.Uuid)) or (
+        isinstance(node, exp.Func) and function_name(node) in NONDETERMINISTIC
+    )
+
+
+def conjuncts(condition: exp.Expr) -> list[exp.Expr]:
+    """The terms of a conjunction, through parentheses: ``(a = b AND c = d)`` is two terms
+    (TPC-DS Q40 and Q72 write their join conditions in parentheses)."""
+    inner = condition.unnest()
+    if isinstance(inner, exp.And):
+        return [*conjuncts(inner.this), *conjuncts(inner.expression)]
+    return [inner]
+
+
 class Refuse(Exception):
     """Raised inside the planner to abandon one candidate with a reason."""
 
@@ -317,17 +356,14 @@ def build_aggregate(block: exp.Select, names: frozenset[str]) -> BuiltBlock:
         if not isinstance(window.this, exp.Func) or isinstance(window.this, exp.Filter):
             raise Refuse(f"window {window.sql(dialect=DIALECT)} over a grouped block")
         folded = window.copy()
-        function = folded.this
-        for key, value in list(function.args.items()):
-            if isinstance(value, exp.Expr):
-                function.set(key, replace_outside_subqueries(value, fold))
-            elif isinstance(value, list):
-                function.set(key, [replace_outside_subqueries(v, fold) for v in value])
-        for key, value in list(folded.args.items()):
-            if key != "this" and isinstance(value, exp.Expr):
-                folded.set(key, replace_outside_subqueries(value, fold))
-            elif key != "this" and isinstance(value, list):
-                folded.set(key, [replace_outside_subqueries(v, fold) for v in value])
+        for node, skip in ((folded.this, None), (folded, "this")):
+            for key, value in list(node.args.items()):
+                if key == skip:
+                    continue
+                if isinstance(value, exp.Expr):
+                    node.set(key, replace_outside_subqueries(value, fold))
+                elif isinstance(value, list):
+                    node.set(key, [replace_outside_subqueries(v, fold) for v in value])
         return folded
 
     replacement = exp.Select(

@@ -30,12 +30,14 @@ from sqlglot.optimizer.scope import Scope, build_scope
 from dau_scheduler.errors import SplitError
 from dau_scheduler.rewrite.aggregates import aggregate_kind
 from dau_scheduler.rewrite.blocks import (
+    NONDETERMINISTIC,
     PARTIALS,
     Refuse,
     aggregate_calls,
     build_aggregate,
     build_rows,
     function_name,
+    nondeterministic,
     output_name,
     own_nodes,
 )
@@ -47,28 +49,6 @@ from dau_scheduler.rewrite.steps import STEPS
 #: The table name an arm binds to its own row range of the split table.
 PLACEHOLDER = "__dau_split__"
 _RESERVED = "__dau_"
-
-#: Functions whose value differs between the arms' and the final query's evaluations.
-NONDETERMINISTIC: frozenset[str] = frozenset(
-    {
-        "random",
-        "rand",
-        "uuid",
-        "gen_random_uuid",
-        "uuidv4",
-        "uuidv7",
-        "setseed",
-        "nextval",
-        "currval",
-        "now",
-        "current_timestamp",
-        "get_current_timestamp",
-        "transaction_timestamp",
-        "current_time",
-        "current_localtime",
-        "current_localtimestamp",
-    }
-)
 
 #: A binder: SQL -> (column names, DuckDB type names, Arrow schema), without executing anything.
 Binder = Callable[[str], tuple[list[str], list[str], pa.Schema | None]]
@@ -163,9 +143,7 @@ def _block_refusal(
     for node in own_nodes(select):
         if isinstance(node, exp.Window) and not grouped:
             return f"a window function ({function_name(node.this)}() OVER ...) runs over {table}"
-        if isinstance(node, (exp.Rand, exp.Uuid)) or (
-            isinstance(node, exp.Func) and function_name(node) in NONDETERMINISTIC
-        ):
+        if nondeterministic(node):
             return f"the non-deterministic function {function_name(node)}() reads {table}'s rows"
     return None
 
@@ -618,4 +596,11 @@ def _marked_table(tree: exp.Expr) -> exp.Table:
     raise SplitError("internal: the partial lost its split table")
 
 
-__all__ = ["PARTIALS", "PLACEHOLDER", "CompiledSplit", "SplitPlan", "compile_split"]
+__all__ = [
+    "NONDETERMINISTIC",
+    "PARTIALS",
+    "PLACEHOLDER",
+    "CompiledSplit",
+    "SplitPlan",
+    "compile_split",
+]

@@ -21,32 +21,18 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from dau_scheduler.rewrite.blocks import grouping_keys, is_aggregate
-
-
-def _conjuncts(condition: exp.Expr) -> list[exp.Expr]:
-    inner = condition.unnest()
-    if isinstance(inner, exp.And):
-        return [*_conjuncts(inner.this), *_conjuncts(inner.expression)]
-    return [inner]
+from dau_scheduler.rewrite.blocks import conjuncts, grouping_keys, is_aggregate, nondeterministic
 
 
 def _row_filter(condition: exp.Expr, names: frozenset[str]) -> bool:
     """A condition a row can be tested by alone: no subquery, aggregate or window, and no
     function whose value changes per call."""
-    from dau_scheduler.rewrite.planner import NONDETERMINISTIC
-
-    for node in condition.walk():
-        if isinstance(node, (exp.Subquery, exp.Query, exp.Exists, exp.Window, exp.Rand)):
-            return False
-        if is_aggregate(node, names):
-            return False
-        if isinstance(node, exp.Func):
-            name = node.sql_name().lower() if not isinstance(node, exp.Anonymous) else ""
-            called = str(node.this).lower() if isinstance(node, exp.Anonymous) else name
-            if called in NONDETERMINISTIC:
-                return False
-    return True
+    return not any(
+        isinstance(node, (exp.Subquery, exp.Query, exp.Exists, exp.Window))
+        or is_aggregate(node, names)
+        or nondeterministic(node)
+        for node in condition.walk()
+    )
 
 
 def _only_keys(condition: exp.Expr, keys: list[exp.Expr]) -> bool:
@@ -67,7 +53,7 @@ def _having_filters(block: exp.Select, names: frozenset[str]) -> list[exp.Expr]:
     if sets or not keys:
         return []
     return [
-        c.copy() for c in _conjuncts(having.this) if _row_filter(c, names) and _only_keys(c, keys)
+        c.copy() for c in conjuncts(having.this) if _row_filter(c, names) and _only_keys(c, keys)
     ]
 
 
@@ -102,7 +88,7 @@ def _outer_filters(block: exp.Select, names: frozenset[str]) -> list[exp.Expr]:
         outputs[projection.alias_or_name] = expression
     alias = wrapper.alias_or_name
     pushed: list[exp.Expr] = []
-    for condition in _conjuncts(outer.args["where"].this):
+    for condition in conjuncts(outer.args["where"].this):
         columns = list(condition.find_all(exp.Column))
         if (
             not columns
