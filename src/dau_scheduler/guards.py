@@ -133,11 +133,6 @@ def read_as_own_function(name: str) -> bool:
     return not isinstance(projection, exp.Anonymous)
 
 
-def unknown_calls(sql: str, known: frozenset[str]) -> frozenset[str]:
-    """Names called in ``sql`` that ``known`` does not list (a macro created since)."""
-    return called_names(sql) - known
-
-
 class FunctionCatalog:
     """A connection's :class:`FunctionKinds`, read once; on a user's connection (``fresh``) read
     again when a query calls a name the last read did not list (a macro created since), or one
@@ -153,9 +148,10 @@ class FunctionCatalog:
 
     def kinds(self, sql: str = "") -> FunctionKinds:
         kinds = self._kinds
-        unknown = unknown_calls(sql, kinds.known) - self._not_functions if kinds else frozenset()
+        called = called_names(sql)
+        # Names the last read did not list: a macro created since.
+        unknown = called - kinds.known - self._not_functions if kinds else frozenset()
         if kinds is not None and self._fresh and not unknown and kinds.user_macros:
-            called = called_names(sql)
             held = frozenset(pair for pair in kinds.user_macros if pair[0] in called)
             if held and _macro_bodies(self._cursor(), {n for n, _ in held}) != held:
                 kinds = None
@@ -379,7 +375,6 @@ __all__ = [
     "FunctionCatalog",
     "FunctionKinds",
     "function_kinds",
-    "unknown_calls",
     "arrow_for_device",
     "called_names",
     "collated_tables",
