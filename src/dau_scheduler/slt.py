@@ -119,9 +119,9 @@ def parse(text: str, extensions: frozenset[str] = frozenset()) -> tuple[list[Rec
         if not line or line.startswith("#"):
             continue
         word = line.split()[0].lower()
-        if word == "require" and not _met(line.split(), extensions):
-            return [], f"requires {' '.join(line.split()[1:2])}"
         if word == "require":
+            if not _met(line.split(), extensions):
+                return [], f"requires {' '.join(line.split()[1:2])}"
             continue
         if word in _UNSUPPORTED:
             return [], f"uses {word}"
