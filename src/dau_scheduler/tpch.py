@@ -1,4 +1,12 @@
-"""TPC-H: data through tpchgen-cli (no network), and the 22 queries with validation parameters.
+"""TPC-H: data through tpchgen-cli (no network), the 22 queries with validation parameters, and
+the reference answers DuckDB's repository ships for them.
+
+The reference answers (``sql/tpch/answers/sf<scale>/qNN.csv``, DuckDB's dbgen answers at SF 0.01,
+0.1 and 1) are a check no one here wrote: :func:`compare_reference` holds an answer to them, and
+``python -m dau_scheduler.tpch`` runs every query split on a device against both DuckDB's
+unsplit answer and the reference. tpchgen-cli writes dbgen's numbers, keys, names and dates, but
+draws addresses and comments from its own text, so those columns (:data:`GENERATED_TEXT`) and
+Q13, which counts orders by their comment, are not checked against the reference.
 
 The helpers below (packaged query folders, a generator beside the interpreter, the scale check,
 the cache) serve :mod:`dau_scheduler.tpcds` too.
@@ -6,6 +14,7 @@ the cache) serve :mod:`dau_scheduler.tpcds` too.
 
 from __future__ import annotations
 
+import csv
 import math
 import shutil
 import subprocess
@@ -13,6 +22,9 @@ import sys
 from collections.abc import Callable, Sequence
 from importlib import resources
 from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
 
 from dau_scheduler.errors import SqlError
 from dau_scheduler.paths import data_root
@@ -39,6 +51,14 @@ def query_folder(benchmark: str) -> Path:
     if checkout.is_dir():
         return checkout
     raise SqlError(f"the {benchmark} queries are missing from this installation")
+
+
+#: Columns tpchgen-cli fills from its own text generator, not dbgen's: left out of the check.
+GENERATED_TEXT: frozenset[str] = frozenset({"s_address", "s_comment", "c_address", "c_comment"})
+#: Queries whose every row depends on generated text (Q13 counts orders by ``o_comment``).
+TEXT_DEPENDENT: frozenset[str] = frozenset({"q13"})
+#: Scales with reference answers.
+ANSWER_SCALES: tuple[float, ...] = (0.01, 0.1, 1.0)
 
 
 def queries() -> dict[str, str]:
@@ -112,4 +132,156 @@ def cached(scale: float) -> Path:
     return cache_folder(f"tpch-sf{scale:g}", TABLES, lambda out: generate(scale, out))
 
 
-__all__ = ["TABLES", "cached", "generate", "queries"]
+def reference(name: str, scale: float) -> tuple[list[str], list[list[str]]]:
+    """The reference answer to query ``name`` at ``scale``: its header and rows, as text; an
+    empty field is NULL (Q17 at SF 0.01 averages no rows: its one row is an empty line)."""
+    scale = check_scale(scale)
+    if scale not in ANSWER_SCALES:
+        known = ", ".join(f"{s:g}" for s in ANSWER_SCALES)
+        raise SqlError(f"no TPC-H reference answers at scale {scale:g}; they exist at {known}")
+    path = query_folder("tpch") / "answers" / f"sf{scale:g}" / f"{name}.csv"
+    if not path.exists():
+        raise SqlError(f"no TPC-H reference answer for {name!r} (expected q01 .. q22)")
+    with path.open(newline="") as handle:
+        rows = list(csv.reader(handle, delimiter="|", quoting=csv.QUOTE_NONE))
+    width = len(rows[0])
+    return rows[0], [row or [""] * width for row in rows[1:]]
+
+
+def compare_reference(table: pa.Table, name: str, scale: float) -> str | None:
+    """None when ``table``, an answer to query ``name`` over TPC-H at ``scale``, holds the
+    reference answer's values; otherwise what differs first.
+
+    Columns are matched by position (the reference's header names Q18's sum ``sum``), each
+    reference value read as the answer's Arrow type (a value that does not fit that type
+    exactly, such as more decimal digits than the type's scale, is a difference), rows in order,
+    floats within :data:`~dau_scheduler.compare.FLOAT_REL`. Columns in :data:`GENERATED_TEXT`
+    are left out, and a query in :data:`TEXT_DEPENDENT` is not compared (None).
+    """
+    from dau_scheduler.compare import compare_tables
+
+    if name in TEXT_DEPENDENT:
+        return None
+    header, rows = reference(name, scale)
+    if len(header) != table.num_columns:
+        return f"{len(header)} columns in the reference, {table.num_columns} in the answer"
+    if len(rows) != table.num_rows:
+        return f"row count {table.num_rows} != {len(rows)} in the reference"
+    kept = [i for i, n in enumerate(table.schema.names) if n.lower() not in GENERATED_TEXT]
+    columns = []
+    for i in kept:
+        field = table.schema.field(i)
+        text = pa.array([row[i] or None for row in rows], pa.string())
+        try:
+            columns.append(text.cast(field.type))
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
+            return f"column {field.name!r}: the reference's values are not {field.type}: {exc}"
+    names = [table.schema.field(i).name for i in kept]
+    expected = pa.Table.from_arrays(columns, names=names)
+    return compare_tables(table.select(kept), expected)
+
+
+def check(
+    data: Path | str,
+    scale: float,
+    device: str,
+    shares: Sequence[float | None],
+    **session_options: Any,
+) -> dict[str, list[str]]:
+    """Every query at every share (None: the default posture) on ``device``, in a Session with
+    ``session_options``, against DuckDB's unsplit answer over ``data`` and against the reference
+    answers at ``scale``: query labels by outcome (``split``, ``refused``, ``fallback``, ``wrong``
+    (not DuckDB's unsplit answer), ``off_reference`` (not the reference's values), ``crashed``,
+    and ``data`` for a query whose unsplit DuckDB answer is itself not the reference's)."""
+    import warnings
+
+    from dau_scheduler.compare import compare_tables
+    from dau_scheduler.session import Session
+
+    outcomes: dict[str, list[str]] = {
+        k: [] for k in ("split", "refused", "fallback", "wrong", "off_reference", "crashed", "data")
+    }
+    with Session(data, device=device, **session_options) as session, warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        for name, sql in queries().items():
+            expected = session.host.cursor().sql(sql).to_arrow_table()
+            off = compare_reference(expected, name, scale)
+            if off is not None:
+                outcomes["data"].append(f"{name}: {off}")
+            for share in shares:
+                label = f"{name}@{'posture' if share is None else f'{share:g}'}"
+                try:
+                    result = session.sql(sql, device_share=share)
+                except Exception as exc:  # noqa: BLE001 - reported, where DuckDB answered
+                    outcomes["crashed"].append(f"{label}: {type(exc).__name__}: {exc}")
+                    continue
+                diff = compare_tables(result.table, expected)
+                off = compare_reference(result.table, name, scale)
+                if diff is not None:
+                    outcomes["wrong"].append(f"{label}: {diff}")
+                elif off is not None:
+                    outcomes["off_reference"].append(f"{label}: {off}")
+                elif result.fallback is not None:
+                    outcomes["fallback"].append(f"{label}: {result.fallback}")
+                elif result.refusal is not None:
+                    outcomes["refused"].append(f"{label}: {result.refusal}")
+                else:
+                    outcomes["split"].append(label)
+    return outcomes
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m dau_scheduler.tpch --scale 0.1 --device polars --shares 0.5,0.1,posture``."""
+    import argparse
+
+    parser = argparse.ArgumentParser(
+        description="The 22 TPC-H queries split on a device, against DuckDB's unsplit answers "
+        "and DuckDB's reference answers (exit 1 on a wrong or crashed query)."
+    )
+    parser.add_argument("--scale", type=float, default=0.01, help="0.01, 0.1 or 1")
+    parser.add_argument("--data", help="a folder of TPC-H Parquet files (default: generated)")
+    parser.add_argument("--device", default="polars")
+    parser.add_argument(
+        "--shares", default="0.5,0.1,posture", help="device shares; 'posture': the default one"
+    )
+    parser.add_argument("--mem-budget", type=float, help="MB: run under a memory budget")
+    parser.add_argument("--strategy", choices=("in_memory", "chunked", "streamed"))
+    parser.add_argument("--lazy", action="store_true", help="read the Parquet files lazily")
+    parser.add_argument("--cluster", help="'local:N': the host's share on a dask LocalCluster")
+    parser.add_argument("--verbose", action="store_true", help="list every refusal and fallback")
+    args = parser.parse_args(argv)
+    if args.scale not in ANSWER_SCALES:
+        parser.error(f"--scale: reference answers exist at {', '.join(map(str, ANSWER_SCALES))}")
+    data = Path(args.data) if args.data else cached(args.scale)
+    shares = [None if s == "posture" else float(s) for s in args.shares.split(",")]
+    options: dict[str, Any] = {"lazy": True} if args.lazy else {}
+    if args.mem_budget is not None:
+        options.update(mem_budget_mb=args.mem_budget, strategy=args.strategy)
+    if args.cluster:
+        options["cluster"] = args.cluster
+    outcomes = check(data, args.scale, args.device, shares, **options)
+    shown = ("wrong", "off_reference", "crashed", "data")
+    for kind in (*shown, *(("fallback", "refused") if args.verbose else ())):
+        for line in outcomes[kind]:
+            print(f"{kind}: {line[:400]}")
+    print(", ".join(f"{len(v)} {k}" for k, v in outcomes.items()))
+    failed = outcomes["wrong"] or outcomes["off_reference"] or outcomes["crashed"]
+    return 1 if failed or outcomes["data"] else 0
+
+
+__all__ = [
+    "ANSWER_SCALES",
+    "GENERATED_TEXT",
+    "TABLES",
+    "TEXT_DEPENDENT",
+    "cached",
+    "check",
+    "compare_reference",
+    "generate",
+    "main",
+    "queries",
+    "reference",
+]
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -70,6 +70,10 @@ class DuckDBArm:
             self.con: duckdb.DuckDBPyConnection = share.con
         else:
             self.con = connection if connection is not None else duckdb.connect(":memory:")
+        if self.owned:
+            # Two arms run at once: their progress bars would write over each other (cursors
+            # inherit the setting). A user's connection keeps its own.
+            self.con.execute("SET enable_progress_bar = false")
         if threads is not None and self.owned:
             self.con.execute(f"SET threads = {int(threads)}")
 

@@ -189,6 +189,8 @@ def _resident(handle: str) -> _WorkerData:
         if found is None:
             found = _RESIDENT[handle] = _WorkerData(duckdb.connect())
             found.con.execute("SET preserve_insertion_order = true")
+            # A worker's loads and queries print no progress bars into the cluster's logs.
+            found.con.execute("SET enable_progress_bar = false")
             # As many DuckDB threads as the worker has task threads: the cluster, not DuckDB,
             # decides how the machine's cores are shared out.
             found.con.execute(f"SET threads = {_worker_threads()}")
@@ -289,6 +291,7 @@ def refold_parts(refold_sql: str, schema: pa.Schema, *parts: Any) -> tuple[bytes
     global _FOLDER
     if _FOLDER is None:
         _FOLDER = duckdb.connect()
+        _FOLDER.execute("SET enable_progress_bar = false")
         _FOLDER.execute(f"SET threads = {_worker_threads()}")
     cursor = _FOLDER.cursor()
     try:

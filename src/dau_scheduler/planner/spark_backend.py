@@ -154,6 +154,7 @@ def _worker_db(handle: str) -> tuple[Any, set[str]]:
     if found is None:
         con = duckdb.connect()
         con.execute("SET preserve_insertion_order = true")
+        con.execute("SET enable_progress_bar = false")  # none in the executors' logs
         con.execute("SET threads = 1")  # one Spark slot, one thread
         found = _RESIDENT[handle] = (con, set())
     return found
