@@ -123,6 +123,28 @@ def test_one_shot_host_alone_skips_the_planner(
         assert compare_tables(result.table, expected["q01"]) is None
 
 
+def test_one_shot_host_alone_imports_neither_pandas_nor_polars(sf01: Path, tmp_path: Path) -> None:
+    """pyarrow imports pandas (where installed) at its first conversion of a Python value, about
+    0.25 s in a fresh process: neither the package's import nor a query the host runs alone may
+    make one (the one-shot benchmark's bar, docs/benchmarks.md)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from dau_scheduler import run_sql, tpch\n"
+        f"r = run_sql(tpch.queries()['q06'], {str(sf01)!r}, device='polars')\n"
+        "assert r.execution is None and r.table.num_rows == 1\n"
+        "print(sorted({'pandas', 'polars', 'pyarrow.dataset'} & set(sys.modules)))\n"
+    )
+    env = {"PATH": "", "HOME": str(tmp_path), "DAU_CACHE_DIR": str(tmp_path / "cache")}
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]", done.stdout
+
+
 @pytest.mark.parametrize(
     ("kwargs", "named"),
     [

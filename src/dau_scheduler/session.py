@@ -34,6 +34,7 @@ from dau_scheduler.guards import (
     is_query,
     load_resident,
 )
+from dau_scheduler.lazy import empty_table
 from dau_scheduler.link import cached_rates, knee_bytes
 from dau_scheduler.merge import MergeRule
 from dau_scheduler.paths import profile_cache_root
@@ -326,7 +327,7 @@ class Session:
             return compiled
         try:
             self.host.run_over_partials(
-                compiled.final.sql(dialect=DIALECT), compiled.partial_schema.empty_table()
+                compiled.final.sql(dialect=DIALECT), empty_table(compiled.partial_schema)
             )
         except (duckdb.Error, pa.ArrowException) as exc:  # Arrow: no empty sparse union
             why = str(exc).strip().splitlines()[0]

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 from sqlglot import exp
 
-from dau_scheduler.lazy import LazyModule
+from dau_scheduler.lazy import LazyModule, int64_scalar
 from dau_scheduler.rewrite.dialect import DIALECT
 
 if TYPE_CHECKING:
@@ -137,9 +137,9 @@ def _as_is(cols: Sequence[pa.Array]) -> pa.Array:
     return cols[0]
 
 
-# Arrow scalars made once: a Python literal passed to pyarrow.compute is converted on every call,
-# and the conversion retries a failed optional import each time (~0.3 ms).
-_ZERO = pa.scalar(0, pa.int64())
+#: Arrow's 0, made once: a Python literal passed to pyarrow.compute is converted on every call
+#: (~0.3 ms), and the first conversion imports pandas (``dau_scheduler.lazy``).
+_ZERO = int64_scalar(0)
 
 
 def _zero_if_null(cols: Sequence[pa.Array]) -> pa.Array:
