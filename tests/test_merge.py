@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Any
 
 import pytest
@@ -185,3 +186,10 @@ def test_constants_use_duckdb_names_and_every_refusal_has_a_reason() -> None:
     assert "avg" in DEFERRED_MEAN
     assert all(k == k.lower() and reason for k, reason in AGGREGATE_REFUSALS.items())
     assert not (ADDITIVE | BOUNDARY_STATS | DEFERRED_MEAN) & AGGREGATE_REFUSALS.keys()
+
+
+def test_merge_totals_adds_decimals_past_28_digits() -> None:
+    """Python's default decimal context keeps 28 digits; a DECIMAL(38, 2) total has up to 38."""
+    wide = Decimal("1" * 30 + ".25")
+    merged = merge_totals([{"s": wide}, {"s": Decimal("0.01")}, {"s": None}], ["s"])
+    assert merged == {"s": Decimal("1" * 30 + ".26")}

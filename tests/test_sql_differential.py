@@ -256,3 +256,46 @@ def test_decimals_stay_exact_through_the_polars_arm() -> None:
     assert result.execution is not None
     assert compare_tables(result.table, expected) is None
     assert result.table.column("t").to_pylist() == [Decimal("4.593735")]
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")
+@pytest.mark.parametrize("device", ["duckdb", "polars"])
+@pytest.mark.parametrize("path", ["python", "arrow", "duckdb"])
+def test_wide_decimal_sums_keep_every_digit(device: str, path: str) -> None:
+    """Sums with more than Python's 28 default decimal digits (DECIMAL(38, 2) totals near 1e29,
+    HUGEINT totals of BIGINTs) fold exactly: the Python fold once rounded them to 28 digits
+    (371111111111111111111111278000.00 for ...277990.50)."""
+    n = 1000
+    data = pa.table(
+        {
+            "k": pa.array([i % 3 for i in range(n)], pa.int32()),
+            "v": pa.array(
+                [Decimal("1111111111111111111111111111.25") + i for i in range(n)],
+                pa.decimal128(38, 2),
+            ),
+            "b": pa.array([9_000_000_000_000_000_000 - i for i in range(n)], pa.int64()),
+        }
+    )
+    queries = [
+        "select k, sum(v) as s, min(v) as lo, max(v) as hi, sum(b) as t, avg(v) as m "
+        "from t group by k order by k",
+        "select sum(v) as s, sum(b) as t, max(v) as hi from t",
+    ]
+    small, large = {"python": (fold.SMALL, fold.LARGE), "arrow": (0, fold.LARGE)}.get(path, (0, 0))
+    saved = fold.SMALL, fold.LARGE
+    fold.SMALL, fold.LARGE = small, large
+    try:
+        with Session({"t": data}, device=device) as session:
+            for sql in queries:
+                expected = session.host.cursor().sql(sql).to_arrow_table()
+                for share in (0.5, 0.1):
+                    result = session.sql(sql, device_share=share)
+                    assert compare_tables(result.table, expected) is None, (sql, share)
+                    if result.fallback is not None:
+                        # Polars holds decimals at scale 12: a 28-digit integer part does not
+                        # fit DECIMAL(38, 12), the arm fails and the host answers unsplit.
+                        assert device == "polars" and "decimal[38,12]" in result.fallback
+                    else:
+                        assert result.execution is not None, result.refusal
+    finally:
+        fold.SMALL, fold.LARGE = saved

@@ -35,6 +35,7 @@ from pydantic import BaseModel, ConfigDict
 from dau_scheduler.adaptive import execute_adaptive
 from dau_scheduler.arms.base import cast_partial
 from dau_scheduler.errors import SqlError
+from dau_scheduler.lazy import empty_table
 from dau_scheduler.merge import MergeRule
 from dau_scheduler.pool.cloud import CHUNK_FRACTION, MIB, cloud_plan
 from dau_scheduler.rewrite.aggregates import SQL_MERGEABLE
@@ -211,7 +212,7 @@ def run(
 
     def gather(partials: Sequence[pa.Table]) -> pa.Table:
         cast = [cast_partial(p, schema, "chunk") for p in partials]
-        return pa.concat_tables(cast) if cast else schema.empty_table()
+        return pa.concat_tables(cast) if cast else empty_table(schema)
 
     per_chunk = MergeRule(terminal="sql", combine=gather, mergeable=SQL_MERGEABLE)
     device = session.device if session.device is not None else session.host

@@ -10,14 +10,15 @@ the unsplit Arrow schema.
 
 from __future__ import annotations
 
-import operator
+import decimal
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from dau_scheduler.lazy import LazyModule
+from dau_scheduler.lazy import LazyModule, int_array, numeric_array
+from dau_scheduler.merge import EXACT_DECIMAL
 from dau_scheduler.rewrite.aggregates import MERGE_STEPS
 
 if TYPE_CHECKING:
@@ -37,13 +38,14 @@ SMALL = 256
 #: folded in 23-28 ms here and in 10-11 ms by DuckDB; at Q3's 11.6K rows the two are even
 #: (2.4 vs 2.7 ms), and under a few thousand rows DuckDB's fixed 2-5 ms per statement loses.
 LARGE = 16_384
-#: The Python form of each pyarrow hash aggregate the merge steps use.
-_PY_FOLD: dict[str, Callable[[Any, Any], Any]] = {
-    "sum": operator.add,
-    "min": min,
-    "max": max,
-    "all": lambda a, b: a and b,
-    "any": lambda a, b: a or b,
+#: Which of two non-NULL values a pyarrow hash aggregate keeps, for each op that keeps one of
+#: its inputs: ``_PICK[op](new, kept)`` is true when ``new`` replaces ``kept``. (``sum`` makes a
+#: new value; ``all`` keeps a false and ``any`` a true where there is one.)
+_PICK: dict[str, Callable[[Any, Any], bool]] = {
+    "min": lambda new, kept: bool(new < kept),
+    "max": lambda new, kept: bool(new > kept),
+    "all": lambda new, kept: bool(kept) and not new,
+    "any": lambda new, kept: bool(new) and not kept,
 }
 
 
@@ -73,33 +75,47 @@ class FastFold:
     def _fold_rows(self, partials: pa.Table, wanted: list[tuple[str, str]]) -> dict[str, pa.Array]:
         """The same fold over Python values, for a handful of partial rows.
 
-        An Acero group-by costs about a millisecond however few the rows. Float keys never come
-        here (NaN would not equal itself as a dict key, while SQL groups all NaNs together).
+        An Acero group-by costs about a millisecond however few the rows (and its first use
+        imports pandas, ~0.25 s, where installed). Float keys never come here (NaN would not
+        equal itself as a dict key, while SQL groups all NaNs together). Keys, and the values
+        min, max, all and any keep, are taken from the partial rows that hold them; sums are
+        added exactly (decimals in :data:`~dau_scheduler.merge.EXACT_DECIMAL`, not Python's
+        28 digits) and built from buffers (``lazy.numeric_array``).
         """
         names = list(dict.fromkeys([*self.keys, *(c for c, _ in wanted)]))
         values = {name: partials.column(name).to_pylist() for name in names}
         groups: dict[tuple[Any, ...], list[Any]] = {}
-        for row in range(partials.num_rows):
-            key = tuple(values[k][row] for k in self.keys)
-            acc = groups.get(key)
-            if acc is None:
-                acc = groups[key] = [None] * len(wanted)
-            for j, (column, op) in enumerate(wanted):
-                value = values[column][row]
-                if value is not None:  # NULL partials are skipped, as the SQL aggregates do
-                    acc[j] = value if acc[j] is None else _PY_FOLD[op](acc[j], value)
-        folded = {
-            key: pa.array([k[i] for k in groups], partials.schema.field(key).type)
-            for i, key in enumerate(self.keys)
-        }
+        first: list[int] = []
+        with decimal.localcontext(EXACT_DECIMAL):
+            for row in range(partials.num_rows):
+                key = tuple(values[k][row] for k in self.keys)
+                acc = groups.get(key)
+                if acc is None:
+                    acc = groups[key] = [None] * len(wanted)
+                    first.append(row)
+                for j, (column, op) in enumerate(wanted):
+                    value = values[column][row]
+                    if value is None:  # NULL partials are skipped, as the SQL aggregates do
+                        continue
+                    if op == "sum":
+                        acc[j] = value if acc[j] is None else acc[j] + value
+                    elif acc[j] is None or _PICK[op](value, values[column][acc[j]]):
+                        acc[j] = row  # the row holding the kept value
+        rows = int_array(first)
+        folded = {key: partials.column(key).take(rows).combine_chunks() for key in self.keys}
         for j, (column, op) in enumerate(wanted):
-            folded[f"{column}_{op}"] = pa.array(
-                [acc[j] for acc in groups.values()], partials.schema.field(column).type
-            )
+            found = [acc[j] for acc in groups.values()]
+            if op == "sum":
+                built = numeric_array(found, partials.schema.field(column).type)
+            else:  # a NULL row index takes NULL: a group that saw no non-NULL partial
+                built = partials.column(column).take(int_array(found)).combine_chunks()
+            folded[f"{column}_{op}"] = built
         return folded
 
-    def run(self, partials: pa.Table, schema: pa.Schema) -> pa.Table:
-        """Fold the arms' partials into the answer, in the unsplit query's ``schema``."""
+    def run(self, partials: pa.Table, schema: pa.Schema, *, acero: bool = True) -> pa.Table | None:
+        """Fold the arms' partials into the answer, in the unsplit query's ``schema``; None
+        when that would take Acero's group-by and ``acero`` is false (the caller then runs
+        the final query)."""
         # One fold per distinct (column, op): calls may share a partial column (SUM for AVG too).
         wanted = list(
             dict.fromkeys(
@@ -115,18 +131,20 @@ class FastFold:
             and not any(pa.types.is_floating(partials.schema.field(k).type) for k in self.keys)
         ):
             folded = self._fold_rows(partials, wanted)
+        elif self.keys and not acero:
+            return None
         elif self.keys:
             grouped = partials.group_by(list(self.keys)).aggregate(
                 [(column, op, _at_least_one()) for column, op in wanted]
             )
             folded = {name: grouped.column(name).combine_chunks() for name in grouped.column_names}
         else:
-            # A scalar aggregate: one row, even over no partial rows; plain kernels, no Acero plan.
+            # A scalar aggregate: one row, even over no partial rows; plain kernels, no Acero plan
+            # (and no Python value: pa.repeat keeps the kernel's scalar as it is).
             folded = {
-                f"{column}_{op}": pa.array(
-                    [getattr(pc, op)(partials.column(column), options=_at_least_one()).as_py()],
-                    partials.schema.field(column).type,
-                )
+                f"{column}_{op}": pa.repeat(
+                    getattr(pc, op)(partials.column(column), options=_at_least_one()), 1
+                ).cast(partials.schema.field(column).type)
                 for column, op in wanted
             }
         arrays: list[pa.Array] = []
@@ -166,7 +184,9 @@ class FastRows:
     limit: int | None = None
     offset: int = 0
 
-    def run(self, partials: pa.Table, schema: pa.Schema) -> pa.Table:
+    def run(self, partials: pa.Table, schema: pa.Schema, *, acero: bool = True) -> pa.Table:
+        """The rows in the unsplit query's ``schema`` (sorting and slicing take no Acero plan,
+        so ``acero`` changes nothing here)."""
         result = partials
         if self.order:
             indices = pc.sort_indices(
