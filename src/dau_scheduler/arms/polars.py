@@ -21,12 +21,6 @@ from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
 from dau_scheduler.arms.base import cast_partial
-from dau_scheduler.arms.polars_sql import (
-    DECIMAL_SCALE,
-    DECIMAL_TYPE,
-    polars_sql,
-    single_key_joins,
-)
 from dau_scheduler.errors import SqlError
 from dau_scheduler.lazy import LazyModule
 from dau_scheduler.rewrite.planner import PLACEHOLDER, CompiledSplit
@@ -34,8 +28,12 @@ from dau_scheduler.tables import ParquetSource, Source
 
 if TYPE_CHECKING:
     import polars as pl
+
+    from dau_scheduler.arms import polars_sql as _sql
 else:
     pl = LazyModule("polars")  # imported when a query first reaches this arm
+    # The translation (and sqlglot's Postgres dialect under it, ~45 ms) likewise.
+    _sql = LazyModule("dau_scheduler.arms.polars_sql")
 
 
 @cache
@@ -74,7 +72,7 @@ _Frame = TypeVar("_Frame", "pl.DataFrame", "pl.LazyFrame")
 def _widen_decimals(frame: _Frame) -> _Frame:
     schema = frame.collect_schema() if isinstance(frame, pl.LazyFrame) else frame.schema
     casts = [
-        pl.col(name).cast(pl.Decimal(38, max(DECIMAL_SCALE, dtype.scale or 0)))
+        pl.col(name).cast(pl.Decimal(38, max(_sql.DECIMAL_SCALE, dtype.scale or 0)))
         for name, dtype in schema.items()
         if isinstance(dtype, pl.Decimal)
     ]
@@ -215,7 +213,7 @@ class PolarsArm:
         text = compiled.arm_sql.get(self.name)
         if text is None:
             self._ready()
-            text = polars_sql(compiled, self.types)
+            text = _sql.polars_sql(compiled, self.types)
             compiled.arm_sql[self.name] = text
         return text
 
@@ -235,11 +233,11 @@ class PolarsArm:
                         "Polars does not order as DuckDB does"
                     )
         for column, type_name in zip(compiled.partial_columns, compiled.partial_types, strict=True):
-            match = DECIMAL_TYPE.search(type_name)
-            if match and int(match.group(2)) > DECIMAL_SCALE:
+            match = _sql.DECIMAL_TYPE.search(type_name)
+            if match and int(match.group(2)) > _sql.DECIMAL_SCALE:
                 return (
                     f"{self.name} arm: partial column {column} is {type_name}, finer than the "
-                    f"{DECIMAL_SCALE} decimal digits the Polars arm computes exactly"
+                    f"{_sql.DECIMAL_SCALE} decimal digits the Polars arm computes exactly"
                 )
         if self.unloaded and compiled.partial is not None:
             read = {c.name for c in compiled.partial.find_all(exp.Column)}
@@ -294,7 +292,7 @@ class PolarsArm:
         the query is written and has no join reordering: TPC-H's joins are a key against a
         unique key, but TPC-DS Q72 joins catalog_sales to inventory on the item alone, and at
         SF 1 the Polars arm grew past 24 GB where DuckDB, reordering, filters first."""
-        for left, lcol, right, rcol in single_key_joins(text, split_table):
+        for left, lcol, right, rcol in _sql.single_key_joins(text, split_table):
             if left not in self.frames or right not in self.frames:
                 continue
             if not self._is_unique(right, rcol) and not self._is_unique(left, lcol):
@@ -349,4 +347,4 @@ def gpu_available() -> bool:
         return False
 
 
-__all__ = ["DECIMAL_SCALE", "PolarsArm", "gpu_available", "polars_sql"]
+__all__ = ["PolarsArm", "gpu_available"]
