@@ -105,3 +105,28 @@ def test_an_aborted_transaction_is_a_named_error(con: duckdb.DuckDBPyConnection)
             session.sql("SELECT count(*) FROM t")
         con.execute("ROLLBACK")
         assert session.sql("SELECT count(*) FROM t").table.column(0).to_pylist() == [1000]
+
+
+def test_a_connection_that_logs_its_statements_is_answered_on_it(
+    con: duckdb.DuckDBPyConnection, tmp_path: object
+) -> None:
+    """Under ``enable_logging`` or ``log_query_path`` every statement is logged: the split's
+    own would be logged beside the user's, and a query reading the log would count them
+    (DuckDB's test/sql/logging: 15 log rows for 3). Answered on the connection, by name."""
+    with Session(con, device="duckdb") as session:
+        assert _same(session, con, "SELECT k, sum(i) AS s FROM t GROUP BY k") is None
+        con.execute("CALL enable_logging()")
+        before = con.execute("SELECT count(*) FROM duckdb_logs()").fetchall()[0]
+        result = session.sql("SELECT k, sum(i) AS s FROM t GROUP BY k", device_share=0.5)
+        after = con.execute("SELECT count(*) FROM duckdb_logs()").fetchall()[0]
+        assert result.refusal is not None and "enable_logging" in result.refusal
+        assert result.execution is None and result.table.num_rows == 5
+        assert before is not None and after is not None
+        # The query, the one settings read before it, and this count: nothing of a split.
+        assert after[0] - before[0] <= 4, (before, after)
+        con.execute("CALL disable_logging()")
+        con.execute(f"SET log_query_path = '{tmp_path}/queries.log'")
+        refusal = _same(session, con, "SELECT count(*) AS n FROM t")
+        assert refusal is not None and "log_query_path" in refusal
+        con.execute("RESET log_query_path")
+        assert _same(session, con, "SELECT count(*) AS n FROM t") is None

@@ -325,6 +325,12 @@ def test_expressions_polars_computes_differently_are_refused_never_wrong() -> No
             )
             expected = session.host.cursor().sql(sql).to_arrow_table()
             result = session.sql(sql, device_share=0.5)
+            if result.refusal is not None and "extremum of floating-point" in result.refusal:
+                # A float-valued expression: MIN/MAX over it is refused (NaN; float_extremes
+                # in tests/slt); the expression itself is checked through its distinct values.
+                sql = f"select k, count(distinct {expression}) as d from t group by k order by k"
+                expected = session.host.cursor().sql(sql).to_arrow_table()
+                result = session.sql(sql, device_share=0.5)
             assert result.fallback is None, (expression, result.fallback)
             diff = compare_tables(result.table, expected)
             assert diff is None, (expression, diff)

@@ -401,8 +401,14 @@ class Session:
         self._check_options(posture, profile)
         checks.share(device_share)
         self.host.sync_settings()
-        if self.host.in_transaction():
-            why = "the given connection has a transaction open; only it sees its changes"
+        logged = self.host.logging()
+        if logged or self.host.in_transaction():
+            why = (
+                f"the given connection logs every statement ({logged}), so the split's own "
+                "would be logged with the query's"
+                if logged
+                else "the given connection has a transaction open; only it sees its changes"
+            )
             if strict:
                 raise SplitError(f"query refused for splitting: {why}")
             self._validate(sql)

@@ -61,6 +61,7 @@ class DuckDBArm:
         self._ordered: bool | None = None
         self._collation: str | None = None
         self._txid: str | None = None
+        self._logging = ""
         self._regex = "partial"
         self._shared_from = share
         self._lock = threading.Lock()
@@ -164,6 +165,9 @@ class DuckDBArm:
         state = (
             " UNION ALL SELECT '__dau_collation', current_setting('default_collation')::VARCHAR"
             " UNION ALL SELECT '__dau_txid', txid_current()::VARCHAR"
+            " UNION ALL SELECT '__dau_logging', CASE WHEN current_setting('enable_logging')"
+            " THEN 'enable_logging' WHEN current_setting('log_query_path') <> ''"
+            " THEN 'log_query_path' ELSE '' END"
         )
         with self._lock:
             try:
@@ -172,6 +176,7 @@ class DuckDBArm:
                 return
         self._collation = str(mine.pop("__dau_collation") or "")
         self._txid = mine.pop("__dau_txid")
+        self._logging = str(mine.pop("__dau_logging") or "")
         self._regex = str(mine.get("regex_match_operator_semantics") or "partial").lower()
         fresh = dict(self.con.cursor().execute(query).fetchall())
         self._local[:] = [
@@ -184,6 +189,13 @@ class DuckDBArm:
         """How this arm's cursors read ``~``: 'partial' (DuckDB's default) unless the user's
         connection set ``regex_match_operator_semantics`` (seen by :meth:`sync_settings`)."""
         return self._regex
+
+    def logging(self) -> str:
+        """The setting by which the user's connection logs every statement DuckDB runs
+        (``enable_logging``, ``log_query_path``; seen by :meth:`sync_settings`), or ''. The
+        split's own statements would be logged beside the user's, and a query that reads the
+        log (DuckDB's test/sql/logging) would count them. Never on a database this arm owns."""
+        return self._logging
 
     def in_transaction(self) -> bool:
         """Whether the user's connection is inside an explicit transaction (BEGIN without

@@ -501,6 +501,20 @@ def _blob_against_text(node: exp.Expr) -> str | None:
     return None
 
 
+_EXTREMA = (exp.Max, exp.Min, exp.Greatest, exp.Least)
+
+
+def _float_extremum(node: exp.Expr) -> str | None:
+    """MIN, MAX, GREATEST or LEAST over values that may be floating point: Polars skips NaN
+    there, DuckDB orders NaN above every number (``max`` of 1.0 and NaN: 1.0 against NaN)."""
+    operands = [node.this, *node.expressions]
+    for operand in operands:
+        data_type = operand.type if isinstance(operand, exp.Expr) else None
+        if data_type is None or data_type.is_type(exp.DType.UNKNOWN, *exp.DataType.FLOAT_TYPES):
+            return "an extremum of floating-point values (Polars skips NaN, DuckDB ranks it top)"
+    return None
+
+
 def _refuse_divergent(tree: exp.Expr) -> None:
     """Raise ``SqlError`` naming the first expression the arm cannot vouch for: a kind outside
     ``_CHECKED`` (with the reason from ``_DIVERGENT`` where one is known), ``round`` with a digit
@@ -521,6 +535,8 @@ def _refuse_divergent(tree: exp.Expr) -> None:
             why = _zoned_against_local(node)
         if why is None and isinstance(node, (exp.Binary, exp.In, exp.Between)):
             why = _blob_against_text(node)
+        if why is None and isinstance(node, _EXTREMA):
+            why = _float_extremum(node)
         if why is not None:
             raise SqlError(f"{node.sql(dialect='duckdb')}: {why}")
 

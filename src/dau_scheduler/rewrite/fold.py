@@ -114,8 +114,8 @@ class FastFold:
 
     def run(self, partials: pa.Table, schema: pa.Schema, *, acero: bool = True) -> pa.Table | None:
         """Fold the arms' partials into the answer, in the unsplit query's ``schema``; None
-        when that would take Acero's group-by and ``acero`` is false (the caller then runs
-        the final query)."""
+        (the caller then runs the final query) for a min or max over floats, or where the fold
+        would take Acero's group-by and ``acero`` is false."""
         # One fold per distinct (column, op): calls may share a partial column (SUM for AVG too).
         wanted = list(
             dict.fromkeys(
@@ -125,6 +125,13 @@ class FastFold:
             )
         )
 
+        if any(
+            op in ("min", "max") and pa.types.is_floating(partials.schema.field(column).type)
+            for column, op in wanted
+        ):
+            # pyarrow's min and max skip NaN; DuckDB orders NaN above every number, and its
+            # final query folds as DuckDB does.
+            return None
         if (
             self.keys
             and partials.num_rows <= SMALL
