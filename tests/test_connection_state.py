@@ -130,3 +130,19 @@ def test_a_connection_that_logs_its_statements_is_answered_on_it(
         assert refusal is not None and "log_query_path" in refusal
         con.execute("RESET log_query_path")
         assert _same(session, con, "SELECT count(*) AS n FROM t") is None
+
+
+def test_a_memory_limit_too_small_to_plan_in_is_answered_unsplit(
+    con: duckdb.DuckDBPyConnection,
+) -> None:
+    """Under a memory_limit of 3 MB without a temp directory, DuckDB answers a query whose
+    planning (the function catalog, the binding) runs out of memory (DuckDB's
+    test/sql/storage/temp_directory): answered unsplit, never an error."""
+    con.execute("SET temp_directory = ''")
+    con.execute("SET memory_limit = '3MB'")
+    with Session(con, device="duckdb") as session:
+        sql = "SELECT current_setting('max_temp_directory_size') AS m"
+        result = session.sql(sql, device_share=0.8)
+        assert result.execution is None and result.refusal is not None
+        assert compare_tables(result.table, con.sql(sql).to_arrow_table()) is None
+    con.execute("RESET memory_limit")

@@ -46,6 +46,14 @@ BAD_QUERIES = [
     ("insert into d select * from (pivot t on k using sum(v))", "MULTI"),
     ("select 1; select 2", "one statement"),
     ("", "empty"),
+    # SELECT statements with a data-changing part, which DuckDB runs whenever the query runs
+    # (DuckDB's trigger_returning.test: a Session deleted the row, then answered no rows).
+    ("with x as (delete from t where k = 1 returning k) select * from x", r"part.*\(DELETE\)"),
+    (
+        "select * from t where k in (with u as (update t set v = 0 returning k) select k from u)",
+        r"\(UPDATE\)",
+    ),
+    ("with x as (insert into d values (9) returning k) select count(*) from x", r"\(INSERT\)"),
 ]
 
 
@@ -142,3 +150,9 @@ def test_every_kind_of_tables_argument(tmp_path: Path) -> None:
             {"k": 2, "s": 2.5, "n": 2},
             {"k": 3, "s": 4.0, "n": 1},
         ]
+
+
+def test_words_of_statements_in_text_and_names_still_run(session: Any) -> None:
+    s, _ = session
+    result = s.sql("select 'delete from t' as \"update\", count(*) as n from t", device_share=0.5)
+    assert result.table.to_pylist() == [{"update": "delete from t", "n": 4}]

@@ -202,9 +202,54 @@ def collated_tables(cursor: duckdb.DuckDBPyConnection, tables: Iterable[str]) ->
 
 
 def is_query(sql: str, kind: duckdb.StatementType) -> bool:
-    """Whether a statement of ``kind`` reads and changes nothing: a SELECT, or a query DuckDB
-    expands into several (:func:`expanded_query`)."""
-    return kind == duckdb.StatementType.SELECT or expanded_query(sql, kind)
+    """Whether a statement of ``kind`` reads and changes nothing: a SELECT with no data-changing
+    part (:func:`data_change`), or a query DuckDB expands into several (:func:`expanded_query`)."""
+    if kind == duckdb.StatementType.SELECT:
+        return data_change(sql) is None
+    return expanded_query(sql, kind)
+
+
+#: Query nodes of DuckDB's parser that only read; any other (``DELETE_QUERY_NODE`` in a WITH,
+#: INSERT, UPDATE, MERGE, COPY) changes data, even inside a SELECT statement.
+READING_NODES = frozenset(
+    {"SELECT_NODE", "SET_OPERATION_NODE", "RECURSIVE_CTE_NODE", "CTE_NODE", "BOUND_SUBQUERY_NODE"}
+)
+_CHANGING_WORD = re.compile(r"\b(insert|update|delete|merge|copy)\b", re.IGNORECASE)
+_NODE_TYPE = re.compile(r'"type":"([A-Z_]+_NODE)"')
+
+
+@functools.cache
+def _parser() -> duckdb.DuckDBPyConnection:
+    """A database of its own, for DuckDB's parser (``json_serialize_sql`` runs nothing)."""
+    return duckdb.connect(":memory:")
+
+
+def data_change(sql: str) -> str | None:
+    """The kind of the first data-changing part of a SELECT statement (``DELETE`` for ``WITH d
+    AS (DELETE FROM t ... RETURNING id) SELECT * FROM d``), or None.
+
+    DuckDB's parser says (``json_serialize_sql``); where it cannot describe the statement,
+    sqlglot's reading does. Only text holding INSERT, UPDATE, DELETE, MERGE or COPY is parsed:
+    each such part starts with its keyword. DuckDB 2.0 runs such a part whenever the query runs,
+    binding included (DuckDB's test/sql/trigger/trigger_returning.test: a Session deleted the
+    row, then answered with no rows)."""
+    if not _CHANGING_WORD.search(sql):
+        return None
+    try:
+        cursor = _parser().cursor()
+        text = str(cursor.execute("SELECT json_serialize_sql(?)", [sql]).fetchall()[0][0])
+    except duckdb.Error:
+        text = ""
+    nodes = _NODE_TYPE.findall(text)
+    if nodes:
+        changing = [n for n in nodes if n not in READING_NODES]
+        return changing[0].removesuffix("_NODE").removesuffix("_QUERY") if changing else None
+    try:
+        tree = sqlglot.parse_one(sql, read=DIALECT)
+    except SqlglotError:
+        return "part neither DuckDB's parser nor sqlglot could describe"
+    found = next((n for n in tree.walk() if isinstance(n, (exp.DML, exp.Merge, exp.Copy))), None)
+    return None if found is None else type(found).__name__.upper()
 
 
 def expanded_query(sql: str, kind: duckdb.StatementType) -> bool:

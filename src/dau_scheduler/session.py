@@ -31,6 +31,7 @@ from dau_scheduler.guards import (
     VOLATILE,
     ColumnWidths,
     FunctionCatalog,
+    data_change,
     is_query,
     load_resident,
 )
@@ -277,6 +278,12 @@ class Session:
             raise SqlError(f"expected one statement, got {len(statements)}; run them one by one")
         kind = statements[0].type
         if not is_query(sql, kind):
+            changed = data_change(sql) if kind == duckdb.StatementType.SELECT else None
+            if changed is not None:
+                raise SqlError(
+                    "only queries that change nothing are run here; this SELECT has a "
+                    f"data-changing part inside it ({changed})"
+                )
             raise SqlError(f"only queries (SELECT) are run here; got a {kind.name} statement")
 
     def compile(self, sql: str, split_table: str | None = None) -> CompiledSplit:
@@ -366,12 +373,12 @@ class Session:
 
     # -- running -----------------------------------------------------------------------------
 
-    def _unsplit(self, compiled: CompiledSplit) -> pa.Table:
+    def _unsplit(self, sql: str) -> pa.Table:
         """DuckDB's own answer: on the given connection itself when there is one (a cursor does
         not see its temporary objects, prepared statements, variables or hidden settings)."""
         if self._user_connection:
-            return self.host.run_on_connection(compiled.sql)
-        return self.host.cursor().sql(compiled.sql).to_arrow_table()
+            return self.host.run_on_connection(sql)
+        return self.host.cursor().sql(sql).to_arrow_table()
 
     def merge_rule(self, compiled: CompiledSplit) -> MergeRule:
         """How partials of ``compiled`` fold (``execution.merge_rule``)."""
@@ -437,6 +444,18 @@ class Session:
                 raise
             why = "the query reads what only the given connection sees (temporary objects)"
             return SqlResult(answer, None, SplitPlan(refusal=why), refusal=why)
+        except duckdb.OutOfMemoryException as exc:
+            # Planning reads DuckDB's catalog and binds the query; under a memory_limit of a
+            # few MB (DuckDB's test/sql/storage/temp_directory: 3 MB) DuckDB still answers a
+            # query the planner cannot plan.
+            why = "planning the split ran out of DuckDB's memory_limit"
+            if strict:
+                raise SplitError(f"query refused for splitting: {why}") from exc
+            try:
+                answer = self._unsplit(sql)
+            except duckdb.Error as unsplit:
+                raise SqlError(str(unsplit).strip()) from unsplit
+            return SqlResult(answer, None, SplitPlan(refusal=why), refusal=why)
         plan = compiled.plan
         refusal = self.refusals.of(compiled)
         if refusal is not None and refusal != plan.refusal:
@@ -444,7 +463,7 @@ class Session:
         if refusal is not None:
             if strict:
                 raise SplitError(f"query refused for splitting: {refusal}")
-            return SqlResult(self._unsplit(compiled), None, plan, refusal=refusal)
+            return SqlResult(self._unsplit(compiled.sql), None, plan, refusal=refusal)
 
         decision = self._decide(compiled, posture, device_share, auto=profile == "auto")
         split = decision.split
@@ -485,7 +504,7 @@ class Session:
                 if strict and exc.arm == "device":
                     raise SplitError(f"device arm failed and strict=True: {exc}") from exc
                 raise
-            table = self._unsplit(compiled)  # DuckDB's own error, if it fails too
+            table = self._unsplit(compiled.sql)  # DuckDB's own error, if it fails too
             return SqlResult(
                 table,
                 None,
