@@ -10,7 +10,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from dau_scheduler.tpch import cache_folder, check_scale, generator, query_folder, run_generator
+from dau_scheduler.tpch import (
+    cache_folder,
+    check_queries,
+    check_scale,
+    generator,
+    query_folder,
+    run_generator,
+)
 
 TABLES: tuple[str, ...] = (
     "call_center",
@@ -63,36 +70,8 @@ def cached(scale: float) -> Path:
 
 def check(data: Path | str, device: str, shares: list[float]) -> dict[str, list[str]]:
     """Every query at every share on ``device`` against DuckDB's unsplit answer over ``data``:
-    query names by outcome (``split``, ``refused``, ``fallback``, ``wrong``, ``crashed``)."""
-    import warnings
-
-    from dau_scheduler.compare import compare_tables
-    from dau_scheduler.session import Session
-
-    outcomes: dict[str, list[str]] = {
-        k: [] for k in ("split", "refused", "fallback", "wrong", "crashed")
-    }
-    with Session(data, device=device) as session, warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        for name, sql in queries().items():
-            expected = session.host.cursor().sql(sql).to_arrow_table()
-            for share in shares:
-                label = f"{name}@{share:g}"
-                try:
-                    result = session.sql(sql, device_share=share)
-                except Exception as exc:  # noqa: BLE001 - reported, where DuckDB answered
-                    outcomes["crashed"].append(f"{label}: {type(exc).__name__}: {exc}")
-                    continue
-                diff = compare_tables(result.table, expected)
-                if diff is not None:
-                    outcomes["wrong"].append(f"{label}: {diff}")
-                elif result.fallback is not None:
-                    outcomes["fallback"].append(f"{label}: {result.fallback}")
-                elif result.refusal is not None:
-                    outcomes["refused"].append(f"{label}: {result.refusal}")
-                else:
-                    outcomes["split"].append(label)
-    return outcomes
+    query labels by outcome (``tpch.check_queries``; there is no reference here)."""
+    return check_queries(data, device, queries(), shares)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -112,7 +91,8 @@ def main(argv: list[str] | None = None) -> int:
     for kind in ("wrong", "crashed", *(("fallback", "refused") if args.verbose else ())):
         for line in outcomes[kind]:
             print(f"{kind}: {line[:400]}")
-    print(", ".join(f"{len(v)} {k}" for k, v in outcomes.items()))
+    kinds = ("split", "refused", "fallback", "wrong", "crashed")
+    print(", ".join(f"{len(outcomes[k])} {k}" for k in kinds))
     return 1 if outcomes["wrong"] or outcomes["crashed"] else 0
 
 

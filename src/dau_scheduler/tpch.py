@@ -19,7 +19,7 @@ import math
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -181,33 +181,38 @@ def compare_reference(table: pa.Table, name: str, scale: float) -> str | None:
     return compare_tables(table.select(kept), expected)
 
 
-def check(
+def check_queries(
     data: Path | str,
-    scale: float,
     device: str,
+    named: Mapping[str, str],
     shares: Sequence[float | None],
+    reference: Callable[[pa.Table, str], str | None] | None = None,
     **session_options: Any,
 ) -> dict[str, list[str]]:
-    """Every query at every share (None: the default posture) on ``device``, in a Session with
-    ``session_options``, against DuckDB's unsplit answer over ``data`` and against the reference
-    answers at ``scale``: query labels by outcome (``split``, ``refused``, ``fallback``, ``wrong``
-    (not DuckDB's unsplit answer), ``off_reference`` (not the reference's values), ``crashed``,
-    and ``data`` for a query whose unsplit DuckDB answer is itself not the reference's)."""
+    """Every query of ``named`` at every share (None: the default posture) on ``device``, in a
+    Session over ``data`` with ``session_options``, against DuckDB's unsplit answer there and,
+    where ``reference(table, name)`` is given, against that: query labels by outcome
+    (``split``, ``refused``, ``fallback``, ``wrong`` (not DuckDB's unsplit answer),
+    ``off_reference``, ``crashed``, and ``data`` for a query whose unsplit answer is itself off
+    the reference). The TPC-H and TPC-DS checks are this over their queries."""
     import warnings
 
     from dau_scheduler.compare import compare_tables
     from dau_scheduler.session import Session
 
-    outcomes: dict[str, list[str]] = {
-        k: [] for k in ("split", "refused", "fallback", "wrong", "off_reference", "crashed", "data")
-    }
+    kinds = ("split", "refused", "fallback", "wrong", "off_reference", "crashed", "data")
+    outcomes: dict[str, list[str]] = {k: [] for k in kinds}
+
+    def off(table: pa.Table, name: str) -> str | None:
+        return None if reference is None else reference(table, name)
+
     with Session(data, device=device, **session_options) as session, warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
-        for name, sql in queries().items():
+        for name, sql in named.items():
             expected = session.host.cursor().sql(sql).to_arrow_table()
-            off = compare_reference(expected, name, scale)
-            if off is not None:
-                outcomes["data"].append(f"{name}: {off}")
+            unsplit_off = off(expected, name)
+            if unsplit_off is not None:
+                outcomes["data"].append(f"{name}: {unsplit_off}")
             for share in shares:
                 label = f"{name}@{'posture' if share is None else f'{share:g}'}"
                 try:
@@ -216,11 +221,11 @@ def check(
                     outcomes["crashed"].append(f"{label}: {type(exc).__name__}: {exc}")
                     continue
                 diff = compare_tables(result.table, expected)
-                off = compare_reference(result.table, name, scale)
+                split_off = off(result.table, name)
                 if diff is not None:
                     outcomes["wrong"].append(f"{label}: {diff}")
-                elif off is not None:
-                    outcomes["off_reference"].append(f"{label}: {off}")
+                elif split_off is not None:
+                    outcomes["off_reference"].append(f"{label}: {split_off}")
                 elif result.fallback is not None:
                     outcomes["fallback"].append(f"{label}: {result.fallback}")
                 elif result.refusal is not None:
@@ -228,6 +233,26 @@ def check(
                 else:
                     outcomes["split"].append(label)
     return outcomes
+
+
+def check(
+    data: Path | str,
+    scale: float,
+    device: str,
+    shares: Sequence[float | None],
+    **session_options: Any,
+) -> dict[str, list[str]]:
+    """The 22 queries (:func:`check_queries`) against DuckDB's unsplit answers over ``data``
+    and the reference answers at ``scale`` (:func:`compare_reference`)."""
+    scale = check_scale(scale)
+    return check_queries(
+        data,
+        device,
+        queries(),
+        shares,
+        lambda table, name: compare_reference(table, name, scale),
+        **session_options,
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -276,6 +301,7 @@ __all__ = [
     "TEXT_DEPENDENT",
     "cached",
     "check",
+    "check_queries",
     "compare_reference",
     "generate",
     "main",
