@@ -209,3 +209,23 @@ def test_resident_parquet_is_read_by_each_arm_itself(tmp_path: Path) -> None:
             result = s.sql(sql, device_share=share)
             assert result.execution is not None and result.refusal is None
             assert compare_tables(result.table, expected) is None, share
+
+
+def test_a_device_the_budget_leaves_without_rows_is_not_asked_to_plan(
+    sf01: Path, expected: dict[str, pa.Table]
+) -> None:
+    """Q18 reads lineitem whole, which does not fit the Polars arm's part of the budget: the
+    arm gets no rows, so its refusal (which reads join keys: 180 MB of peak memory at SF 1)
+    is never asked."""
+    from dau_scheduler import strategies
+
+    with Session(sf01, device="polars", mem_budget_mb=BUDGET) as session:
+        compiled = session.compile(tpch.queries()["q18"])
+        assert strategies.device_excluded(session, compiled)
+        result = session.sql(tpch.queries()["q18"], device_share=0.5)
+        assert compare_tables(result.table, expected["q18"]) is None
+        assert result.execution is not None and result.execution.device_rows == 0
+        assert result.split is not None and "gets no rows" in result.split.rationale
+        assert getattr(session.device, "_unique", None) == {}  # no join key was read
+    with Session(sf01, device="polars") as roomy:  # no budget: the arm is asked as before
+        assert not strategies.device_excluded(roomy, roomy.compile(tpch.queries()["q18"]))

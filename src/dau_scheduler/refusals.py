@@ -22,6 +22,7 @@ from dau_scheduler.guards import (
 )
 from dau_scheduler.rewrite.blocks import function_name
 from dau_scheduler.rewrite.dialect import DIALECT
+from dau_scheduler.strategies import device_excluded
 
 if TYPE_CHECKING:
     from dau_scheduler.rewrite.planner import CompiledSplit
@@ -154,7 +155,7 @@ class Refusals:
             )
         if refusal is None and s.cluster is not None:
             refusal = s.cluster.refusal(compiled)
-        if refusal is None and s.device is not None:
+        if refusal is None and s.device is not None and not device_excluded(s, compiled):
             refusal = self.device(compiled)
             if (
                 refusal is None

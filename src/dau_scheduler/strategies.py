@@ -131,6 +131,26 @@ def memory_plan(
     )
 
 
+def _device_room(session: Session) -> float | None:
+    """Bytes of the budget the device arm may hold its working set in, or None where no
+    budget bounds it (no budget, or an arm DuckDB's memory limit bounds)."""
+    expansion = getattr(session.device, "host_bytes_per_input_byte", None)
+    if expansion is None or session.mem_budget_mb is None:
+        return None
+    return float(DEVICE_FRACTION * session.mem_budget_mb * MIB / (expansion * SAFETY))
+
+
+def device_excluded(session: Session, compiled: CompiledSplit) -> bool:
+    """Whether the budget leaves the device arm no rows of ``compiled`` whatever the share (the
+    tables it reads whole do not fit its room: :func:`fit_device`). Its refusal is then not
+    asked: the Polars arm's checks read join keys, and at TPC-H SF 1 Q18's added 180 MB of
+    peak memory under a 256 MB budget for an arm that would run nothing."""
+    from dau_scheduler.planner.placement import _model_bytes
+
+    room = _device_room(session)
+    return room is not None and _model_bytes(session, compiled) >= room
+
+
 def fit_device(
     session: Session, compiled: CompiledSplit, decision: Decision, memory: MemoryPlan
 ) -> Decision:
