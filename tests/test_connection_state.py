@@ -5,6 +5,7 @@ text, and what only the connection sees (variables, temporary tables)."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import duckdb
 import pytest
@@ -146,3 +147,22 @@ def test_a_memory_limit_too_small_to_plan_in_is_answered_unsplit(
         assert result.execution is None and result.refusal is not None
         assert compare_tables(result.table, con.sql(sql).to_arrow_table()) is None
     con.execute("RESET memory_limit")
+
+
+def test_a_table_named_like_an_attached_catalog_is_read_by_its_full_name(
+    con: duckdb.DuckDBPyConnection, tmp_path: Any
+) -> None:
+    """An ATTACHed catalog with a default table makes a local table of the same name ambiguous
+    when named bare: the Session failed to open (DuckDB's attach_default_table.test)."""
+    con.execute(f"ATTACH '{tmp_path}/other.db' AS ddb (default_table 'my_table')")
+    con.execute("CREATE TABLE ddb.my_table AS SELECT 1337 AS value")
+    con.execute("CREATE TABLE ddb AS SELECT range AS value FROM range(100)")
+    with Session(con, device="duckdb") as session:
+        for sql in ("SELECT sum(value) AS s FROM memory.main.ddb", "FROM ddb.main.my_table"):
+            assert (
+                compare_tables(
+                    session.sql(sql, device_share=0.1).table, con.sql(sql).to_arrow_table()
+                )
+                is None
+            )
+    con.execute("DETACH ddb")

@@ -178,10 +178,19 @@ class ConnectionSource:
 
     con: duckdb.DuckDBPyConnection
     name: str
+    #: The catalog and schema the table lives in, quoted and dotted: the table is read by its
+    #: full name, which a catalog ATTACHed under the same name with a default table cannot make
+    #: ambiguous (DuckDB's test/sql/attach/attach_default_table.test).
+    within: str = ""
+
+    @property
+    def ref(self) -> str:
+        """The table's name as this source reads it."""
+        return f"{self.within}.{_quote(self.name)}" if self.within else _quote(self.name)
 
     def _sql(self, columns: list[str] | None) -> str:
         cols = ", ".join(_quote(c) for c in columns) if columns else "*"
-        return f"SELECT {cols} FROM {_quote(self.name)}"
+        return f"SELECT {cols} FROM {self.ref}"
 
     @property
     def num_rows(self) -> int:
@@ -197,7 +206,7 @@ class ConnectionSource:
     def _span(self) -> tuple[int, int]:
         found = (
             self.con.cursor()
-            .execute(f"SELECT coalesce(max(rowid) + 1, 0), count(*) FROM {_quote(self.name)}")
+            .execute(f"SELECT coalesce(max(rowid) + 1, 0), count(*) FROM {self.ref}")
             .fetchone()
         )
         return (int(found[0]), int(found[1])) if found else (0, 0)
@@ -269,7 +278,12 @@ def resolve_sources(tables: Any) -> dict[str, Source]:
     if isinstance(tables, (str, Path)):
         return {name: _parquet(name, path) for name, path in discover(Path(tables)).items()}
     if isinstance(tables, duckdb.DuckDBPyConnection):
-        return {name.lower(): ConnectionSource(tables, name) for name in connection_tables(tables)}
+        found = tables.cursor().execute("SELECT current_database(), current_schema()").fetchall()
+        within = ".".join(_quote(str(part)) for part in found[0]) if found else ""
+        return {
+            name.lower(): ConnectionSource(tables, name, within)
+            for name in connection_tables(tables)
+        }
     if isinstance(tables, Mapping):
         if not tables:
             raise SqlError("tables is an empty mapping")
