@@ -166,3 +166,26 @@ def test_a_table_named_like_an_attached_catalog_is_read_by_its_full_name(
                 is None
             )
     con.execute("DETACH ddb")
+
+
+def test_a_connection_that_moved_with_use_is_answered_where_it_stands(
+    con: duckdb.DuckDBPyConnection, tmp_path: Any
+) -> None:
+    """``USE`` moves the connection, not its cursors: after ``USE ddb``, ``FROM ddb`` is the
+    attached catalog's default table (1337) on the connection and the local table (42) where
+    a cursor stands, and the Polars arm answered 42 (attach_default_table.test at 0.9)."""
+    con.execute(f"ATTACH '{tmp_path}/other.db' AS ddb (default_table 'my_table')")
+    con.execute("CREATE TABLE ddb.my_table AS SELECT 1337 AS value")
+    con.execute("CREATE TABLE ddb AS SELECT 42 AS value")
+    with Session(con, device="polars") as before:
+        con.execute("USE ddb")
+        result = before.sql("FROM ddb", device_share=0.9)
+        assert result.table.column(0).to_pylist() == [1337]
+        assert result.refusal is not None and "USE" in result.refusal
+        with Session(con, device="polars") as after:
+            assert sorted(after.row_counts) == ["my_table"]
+            for sql in ("FROM ddb", "SELECT sum(value) AS s FROM my_table"):
+                answer = after.sql(sql, device_share=0.9).table
+                assert compare_tables(answer, con.sql(sql).to_arrow_table()) is None, sql
+    con.execute("USE memory")
+    con.execute("DETACH ddb")

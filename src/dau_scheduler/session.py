@@ -51,6 +51,7 @@ from dau_scheduler.tables import (
     ConnectionSource,
     ParquetSource,
     Source,
+    connection_place,
     resolve_sources,
 )
 
@@ -160,6 +161,8 @@ class Session:
         assert not isinstance(arm, str)
         self.device: Arm | None = arm
         self._given = given
+        #: ``database.schema`` a given connection stood in when its tables were listed.
+        self._place = ".".join(connection_place(given)) if given is not None else None
         #: Rows of every table, and the Arrow bytes of every column by lower-case name. (A
         #: connection's table counts its rowid span: rows deleted leave gaps in it.)
         self.row_counts = {name: source.num_rows for name, source in sources.items()}
@@ -409,13 +412,21 @@ class Session:
         checks.share(device_share)
         self.host.sync_settings()
         logged = self.host.logging()
-        if logged or self.host.in_transaction():
-            why = (
-                f"the given connection logs every statement ({logged}), so the split's own "
-                "would be logged with the query's"
-                if logged
-                else "the given connection has a transaction open; only it sees its changes"
-            )
+        place = self.host.place()
+        moved = place is not None and place != self._place
+        if logged or moved or self.host.in_transaction():
+            if logged:
+                why = (
+                    f"the given connection logs every statement ({logged}), so the split's own "
+                    "would be logged with the query's"
+                )
+            elif moved:
+                why = (
+                    f"the given connection now stands in {place} (USE), not in {self._place} "
+                    "where this Session found its tables"
+                )
+            else:
+                why = "the given connection has a transaction open; only it sees its changes"
             if strict:
                 raise SplitError(f"query refused for splitting: {why}")
             self._validate(sql)

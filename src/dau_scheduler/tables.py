@@ -278,8 +278,8 @@ def resolve_sources(tables: Any) -> dict[str, Source]:
     if isinstance(tables, (str, Path)):
         return {name: _parquet(name, path) for name, path in discover(Path(tables)).items()}
     if isinstance(tables, duckdb.DuckDBPyConnection):
-        found = tables.cursor().execute("SELECT current_database(), current_schema()").fetchall()
-        within = ".".join(_quote(str(part)) for part in found[0]) if found else ""
+        database, schema = connection_place(tables)
+        within = f"{_quote(database)}.{_quote(schema)}"
         return {
             name.lower(): ConnectionSource(tables, name, within)
             for name in connection_tables(tables)
@@ -308,14 +308,22 @@ def resolve_sources(tables: Any) -> dict[str, Source]:
     )
 
 
+def connection_place(con: duckdb.DuckDBPyConnection) -> tuple[str, str]:
+    """The database and schema the connection itself stands in (``USE`` moves them; its
+    cursors start in the default ones, DuckDB's test/sql/attach/attach_default_table.test)."""
+    found = con.execute("SELECT current_database(), current_schema()").fetchall()
+    return (str(found[0][0]), str(found[0][1])) if found else ("memory", "main")
+
+
 def connection_tables(con: duckdb.DuckDBPyConnection) -> list[str]:
-    """The base tables of the connection's current schema (what a split may cut)."""
+    """The base tables of the schema the connection stands in (what a split may cut)."""
+    database, schema = connection_place(con)
     rows = (
         con.cursor()
         .execute(
             "SELECT table_name FROM information_schema.tables WHERE table_type = 'BASE TABLE' "
-            "AND table_schema = current_schema() AND table_catalog = current_database() "
-            "ORDER BY table_name"
+            "AND table_schema = ? AND table_catalog = ? ORDER BY table_name",
+            [schema, database],
         )
         .fetchall()
     )
@@ -332,6 +340,7 @@ __all__ = [
     "ConnectionSource",
     "ParquetSource",
     "Source",
+    "connection_place",
     "connection_tables",
     "discover",
     "resolve_sources",

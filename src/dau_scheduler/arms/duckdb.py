@@ -62,6 +62,7 @@ class DuckDBArm:
         self._collation: str | None = None
         self._txid: str | None = None
         self._logging = ""
+        self._place: str | None = None
         self._regex = "partial"
         self._shared_from = share
         self._lock = threading.Lock()
@@ -168,6 +169,7 @@ class DuckDBArm:
             " UNION ALL SELECT '__dau_logging', CASE WHEN current_setting('enable_logging')"
             " THEN 'enable_logging' WHEN current_setting('log_query_path') <> ''"
             " THEN 'log_query_path' ELSE '' END"
+            " UNION ALL SELECT '__dau_place', current_database() || '.' || current_schema()"
         )
         with self._lock:
             try:
@@ -177,6 +179,7 @@ class DuckDBArm:
         self._collation = str(mine.pop("__dau_collation") or "")
         self._txid = mine.pop("__dau_txid")
         self._logging = str(mine.pop("__dau_logging") or "")
+        self._place = str(mine.pop("__dau_place") or "")
         self._regex = str(mine.get("regex_match_operator_semantics") or "partial").lower()
         fresh = dict(self.con.cursor().execute(query).fetchall())
         self._local[:] = [
@@ -196,6 +199,11 @@ class DuckDBArm:
         split's own statements would be logged beside the user's, and a query that reads the
         log (DuckDB's test/sql/logging) would count them. Never on a database this arm owns."""
         return self._logging
+
+    def place(self) -> str | None:
+        """``database.schema`` the user's connection stood in at :meth:`sync_settings` (None
+        before it ran, or on a database this arm owns)."""
+        return self._place
 
     def in_transaction(self) -> bool:
         """Whether the user's connection is inside an explicit transaction (BEGIN without
