@@ -46,6 +46,29 @@ class _Read:
     regex: bool
 
 
+def connection_state(host: DuckDBArm, place: str | None) -> str | None:
+    """Why a query must be answered on the user's connection itself, before anything is
+    planned, or None: the connection logs every statement (the split's own would be logged
+    with the query's), stands elsewhere than at ``place`` where the Session listed its tables
+    (``USE``), or has a transaction open (only it sees its changes). Asked after
+    ``host.sync_settings()``; never on a database the host owns."""
+    logged = host.logging()
+    if logged:
+        return (
+            f"the given connection logs every statement ({logged}), so the split's own would "
+            "be logged with the query's"
+        )
+    now = host.place()
+    if now is not None and now != place:
+        return (
+            f"the given connection now stands in {now} (USE), not in {place} where this "
+            "Session found its tables"
+        )
+    if host.in_transaction():
+        return "the given connection has a transaction open; only it sees its changes"
+    return None
+
+
 class Refusals:
     """The refusals of one Session's queries, the costly answers kept per query."""
 
@@ -171,4 +194,4 @@ class Refusals:
         return refusal
 
 
-__all__ = ["Refusals"]
+__all__ = ["Refusals", "connection_state"]

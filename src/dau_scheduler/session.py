@@ -41,7 +41,7 @@ from dau_scheduler.merge import MergeRule
 from dau_scheduler.paths import profile_cache_root
 from dau_scheduler.posture import POSTURES, WorkSplit
 from dau_scheduler.profile import ProfileCache, QueryProfile
-from dau_scheduler.refusals import Refusals
+from dau_scheduler.refusals import Refusals, connection_state
 from dau_scheduler.rewrite.dialect import DIALECT
 from dau_scheduler.rewrite.planner import CompiledSplit, SplitPlan, compile_split
 from dau_scheduler.split import SplitExecution, device_cut
@@ -411,22 +411,8 @@ class Session:
         self._check_options(posture, profile)
         checks.share(device_share)
         self.host.sync_settings()
-        logged = self.host.logging()
-        place = self.host.place()
-        moved = place is not None and place != self._place
-        if logged or moved or self.host.in_transaction():
-            if logged:
-                why = (
-                    f"the given connection logs every statement ({logged}), so the split's own "
-                    "would be logged with the query's"
-                )
-            elif moved:
-                why = (
-                    f"the given connection now stands in {place} (USE), not in {self._place} "
-                    "where this Session found its tables"
-                )
-            else:
-                why = "the given connection has a transaction open; only it sees its changes"
+        why = connection_state(self.host, self._place)
+        if why is not None:
             if strict:
                 raise SplitError(f"query refused for splitting: {why}")
             self._validate(sql)
