@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 import sqlglot
 
+from dau_scheduler.decision import Profiles
 from dau_scheduler.duckdb_profile import profile_from_duckdb
 from dau_scheduler.errors import PostureError, ProfileError
 from dau_scheduler.profile import QueryProfile, host_identity
@@ -276,4 +277,33 @@ def describe(profile: QueryProfile, path: Path, *, engine_version: str) -> dict[
     }
 
 
-__all__ = ["FRACTIONS", "describe", "device_identity", "fit", "measure", "plan_key", "profiles_for"]
+def decision_profiles(session: Session, compiled: CompiledSplit, *, auto: bool) -> Profiles:
+    """The measured profiles a decision may ask for, and how to get them: ``required`` measures
+    what is missing where ``auto``; ``optional`` gives what is cached, or None."""
+
+    def required() -> tuple[QueryProfile, QueryProfile, tuple[str, ...]]:
+        host, device, now = profiles_for(session, compiled, auto=auto)
+        return host, device, tuple(now)
+
+    def optional() -> tuple[QueryProfile, QueryProfile, tuple[str, ...]] | None:
+        if auto:
+            return required()
+        try:
+            host, device, _ = profiles_for(session, compiled, auto=False, remeasure=False)
+        except PostureError:
+            return None
+        return host, device, ()
+
+    return Profiles(required=required, optional=optional)
+
+
+__all__ = [
+    "FRACTIONS",
+    "decision_profiles",
+    "describe",
+    "device_identity",
+    "fit",
+    "measure",
+    "plan_key",
+    "profiles_for",
+]

@@ -25,8 +25,8 @@ from dau_scheduler.arms.cluster import ClusterArm
 from dau_scheduler.arms.devices import DEVICES, DUCKDB, device_arm
 from dau_scheduler.arms.duckdb import DuckDBArm, quote
 from dau_scheduler.checks import MIN_BUDGET_MB
-from dau_scheduler.decision import ArmFacts, Decision, Profiles, decide, host_alone_unplanned
-from dau_scheduler.errors import ArmError, ClusterError, PostureError, SplitError, SqlError
+from dau_scheduler.decision import ArmFacts, Decision, decide, host_alone_unplanned
+from dau_scheduler.errors import ArmError, ClusterError, SplitError, SqlError
 from dau_scheduler.guards import (
     VOLATILE,
     ColumnWidths,
@@ -376,6 +376,18 @@ class Session:
 
     # -- running -----------------------------------------------------------------------------
 
+    def _answered_unsplit(self, sql: str, why: str, *, strict: bool) -> SqlResult:
+        """``sql`` answered by DuckDB alone (:meth:`_unsplit`) before it is planned, refused
+        because ``why``; ``strict`` raises SplitError instead, DuckDB's own error SqlError."""
+        if strict:
+            raise SplitError(f"query refused for splitting: {why}")
+        self._validate(sql)
+        try:
+            answer = self._unsplit(sql)
+        except duckdb.Error as exc:
+            raise SqlError(str(exc).strip()) from exc
+        return SqlResult(answer, None, SplitPlan(refusal=why), refusal=why)
+
     def _unsplit(self, sql: str) -> pa.Table:
         """DuckDB's own answer: on the given connection itself when there is one (a cursor does
         not see its temporary objects, prepared statements, variables or hidden settings)."""
@@ -413,14 +425,7 @@ class Session:
         self.host.sync_settings()
         why = connection_state(self.host, self._place)
         if why is not None:
-            if strict:
-                raise SplitError(f"query refused for splitting: {why}")
-            self._validate(sql)
-            try:
-                answer = self.host.run_on_connection(sql)
-            except duckdb.Error as exc:
-                raise SqlError(str(exc).strip()) from exc
-            return SqlResult(answer, None, SplitPlan(refusal=why), refusal=why)
+            return self._answered_unsplit(sql, why, strict=strict)
         if (
             self.lazy
             and self.cluster is None
@@ -441,18 +446,12 @@ class Session:
                 raise
             why = "the query reads what only the given connection sees (temporary objects)"
             return SqlResult(answer, None, SplitPlan(refusal=why), refusal=why)
-        except duckdb.OutOfMemoryException as exc:
+        except duckdb.OutOfMemoryException:
             # Planning reads DuckDB's catalog and binds the query; under a memory_limit of a
             # few MB (DuckDB's test/sql/storage/temp_directory: 3 MB) DuckDB still answers a
             # query the planner cannot plan.
             why = "planning the split ran out of DuckDB's memory_limit"
-            if strict:
-                raise SplitError(f"query refused for splitting: {why}") from exc
-            try:
-                answer = self._unsplit(sql)
-            except duckdb.Error as unsplit:
-                raise SqlError(str(unsplit).strip()) from unsplit
-            return SqlResult(answer, None, SplitPlan(refusal=why), refusal=why)
+            return self._answered_unsplit(sql, why, strict=strict)
         plan = compiled.plan
         refusal = self.refusals.of(compiled)
         if refusal is not None and refusal != plan.refusal:
@@ -595,26 +594,6 @@ class Session:
             return None
         return SqlResult(table, None, SplitPlan(), split=split)
 
-    def _profiles(self, compiled: CompiledSplit, *, auto: bool) -> Profiles:
-        """The measured profiles a decision may ask for, and how to get them."""
-
-        def required() -> tuple[QueryProfile, QueryProfile, tuple[str, ...]]:
-            host, device, now = profiling.profiles_for(self, compiled, auto=auto)
-            return host, device, tuple(now)
-
-        def optional() -> tuple[QueryProfile, QueryProfile, tuple[str, ...]] | None:
-            if auto:
-                return required()
-            try:
-                host, device, _ = profiling.profiles_for(
-                    self, compiled, auto=False, remeasure=False
-                )
-            except PostureError:
-                return None
-            return host, device, ()
-
-        return Profiles(required=required, optional=optional)
-
     def _decide(
         self, compiled: CompiledSplit, posture: str, device_share: float | None, *, auto: bool
     ) -> Decision:
@@ -633,7 +612,7 @@ class Session:
             device=facts,
             posture=posture,
             device_share=device_share,
-            profiles=self._profiles(compiled, auto=auto),
+            profiles=profiling.decision_profiles(self, compiled, auto=auto),
             knee_rows=knee_rows,
             passes_rows_through=compiled.passes_rows_through,
         )
