@@ -161,11 +161,24 @@ def test_one_shot_host_alone_imports_neither_pandas_nor_polars(sf01: Path, tmp_p
         ({"mem_budget_mb": 8}, "below 16 MB"),
         ({"mem_budget_mb": 64, "strategy": "spilled"}, "unknown strategy 'spilled'"),
         ({"strategy": "chunked"}, "needs a memory budget"),
+        ({"chunk_rows": 100}, "chunk_rows=100 needs a memory budget"),
+        ({"mem_budget_mb": 64, "chunk_rows": 0}, "chunk_rows must be a positive int"),
+        ({"mem_budget_mb": 64, "chunk_rows": True}, "chunk_rows must be a positive int"),
     ],
 )
 def test_bad_budget_arguments_are_named(sf01: Path, kwargs: dict[str, object], named: str) -> None:
     with pytest.raises(SqlError, match=named):
         Session(sf01, device=None, **kwargs)  # type: ignore[arg-type]
+
+
+def test_chunk_rows_caps_the_chunks(sf01: Path, expected: dict[str, pa.Table]) -> None:
+    with Session(
+        sf01, device="duckdb", mem_budget_mb=BUDGET, strategy="streamed", chunk_rows=100_000
+    ) as session:
+        result = session.sql(tpch.queries()["q01"], device_share=0.5)
+    assert result.strategy is not None
+    assert result.strategy.chunk_rows == 100_000 and result.strategy.chunks == 7  # 600,572 rows
+    assert compare_tables(result.table, expected["q01"]) is None
 
 
 def test_in_memory_tables_under_a_budget(expected: dict[str, pa.Table], sf01: Path) -> None:

@@ -43,6 +43,15 @@ def budget(mem_budget_mb: Any) -> None:
         )
 
 
+def chunk_rows(rows: Any, mem_budget_mb: Any) -> None:
+    """A Session's chunk cap: None, or a positive int under a memory budget."""
+    if rows is None:
+        return
+    count("chunk_rows", rows, 1, SqlError)
+    if mem_budget_mb is None:
+        raise SqlError(f"chunk_rows={rows} needs a memory budget (mem_budget_mb)")
+
+
 def share(device_share: Any) -> None:
     """A device share: None, or a finite number in [0, 1]."""
     if device_share is None:

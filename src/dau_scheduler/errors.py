@@ -40,8 +40,14 @@ class ArmError(DauError, RuntimeError):
         self.arm = arm
 
 
+class FoldError(DauError, RuntimeError):
+    """The final query refused to fold the arms' partials into the answer (moments too
+    ill-conditioned to combine within the float tolerance); the Session answers unsplit."""
+
+
 __all__ = [
     "ArmError",
+    "FoldError",
     "ClusterError",
     "DauError",
     "PostureError",

@@ -13,15 +13,17 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+import duckdb
 import pyarrow as pa
 
 from dau_scheduler.adaptive import execute_adaptive
 from dau_scheduler.arms.base import Arm, cast_partial
 from dau_scheduler.decision import ADAPTIVE_LARGEST, Decision
+from dau_scheduler.errors import FoldError
 from dau_scheduler.lazy import empty_table
 from dau_scheduler.merge import MergeRule
 from dau_scheduler.rewrite import fold
-from dau_scheduler.rewrite.aggregates import SQL_MERGEABLE
+from dau_scheduler.rewrite.aggregates import CONDITION_LIMIT, ILL_CONDITIONED, SQL_MERGEABLE
 from dau_scheduler.rewrite.dialect import DIALECT
 from dau_scheduler.rows import RowRange, RowSource
 from dau_scheduler.split import SplitExecution, execute_split
@@ -56,7 +58,16 @@ def merge_rule(session: Session, compiled: CompiledSplit) -> MergeRule:
         if fast is not None and output_schema is not None and merged.num_rows <= fold.LARGE:
             result = fast.run(merged, output_schema, acero=acero)
         if result is None:
-            result = session.host.run_over_partials(final_sql, merged)
+            try:
+                result = session.host.run_over_partials(final_sql, merged)
+            except duckdb.Error as exc:
+                if ILL_CONDITIONED in str(exc):
+                    raise FoldError(
+                        "a variance's moments are ill-conditioned (|mean| / stddev above "
+                        f"{CONDITION_LIMIT:g}): the arms' partials do not fold within the float "
+                        "tolerance"
+                    ) from exc
+                raise
         # DuckDB's own output names, duplicates included (the final query's are unique).
         return result if result.column_names == names else result.rename_columns(names)
 

@@ -26,7 +26,7 @@ from dau_scheduler.arms.devices import DEVICES, DUCKDB, device_arm
 from dau_scheduler.arms.duckdb import DuckDBArm, quote
 from dau_scheduler.checks import MIN_BUDGET_MB
 from dau_scheduler.decision import ArmFacts, Decision, decide, host_alone_unplanned
-from dau_scheduler.errors import ArmError, ClusterError, SplitError, SqlError
+from dau_scheduler.errors import ArmError, ClusterError, FoldError, SplitError, SqlError
 from dau_scheduler.guards import (
     VOLATILE,
     ColumnWidths,
@@ -98,6 +98,8 @@ class Session:
             the budget.
         strategy: force ``in_memory``, ``chunked`` or ``streamed`` under the budget instead of
             the one ``cloud_plan`` picks.
+        chunk_rows: with ``chunked`` or ``streamed``, at most this many rows a chunk (default:
+            what the budget allows). Smaller chunks hold less and fold more often.
         lazy: read the tables from their sources when a query runs instead of loading them
             (implied by ``mem_budget_mb``; ``run_sql`` uses it: one query need not load every
             table). Profiles are measured on resident tables only.
@@ -121,10 +123,12 @@ class Session:
         cache: ProfileCache | str | Path | None = None,
         mem_budget_mb: float | None = None,
         strategy: str | None = None,
+        chunk_rows: int | None = None,
         lazy: bool | None = None,
         cluster: Any = None,
     ) -> None:
         checks.budget(mem_budget_mb)
+        checks.chunk_rows(chunk_rows, mem_budget_mb)
         if cluster is not None and mem_budget_mb is not None:
             raise SqlError("cluster= and mem_budget_mb= together are not supported: pick one")
         if strategy is not None:
@@ -132,6 +136,7 @@ class Session:
             if mem_budget_mb is None:
                 raise SqlError(f"strategy={strategy!r} needs a memory budget (mem_budget_mb)")
         self.forced_strategy = strategy
+        self.chunk_rows = chunk_rows
         arm = device_arm(device)
         self.fast_fold = fast_fold
         self.mem_budget_mb = mem_budget_mb
@@ -466,7 +471,9 @@ class Session:
         n = self.row_counts[plan.split_table or ""]
         memory = None
         if self.mem_budget_mb is not None:
-            memory = memory_plan(self, compiled, self.mem_budget_mb, self.forced_strategy)
+            memory = memory_plan(
+                self, compiled, self.mem_budget_mb, self.forced_strategy, self.chunk_rows
+            )
             decision = strategies.fit_device(self, compiled, decision, memory)
             split = decision.split
         elif (
@@ -489,6 +496,18 @@ class Session:
                 )
             else:
                 done = execution.run(self, compiled, decision)
+        except FoldError as exc:
+            if strict:
+                raise SplitError(f"the split did not fold and strict=True: {exc}") from exc
+            return SqlResult(
+                self._unsplit(compiled.sql),
+                None,
+                plan,
+                fallback=f"{exc}; the host re-ran the whole query unsplit",
+                split=split,
+                profiled=decision.measured,
+                strategy=memory,
+            )
         except ArmError as exc:
             if isinstance(exc.__cause__, ClusterError):
                 raise exc.__cause__ from None  # the cluster's own named error

@@ -2,6 +2,8 @@
 
     python -m dau_scheduler.slt PATH... [--device duckdb|polars|...] [--share 0.5]
                                         [--no-settings] [--json FILE] [--verbose]
+                                        [--lazy | --mem-budget MB [--strategy S]
+                                         [--chunks K]]
 
 Every ``.test`` file under the paths is replayed into a fresh DuckDB connection: its statements
 run as written; each query DuckDB answers is also run through ``Session(con)`` at device share
@@ -18,6 +20,11 @@ Files that loop, load databases, restart, or ``require`` what this DuckDB lacks 
 has not loaded, a build option, a memory size) are left out whole;
 ``--no-settings`` leaves out their SET/PRAGMA statements. The file's own expected results are not
 read: DuckDB's answer on the same connection is the oracle.
+
+``--lazy`` and ``--mem-budget`` run the Session's lazy and memory-budget paths instead of the
+resident one; ``--strategy streamed --chunks 6`` cuts a split table into chunks of a sixth of the
+file's largest table, so the chunks' partials are folded again and again
+(``CompiledSplit.refold_sql``).
 """
 
 from __future__ import annotations
@@ -169,8 +176,16 @@ def _ordered(sql: str) -> bool:
     return isinstance(tree, exp.Query) and tree.args.get("order") is not None
 
 
-def run_file(path: Path, device: Any, share: float, settings: bool) -> FileReport:
-    """Replay one test file; a Session over the connection is reused until a statement runs."""
+def run_file(
+    path: Path,
+    device: Any,
+    share: float,
+    settings: bool,
+    options: dict[str, Any] | None = None,
+) -> FileReport:
+    """Replay one test file; a Session over the connection is reused until a statement runs.
+    ``options`` are the Session's own (``lazy``, ``mem_budget_mb``, ``strategy``), and
+    ``chunks``: under a budget, chunks of a K-th of the file's largest table."""
     report = FileReport(str(path))
     records, why = parse(path.read_text(errors="replace"), loaded_extensions())
     if why is not None:
@@ -212,7 +227,9 @@ def run_file(path: Path, device: Any, share: float, settings: bool) -> FileRepor
             except (duckdb.Error, AttributeError, ValueError):
                 report.outcomes["skipped"] += 1
                 continue
-            session, outcome, note = _one(con, session, record, expected, device, share)
+            session, outcome, note = _one(
+                con, session, record, expected, device, share, options or {}
+            )
             report.outcomes[outcome] += 1
             if outcome == "refused" and note:
                 report.refusals[reason_kind(note)] += 1
@@ -257,6 +274,7 @@ def _one(
     expected: Any,
     device: Any,
     share: float,
+    options: dict[str, Any],
 ) -> tuple[Any, str, str | None]:
     """``(session, outcome, why)`` for one query; the session is built here when None."""
     from dau_scheduler.compare import compare_tables
@@ -264,7 +282,13 @@ def _one(
 
     try:
         if session is None:
-            session = Session(con, device=device)
+            chunks = options.get("chunks")
+            session = Session(
+                con, device=device, **{k: v for k, v in options.items() if k != "chunks"}
+            )
+            if chunks:  # the file's largest table in about that many chunks, so chunks fold
+                most = max(session.row_counts.values(), default=1)
+                session.chunk_rows = max(1, -(-most // chunks))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             result = session.sql(record.sql, device_share=share)
@@ -303,6 +327,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--device", default="duckdb", help="duckdb, polars, cudf or none")
     parser.add_argument("--share", type=float, default=0.5)
     parser.add_argument("--no-settings", dest="settings", action="store_false")
+    parser.add_argument("--lazy", action="store_true", help="Session(lazy=True)")
+    parser.add_argument("--mem-budget", type=float, metavar="MB", help="Session(mem_budget_mb=)")
+    parser.add_argument("--strategy", choices=("in_memory", "chunked", "streamed"))
+    parser.add_argument(
+        "--chunks", type=int, metavar="K", help="cut each file's largest table into K chunks"
+    )
     parser.add_argument("--json", type=Path)
     parser.add_argument("--verbose", action="store_true", help="print every wrong and crash")
     parser.add_argument(
@@ -310,11 +340,17 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     device = None if args.device == "none" else args.device
+    options: dict[str, Any] = {}
+    if args.lazy:
+        options["lazy"] = True
+    if args.mem_budget is not None:
+        options.update(mem_budget_mb=args.mem_budget, strategy=args.strategy)
+        options["chunks"] = args.chunks
     totals: Counter[str] = Counter()
     reports = []
     left_out = 0
     for path in test_files(args.paths):
-        report = run_file(path, device, args.share, args.settings)
+        report = run_file(path, device, args.share, args.settings, options)
         reports.append(report)
         if report.left_out:
             left_out += 1

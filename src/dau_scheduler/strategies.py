@@ -103,10 +103,15 @@ def read_columns(session: Session, compiled: CompiledSplit) -> list[str]:
 
 
 def memory_plan(
-    session: Session, compiled: CompiledSplit, budget_mb: float, forced: str | None = None
+    session: Session,
+    compiled: CompiledSplit,
+    budget_mb: float,
+    forced: str | None = None,
+    max_chunk_rows: int | None = None,
 ) -> MemoryPlan:
     """``cloud_plan`` over the split table's rows and the width of the columns read; ``forced``
-    names a strategy to use instead of the one it picks (chunks still sized to the budget)."""
+    names a strategy to use instead of the one it picks (chunks still sized to the budget, and
+    at most ``max_chunk_rows`` rows where given)."""
     table = compiled.plan.split_table or ""
     rows = session.row_counts[table]
     columns = read_columns(session, compiled)
@@ -119,6 +124,8 @@ def memory_plan(
         chunk_rows = max(1, math.floor(CHUNK_FRACTION * budget_mb * MIB / row_bytes))
     elif name == "in_memory":
         chunk_rows = max(1, rows)
+    if max_chunk_rows is not None and name != "in_memory":
+        chunk_rows = min(chunk_rows, max_chunk_rows)
     return MemoryPlan(
         strategy=name,
         mem_budget_mb=budget_mb,

@@ -406,6 +406,7 @@ _CHECKED: frozenset[str] = frozenset(
         "Trim",
         "Upper",
         "Var",
+        "Variance",
         "Where",
     ]
 )

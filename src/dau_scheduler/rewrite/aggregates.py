@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
+import sqlglot
 from sqlglot import exp
 
 from dau_scheduler.lazy import LazyModule, int64_scalar
@@ -43,6 +44,9 @@ def aggregate_kind(node: exp.Expr) -> str:
 
 def _argument(node: exp.Expr) -> exp.Expr:
     inner = node.this if isinstance(node, exp.Filter) else node
+    if isinstance(inner, exp.Anonymous):  # sem(x): a name sqlglot does not know
+        argument: exp.Expr = inner.expressions[0]
+        return argument
     return inner.this if isinstance(inner, exp.Func) else inner
 
 
@@ -63,12 +67,17 @@ class MergeStep:
     path: one hash aggregate per partial column (NULL when a group saw no non-NULL partial), then
     ``finish`` turns the folded columns into the value. Empty-range and all-NULL behaviour is
     stated per step below and matches DuckDB.
+
+    A step whose partial columns do not fold one column at a time (the moments of a variance)
+    has no ``arrow`` fold: such a block always folds in DuckDB, and ``refold(columns)`` gives
+    the expressions that fold partial rows back into one partial row of the same columns.
     """
 
     partials: Callable[[exp.Expr], list[exp.Expr]]
     merge: Callable[[Sequence[exp.Expr]], exp.Expr]
-    arrow: tuple[str, ...]
-    finish: Callable[[Sequence[pa.Array]], pa.Array]
+    arrow: tuple[str, ...] | None
+    finish: Callable[[Sequence[pa.Array]], pa.Array] | None
+    refold: Callable[[Sequence[exp.Expr]], list[exp.Expr]] | None = None
 
 
 def _sum_partials(call: exp.Expr) -> list[exp.Expr]:
@@ -133,6 +142,104 @@ def _merge_avg(cols: Sequence[exp.Expr]) -> exp.Expr:
     )
 
 
+def _moment_partials(call: exp.Expr) -> list[exp.Expr]:
+    # Each arm's count, mean and sample variance of the argument as DOUBLE (as DuckDB's own
+    # variance reads it); the Polars arm has VARIANCE and AVG but no VAR_POP.
+    arg = exp.Cast(this=_argument(call).copy(), to=exp.DataType.build("DOUBLE"))
+    return [
+        _with_filter(exp.Count(this=_argument(call).copy()), call),
+        _with_filter(exp.Avg(this=arg.copy()), call),
+        _with_filter(exp.Variance(this=arg), call),
+    ]
+
+
+#: Chan's pairwise combine of (count, mean, M2) moments, as DuckDB combines its own variance
+#: states across threads (``STDDevBaseOperation::Combine``), folded over a group's partial rows.
+#: An arm's M2 is its sample variance times (count - 1). An arm whose mean is not finite saw an
+#: infinity or NaN: DuckDB's running M2 is then NaN (its finalize shows it from two rows on),
+#: which a one-row arm's variance (NULL) would hide, so such an arm's M2 is NaN.
+_MOMENTS = """list_reduce(
+  list({'n': CAST(__n AS DOUBLE), 'mean': __mean,
+        'm2': CASE WHEN NOT isfinite(__mean) THEN CAST('nan' AS DOUBLE)
+                   WHEN __n > 1 THEN __var * (__n - 1) ELSE CAST(0 AS DOUBLE) END})
+    FILTER (WHERE __n > 0),
+  lambda a, b: {'n': a['n'] + b['n'],
+                'mean': a['mean'] + b['n'] / (a['n'] + b['n']) * (b['mean'] - a['mean']),
+                'm2': a['m2'] + b['m2'] + (b['mean'] - a['mean']) * (b['mean'] - a['mean'])
+                      * b['n'] * a['n'] / (a['n'] + b['n'])})"""
+# (Fields as a['n'], not a.n: DuckDB 2.0 binds a lambda's a.n in HAVING as a column n.)
+
+#: The unsplit statistic from the combined moments ``__r``, as DuckDB finalizes each: the sample
+#: ones are NULL below two values; the population ones are 0 for one value, NULL for none; the
+#: standard error of the mean is NULL for none.
+_FINISH = {
+    "samp": "CASE WHEN __r.n > 1 THEN __r.m2 / (__r.n - 1) END",
+    "pop": "CASE WHEN __r.n > 1 THEN __r.m2 / __r.n WHEN __r.n = 1 THEN CAST(0 AS DOUBLE) END",
+    "sem": "CASE WHEN __r.n > 0 THEN sqrt(__r.m2 / __r.n) / sqrt(__r.n) END",
+}
+
+
+def _parse(sql: str) -> exp.Expr:
+    return sqlglot.parse_one(sql, read=DIALECT)
+
+
+def _moments(cols: Sequence[exp.Expr]) -> exp.Expr:
+    names = {"__n": cols[0], "__mean": cols[1], "__var": cols[2]}
+    template = _parse(_MOMENTS)
+
+    def put(node: exp.Expr) -> exp.Expr:
+        if isinstance(node, exp.Column) and not node.table and node.name in names:
+            return names[node.name].copy()
+        return node
+
+    return template.transform(put)
+
+
+def _field(struct: exp.Expr, name: str) -> exp.Expr:
+    return exp.Anonymous(this="struct_extract", expressions=[struct, exp.Literal.string(name)])
+
+
+#: Raised by the final query (DuckDB's ``error()``) for moments too ill-conditioned to fold
+#: within ``compare.FLOAT_REL``; the Session answers such a query unsplit.
+ILL_CONDITIONED = "dau-scheduler: ill-conditioned variance"
+#: ``|mean| / stddev`` above which a variance is ill-conditioned. Every way of computing it,
+#: DuckDB's included, is then off by about ``eps * |mean| / stddev`` relative (measured here:
+#: values 1e9 + {0, 1e-3, 2e-3} give 6.77949e-07 exactly and 6.77953e-07 from DuckDB, and
+#: DuckDB's own answer over 3M such rows moves by 1.7e-8 between 1 and 4 threads). At 1e6 that
+#: is about 1e-10, inside the 1e-9 the split answer is held to.
+CONDITION_LIMIT = 1e6
+_GUARD = (
+    f"CASE WHEN __r.m2 > 0 AND __r.mean * __r.mean * __r.n > {CONDITION_LIMIT**2:.0e} * __r.m2 "
+    f"THEN error('{ILL_CONDITIONED}') ELSE __value END"
+)
+
+
+def _finished(kind: str, cols: Sequence[exp.Expr], *, guarded: bool = False) -> exp.Expr:
+    reduced = _moments(cols)
+
+    def put(node: exp.Expr) -> exp.Expr:
+        if isinstance(node, exp.Column) and node.table == "__r":
+            return _field(reduced.copy(), node.name)
+        if isinstance(node, exp.Column) and node.name == "__value":
+            return _parse(_FINISH[kind]).transform(put)
+        return node
+
+    return _parse(_GUARD if guarded else _FINISH[kind]).transform(put)
+
+
+def _merge_variance(kind: str, root: bool) -> Callable[[Sequence[exp.Expr]], exp.Expr]:
+    def merge(cols: Sequence[exp.Expr]) -> exp.Expr:
+        value = _finished(kind, cols, guarded=True)
+        return exp.Sqrt(this=value) if root else value
+
+    return merge
+
+
+def _refold_moments(cols: Sequence[exp.Expr]) -> list[exp.Expr]:
+    # Back to (count, mean, sample variance): the partial columns the arms compute.
+    return [exp.Sum(this=cols[0].copy()), _field(_moments(cols), "mean"), _finished("samp", cols)]
+
+
 def _as_is(cols: Sequence[pa.Array]) -> pa.Array:
     return cols[0]
 
@@ -168,6 +275,19 @@ MERGE_STEPS: dict[str, MergeStep] = {
     "bool_and": MergeStep(_same(exp.LogicalAnd), _merge_with(exp.LogicalAnd), ("all",), _as_is),
     "bool_or": MergeStep(_same(exp.LogicalOr), _merge_with(exp.LogicalOr), ("any",), _as_is),
 }
+# The variance family: (count, mean, M2) moments, combined as DuckDB combines its own states.
+for _kind, (_form, _root) in {
+    "var_samp": ("samp", False),
+    "variance": ("samp", False),
+    "var_pop": ("pop", False),
+    "stddev": ("samp", True),
+    "stddev_samp": ("samp", True),
+    "stddev_pop": ("pop", True),
+    "sem": ("sem", False),
+}.items():
+    MERGE_STEPS[_kind] = MergeStep(
+        _moment_partials, _merge_variance(_form, _root), None, None, _refold_moments
+    )
 
 #: DISTINCT aggregates the split computes exactly: each arm groups its rows by the argument as
 #: well, so the partial holds each (keys, value) once per arm, and the final query applies the

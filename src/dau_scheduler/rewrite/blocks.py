@@ -401,14 +401,22 @@ _REFOLD_SQL = {"sum": "SUM", "min": "MIN", "max": "MAX", "all": "BOOL_AND", "any
 
 def refold_sql_for(keys: int, partial_names: list[str], calls: list[FoldCall]) -> str:
     """A query folding partials into one partial of the same columns: group by the keys, each
-    partial column by its merge step's op (a count's partial is summed). Streamed execution
-    folds each chunk's partial into a running one with it; the final query runs once, last."""
-    ops: dict[str, str] = {}
+    partial column by its merge step's op (a count's partial is summed), or by the step's own
+    ``refold`` (the moments of a variance). Streamed execution folds each chunk's partial into
+    a running one with it; the final query runs once, last."""
+    folds: dict[str, str] = {}
     for call in calls:
-        for column, op in zip(call.columns, MERGE_STEPS[call.kind].arrow, strict=True):
-            ops[column] = _REFOLD_SQL[op]
+        step = MERGE_STEPS[call.kind]
+        if step.refold is not None:
+            columns = [exp.column(c) for c in call.columns]
+            for column, expression in zip(call.columns, step.refold(columns), strict=True):
+                folds[column] = expression.sql(dialect=DIALECT)
+            continue
+        assert step.arrow is not None  # a step without an arrow fold has its own refold
+        for column, op in zip(call.columns, step.arrow, strict=True):
+            folds[column] = f"{_REFOLD_SQL[op]}({column})"
     group = [f"__dau_g{i}" for i in range(keys)]
-    items = [*group, *(f"{ops[name]}({name}) AS {name}" for name in partial_names)]
+    items = [*group, *(f"{folds[name]} AS {name}" for name in partial_names)]
     sql = f"SELECT {', '.join(items)} FROM {PARTIALS}"
     return f"{sql} GROUP BY {', '.join(group)}" if group else sql
 
@@ -438,6 +446,8 @@ def fast_fold_for(
 ) -> FastFold | None:
     """The pyarrow fold for this block, when its shape allows one (see ``rewrite.fold``)."""
     if any(block.args.get(k) is not None for k in ("having", "distinct", "qualify")):
+        return None
+    if any(MERGE_STEPS[call.kind].arrow is None for call in calls):
         return None
     outputs: list[tuple[str, int]] = []
     for projection in block.expressions:

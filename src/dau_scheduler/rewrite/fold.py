@@ -49,6 +49,13 @@ _PICK: dict[str, Callable[[Any, Any], bool]] = {
 }
 
 
+def _arrow(kind: str) -> tuple[tuple[str, ...], Callable[[Any], pa.Array]]:
+    """A kind's pyarrow fold (a block is given a fast fold only when each of its kinds has one)."""
+    step = MERGE_STEPS[kind]
+    assert step.arrow is not None and step.finish is not None, kind
+    return step.arrow, step.finish
+
+
 @dataclass(frozen=True)
 class FoldCall:
     """One aggregate of the block: its kind and the partial columns it was split into."""
@@ -121,7 +128,7 @@ class FastFold:
             dict.fromkeys(
                 (column, op)
                 for call in self.calls
-                for column, op in zip(call.columns, MERGE_STEPS[call.kind].arrow, strict=True)
+                for column, op in zip(call.columns, _arrow(call.kind)[0], strict=True)
             )
         )
 
@@ -160,9 +167,9 @@ class FastFold:
                 arrays.append(folded[self.keys[index]])
                 continue
             call = self.calls[index]
-            ops = MERGE_STEPS[call.kind].arrow
+            ops, finish = _arrow(call.kind)
             cols = [folded[f"{c}_{op}"] for c, op in zip(call.columns, ops, strict=True)]
-            arrays.append(MERGE_STEPS[call.kind].finish(cols))
+            arrays.append(finish(cols))
         result = pa.table(arrays, names=[f"c{i}" for i in range(len(arrays))])
         if self.order:
             indices = pc.sort_indices(
