@@ -189,3 +189,23 @@ def test_a_connection_that_moved_with_use_is_answered_where_it_stands(
                 assert compare_tables(answer, con.sql(sql).to_arrow_table()) is None, sql
     con.execute("USE memory")
     con.execute("DETACH ddb")
+
+
+def test_a_connection_standing_in_no_database_is_answered_on_it() -> None:
+    """After ``DETACH memory`` and ``RESET search_path`` the connection stands in no database
+    (``current_database()`` fails) yet DuckDB answers queries with full names; the Session
+    opened there failed (detach_manager_default_database.test). It now has no table to split
+    and answers each query on the connection."""
+    con = duckdb.connect()
+    for statement in ("ATTACH ':memory:' AS other", "USE other", "DETACH memory"):
+        con.execute(statement)
+    con.execute("RESET search_path")
+    con.execute("CREATE TABLE other.main.t AS SELECT range AS x FROM range(10)")
+    with Session(con, device="polars") as session:
+        assert session.row_counts == {}
+        for sql in ("SELECT database_name FROM duckdb_databases()", "SELECT sum(x) FROM other.t"):
+            result = session.sql(sql, device_share=0.5)
+            assert result.execution is None and result.refusal is not None
+            expected = con.sql(sql).to_arrow_table()
+            assert compare_tables(result.table, expected, ordered=False) is None
+    con.close()

@@ -167,7 +167,8 @@ class Session:
         self.device: Arm | None = arm
         self._given = given
         #: ``database.schema`` a given connection stood in when its tables were listed.
-        self._place = ".".join(connection_place(given)) if given is not None else None
+        place = connection_place(given) if given is not None else None
+        self._place = ".".join(place) if place is not None else None
         #: Rows of every table, and the Arrow bytes of every column by lower-case name. (A
         #: connection's table counts its rowid span: rows deleted leave gaps in it.)
         self.row_counts = {name: source.num_rows for name, source in sources.items()}
@@ -206,6 +207,8 @@ class Session:
                 "ORDER BY table_name, ordinal_position"
             )
             .fetchall()
+            if self.row_counts  # (a connection standing in no database has none to describe)
+            else []
         ):
             if table.lower() in self.schema:
                 self.schema[table.lower()][column] = str(data_type)

@@ -278,7 +278,10 @@ def resolve_sources(tables: Any) -> dict[str, Source]:
     if isinstance(tables, (str, Path)):
         return {name: _parquet(name, path) for name, path in discover(Path(tables)).items()}
     if isinstance(tables, duckdb.DuckDBPyConnection):
-        database, schema = connection_place(tables)
+        place = connection_place(tables)
+        if place is None:  # no current database: no table to split, every query unsplit
+            return {}
+        database, schema = place
         within = f"{_quote(database)}.{_quote(schema)}"
         return {
             name.lower(): ConnectionSource(tables, name, within)
@@ -308,16 +311,24 @@ def resolve_sources(tables: Any) -> dict[str, Source]:
     )
 
 
-def connection_place(con: duckdb.DuckDBPyConnection) -> tuple[str, str]:
+def connection_place(con: duckdb.DuckDBPyConnection) -> tuple[str, str] | None:
     """The database and schema the connection itself stands in (``USE`` moves them; its
-    cursors start in the default ones, DuckDB's test/sql/attach/attach_default_table.test)."""
-    found = con.execute("SELECT current_database(), current_schema()").fetchall()
+    cursors start in the default ones, DuckDB's test/sql/attach/attach_default_table.test), or
+    None where it stands in none: its default database was detached and nothing was ``USE``d
+    since (DuckDB's detach_manager_default_database.test)."""
+    try:
+        found = con.execute("SELECT current_database(), current_schema()").fetchall()
+    except duckdb.CatalogException:
+        return None
     return (str(found[0][0]), str(found[0][1])) if found else ("memory", "main")
 
 
 def connection_tables(con: duckdb.DuckDBPyConnection) -> list[str]:
     """The base tables of the schema the connection stands in (what a split may cut)."""
-    database, schema = connection_place(con)
+    place = connection_place(con)
+    if place is None:
+        return []
+    database, schema = place
     rows = (
         con.cursor()
         .execute(
