@@ -79,6 +79,23 @@ def test_ill_conditioned_moments_are_answered_unsplit(con: duckdb.DuckDBPyConnec
             session.sql(sql, device_share=0.5, strict=True)
 
 
+@pytest.mark.parametrize("device", ["duckdb", "polars"])
+def test_a_group_of_one_value_has_a_variance_of_exactly_zero(device: str) -> None:
+    """DuckDB's running mean of one repeated value is that value, so its M2 stays 0; AVG of
+    1/3.0s may round, and two arms' means an ulp apart made M2 tiny, not 0 (then the guard
+    answered unsplit: a constant price per product would never split)."""
+    con = duckdb.connect()
+    con.execute(
+        "CREATE TABLE c AS SELECT i % 200 AS g, (i % 200) / 3.0 AS x FROM range(20000) r(i)"
+    )
+    sql = "SELECT g, var_samp(x), stddev_pop(x), sem(x) FROM c GROUP BY g"
+    with Session(con, device=device) as session:
+        result = session.sql(sql, device_share=0.5)
+    assert result.execution is not None, result.fallback
+    assert compare_tables(result.table, con.sql(sql).to_arrow_table(), ordered=False) is None
+    assert set(result.table.column(1).to_pylist()) == {0.0}
+
+
 def test_moments_fold_in_duckdb_not_pyarrow(con: duckdb.DuckDBPyConnection) -> None:
     with Session(con, device="duckdb") as session:
         compiled = session.compile("SELECT g, var_pop(x), sum(x) FROM t GROUP BY g")

@@ -36,6 +36,7 @@ from sqlglot.errors import SqlglotError
 
 from dau_scheduler.arms.polars_arithmetic import checked_arithmetic
 from dau_scheduler.errors import SqlError
+from dau_scheduler.rewrite.aggregates import NAN_BLIND
 from dau_scheduler.rewrite.blocks import conjuncts
 from dau_scheduler.rewrite.planner import PLACEHOLDER, CompiledSplit
 
@@ -507,7 +508,10 @@ _EXTREMA = (exp.Max, exp.Min, exp.Greatest, exp.Least)
 
 def _float_extremum(node: exp.Expr) -> str | None:
     """MIN, MAX, GREATEST or LEAST over values that may be floating point: Polars skips NaN
-    there, DuckDB orders NaN above every number (``max`` of 1.0 and NaN: 1.0 against NaN)."""
+    there, DuckDB orders NaN above every number (``max`` of 1.0 and NaN: 1.0 against NaN). A
+    variance's own MIN is read only where it holds no NaN (``aggregates.NAN_BLIND``)."""
+    if node.meta.get(NAN_BLIND):
+        return None
     operands = [node.this, *node.expressions]
     for operand in operands:
         data_type = operand.type if isinstance(operand, exp.Expr) else None

@@ -142,14 +142,22 @@ def _merge_avg(cols: Sequence[exp.Expr]) -> exp.Expr:
     )
 
 
+#: Marks a MIN whose NaN handling cannot change the answer (the Polars arm, which skips NaN in
+#: MIN, may compute it): the moments read it only where the arm's mean is finite, so NaN-free.
+NAN_BLIND = "dau_nan_blind"
+
+
 def _moment_partials(call: exp.Expr) -> list[exp.Expr]:
-    # Each arm's count, mean and sample variance of the argument as DOUBLE (as DuckDB's own
-    # variance reads it); the Polars arm has VARIANCE and AVG but no VAR_POP.
+    # Each arm's count, mean, sample variance and least value of the argument as DOUBLE (as
+    # DuckDB's own variance reads it); the Polars arm has VARIANCE and AVG but no VAR_POP.
     arg = exp.Cast(this=_argument(call).copy(), to=exp.DataType.build("DOUBLE"))
+    least = exp.Min(this=arg.copy())
+    least.meta[NAN_BLIND] = True
     return [
         _with_filter(exp.Count(this=_argument(call).copy()), call),
         _with_filter(exp.Avg(this=arg.copy()), call),
         _with_filter(exp.Variance(this=arg), call),
+        _with_filter(least, call),
     ]
 
 
@@ -157,9 +165,15 @@ def _moment_partials(call: exp.Expr) -> list[exp.Expr]:
 #: states across threads (``STDDevBaseOperation::Combine``), folded over a group's partial rows.
 #: An arm's M2 is its sample variance times (count - 1). An arm whose mean is not finite saw an
 #: infinity or NaN: DuckDB's running M2 is then NaN (its finalize shows it from two rows on),
-#: which a one-row arm's variance (NULL) would hide, so such an arm's M2 is NaN.
+#: which a one-row arm's variance (NULL) would hide, so such an arm's M2 is NaN. An arm whose
+#: values are all one value (one row, or a variance of 0) takes that value, its MIN, as its
+#: mean: DuckDB's running mean is then exactly that value, while AVG's sum may round (a group of
+#: 1/3.0s), and a difference of an ulp between two arms' means would make M2 a tiny non-zero
+#: where DuckDB's is 0.
 _MOMENTS = """list_reduce(
-  list({'n': CAST(__n AS DOUBLE), 'mean': __mean,
+  list({'n': CAST(__n AS DOUBLE),
+        'mean': CASE WHEN isfinite(__mean) AND (__n = 1 OR __var = 0) THEN __min
+                     ELSE __mean END,
         'm2': CASE WHEN NOT isfinite(__mean) THEN CAST('nan' AS DOUBLE)
                    WHEN __n > 1 THEN __var * (__n - 1) ELSE CAST(0 AS DOUBLE) END})
     FILTER (WHERE __n > 0),
@@ -184,7 +198,7 @@ def _parse(sql: str) -> exp.Expr:
 
 
 def _moments(cols: Sequence[exp.Expr]) -> exp.Expr:
-    names = {"__n": cols[0], "__mean": cols[1], "__var": cols[2]}
+    names = {"__n": cols[0], "__mean": cols[1], "__var": cols[2], "__min": cols[3]}
     template = _parse(_MOMENTS)
 
     def put(node: exp.Expr) -> exp.Expr:
@@ -236,8 +250,13 @@ def _merge_variance(kind: str, root: bool) -> Callable[[Sequence[exp.Expr]], exp
 
 
 def _refold_moments(cols: Sequence[exp.Expr]) -> list[exp.Expr]:
-    # Back to (count, mean, sample variance): the partial columns the arms compute.
-    return [exp.Sum(this=cols[0].copy()), _field(_moments(cols), "mean"), _finished("samp", cols)]
+    # Back to (count, mean, sample variance, least value): the partial columns the arms compute.
+    return [
+        exp.Sum(this=cols[0].copy()),
+        _field(_moments(cols), "mean"),
+        _finished("samp", cols),
+        exp.Min(this=cols[3].copy()),
+    ]
 
 
 def _as_is(cols: Sequence[pa.Array]) -> pa.Array:
@@ -308,4 +327,11 @@ DISTINCT_KINDS = frozenset(
 #: Every kind a split through SQL (the final query) merges.
 SQL_MERGEABLE = frozenset(MERGE_STEPS) | DISTINCT_KINDS
 
-__all__ = ["DISTINCT_KINDS", "MERGE_STEPS", "SQL_MERGEABLE", "MergeStep", "aggregate_kind"]
+__all__ = [
+    "DISTINCT_KINDS",
+    "MERGE_STEPS",
+    "NAN_BLIND",
+    "SQL_MERGEABLE",
+    "MergeStep",
+    "aggregate_kind",
+]
