@@ -7,6 +7,7 @@ connection. None means the split may run."""
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -46,11 +47,14 @@ class _Read:
     regex: bool
 
 
-def connection_state(host: DuckDBArm, place: str | None) -> str | None:
+def connection_state(
+    host: DuckDBArm, place: str | None, tables: Collection[str] = ()
+) -> str | None:
     """Why a query must be answered on the user's connection itself, before anything is
     planned, or None: the connection logs every statement (the split's own would be logged
     with the query's), stands elsewhere than at ``place`` where the Session listed its tables
-    (``USE``), or has a transaction open (only it sees its changes). Asked after
+    (``USE``), holds a temporary table or view named like one of ``tables`` (DuckDB reads that
+    one for the name), or has a transaction open (only it sees its changes). Asked after
     ``host.sync_settings()``; never on a database the host owns."""
     logged = host.logging()
     if logged:
@@ -63,6 +67,12 @@ def connection_state(host: DuckDBArm, place: str | None) -> str | None:
         return (
             f"the given connection now stands in {now} (USE), not in {place} where this "
             "Session found its tables"
+        )
+    hidden = sorted(host.temporary() & {name.lower() for name in tables})
+    if hidden:
+        return (
+            f"the given connection has a temporary table or view {hidden[0]}, which DuckDB "
+            f"reads for that name (main.{hidden[0]} too) instead of this Session's table"
         )
     if host.in_transaction():
         return "the given connection has a transaction open; only it sees its changes"

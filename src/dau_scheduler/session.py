@@ -169,6 +169,8 @@ class Session:
         #: ``database.schema`` a given connection stood in when its tables were listed.
         place = connection_place(given) if given is not None else None
         self._place = ".".join(place) if place is not None else None
+        #: (database, schema) the Session's tables live in, for qualified references.
+        self._tables_place = place or ("memory", "main")
         #: Rows of every table, and the Arrow bytes of every column by lower-case name. (A
         #: connection's table counts its rowid span: rows deleted leave gaps in it.)
         self.row_counts = {name: source.num_rows for name, source in sources.items()}
@@ -323,6 +325,7 @@ class Session:
             types=types,
             output_schema=output_schema,
             split_table=split_table,
+            place=self._tables_place,
         )
         compiled = self._checked_final(compiled)
         if split_table is not None and compiled.plan.refusal and compiled.partial is None:
@@ -431,7 +434,7 @@ class Session:
         self._check_options(posture, profile)
         checks.share(device_share)
         self.host.sync_settings()
-        why = connection_state(self.host, self._place)
+        why = connection_state(self.host, self._place, self.row_counts)
         if why is not None:
             return self._answered_unsplit(sql, why, strict=strict)
         if (

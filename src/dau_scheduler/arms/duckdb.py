@@ -62,6 +62,7 @@ class DuckDBArm:
         self._collation: str | None = None
         self._txid: str | None = None
         self._logging = ""
+        self._temporary: frozenset[str] = frozenset()
         self._place: str | None = None
         self._regex = "partial"
         self._shared_from = share
@@ -170,6 +171,9 @@ class DuckDBArm:
             " THEN 'enable_logging' WHEN current_setting('log_query_path') <> ''"
             " THEN 'log_query_path' ELSE '' END"
             " UNION ALL SELECT '__dau_place', current_database() || '.' || current_schema()"
+            " UNION ALL SELECT '__dau_temporary', (SELECT string_agg(lower(name), chr(1)) FROM"
+            " (SELECT table_name AS name FROM duckdb_tables() WHERE temporary"
+            " UNION ALL SELECT view_name FROM duckdb_views() WHERE temporary))"
         )
         with self._lock:
             try:
@@ -180,6 +184,7 @@ class DuckDBArm:
         self._txid = mine.pop("__dau_txid")
         self._logging = str(mine.pop("__dau_logging") or "")
         self._place = str(mine.pop("__dau_place") or "")
+        self._temporary = frozenset(str(mine.pop("__dau_temporary") or "").split(chr(1))) - {""}
         self._regex = str(mine.get("regex_match_operator_semantics") or "partial").lower()
         fresh = dict(self.con.cursor().execute(query).fetchall())
         self._local[:] = [
@@ -187,6 +192,12 @@ class DuckDBArm:
             for name, value in mine.items()
             if value is not None and fresh.get(name) != value
         ]
+
+    def temporary(self) -> frozenset[str]:
+        """Lower-case names of the user's connection's temporary tables and views (seen by
+        :meth:`sync_settings`). DuckDB looks a name up there first, even written ``main.t``
+        (the temporary catalog's schema is ``main`` too), and only the connection sees them."""
+        return self._temporary
 
     def regex_semantics(self) -> str:
         """How this arm's cursors read ``~``: 'partial' (DuckDB's default) unless the user's

@@ -347,6 +347,27 @@ def _analyse(sql: str, schema: dict[str, dict[str, str]]) -> exp.Expr:
     return tree
 
 
+def _namesake_elsewhere(
+    tree: exp.Expr, schema: dict[str, dict[str, str]], place: tuple[str, str]
+) -> exp.Table | None:
+    """A table reference qualified with another schema or database than ``place`` whose bare
+    name is one of the Session's tables (``s1.t`` beside ``main.t``: DuckDB's
+    export_database.test), or None. Everything here matches tables by their bare names."""
+    database, own = (part.lower() for part in place)
+    for table in tree.find_all(exp.Table):
+        if table.name.lower() not in schema:
+            continue
+        catalog, db = table.catalog.lower(), table.db.lower()
+        if not db and not catalog:
+            continue
+        ours = (catalog == database and db == own) if catalog else db in (own, database)
+        if db == database and not catalog and own != "main":
+            ours = False  # ``memory.t`` is memory's default schema, main
+        if not ours:
+            return table
+    return None
+
+
 def compile_split(
     sql: str,
     *,
@@ -358,12 +379,14 @@ def compile_split(
     types: Sequence[str],
     output_schema: pa.Schema | None = None,
     split_table: str | None = None,
+    place: tuple[str, str] = ("memory", "main"),
 ) -> CompiledSplit:
     """Compile ``sql`` into a :class:`CompiledSplit`, or one that carries its refusal.
 
-    ``row_counts`` and ``schema`` describe the tables both arms hold; ``aggregate_names`` are the
-    engine's aggregate functions (so an aggregate sqlglot does not know is still seen as one);
-    ``binder`` types SQL without running it; ``columns``/``types`` are the unsplit output.
+    ``row_counts`` and ``schema`` describe the tables both arms hold, which live in ``place``
+    (database, schema); ``aggregate_names`` are the engine's aggregate functions (so an aggregate
+    sqlglot does not know is still seen as one); ``binder`` types SQL without running it;
+    ``columns``/``types`` are the unsplit output.
     """
 
     def refused(
@@ -412,6 +435,12 @@ def compile_split(
         return refused(
             f"{collated} orders, groups or compares strings by a collation, which the fold over "
             "Arrow partials does not keep"
+        )
+    namesake = _namesake_elsewhere(tree, schema, place)
+    if namesake is not None:
+        return refused(
+            f"{namesake.sql(dialect=DIALECT)} is another table than this Session's "
+            f"{namesake.name} (in {'.'.join(place)}), which the split would read instead"
         )
     read = sorted(
         {t.name.lower() for t in tree.find_all(exp.Table) if t.name.lower() in schema},
