@@ -32,6 +32,21 @@ def test_corpus_file(path: Path, device: str) -> None:
         assert report.outcomes["equal"] > 0
 
 
+#: Files run again under a budget, their tables cut into chunks whose partials fold again and
+#: again: the lazy reader (the columns a query reads) and the refold.
+CHUNKED = ["aggregate_moments", "whole_rows", "namesakes", "grouping_sets", "distinct_aggregates"]
+
+
+@pytest.mark.parametrize("device", ["duckdb", "polars"])
+@pytest.mark.parametrize("stem", CHUNKED)
+def test_corpus_file_in_chunks(stem: str, device: str) -> None:
+    options = {"mem_budget_mb": 64, "strategy": "streamed", "chunks": 5}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        report = slt.run_file(CORPUS / f"{stem}.test", device, 0.5, True, options)
+    assert report.outcomes["wrong"] == 0 and report.outcomes["crashed"] == 0, report.details
+
+
 def test_parser_leaves_out_what_it_does_not_model() -> None:
     records, why = slt.parse("loop i 0 3\nstatement ok\nSELECT 1\nendloop\n")
     assert records == [] and why == "uses loop"

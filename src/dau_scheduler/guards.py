@@ -40,6 +40,8 @@ ARROW_LOSSY: dict[str, str] = {
     # Its Arrow form is a struct of binary metadata and value whose key dictionary depends on the
     # rows encoded together: two arms' halves re-encode the same value differently.
     "VARIANT": "its Arrow encoding depends on the rows encoded together",
+    # DuckDB exports JSON as plain text (test_json_empty_object.test: typeof gave VARCHAR).
+    "JSON": "read back as VARCHAR, which typeof and casts to nested types read differently",
 }
 
 

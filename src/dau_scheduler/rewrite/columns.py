@@ -12,8 +12,22 @@ from dau_scheduler.errors import SqlError
 from dau_scheduler.rewrite.dialect import DIALECT
 
 
+def _reads_whole_rows(tree: exp.Expr) -> bool:
+    """Whether the query reads columns no column reference names: ``COLUMNS(*)`` (or a regex),
+    a star sqlglot left unexpanded (``struct_pack(d.*)``), a table or alias used as a value
+    (``SELECT t FROM t``: the whole row as a struct)."""
+    for node in tree.walk():
+        if isinstance(node, (exp.Columns, exp.TableColumn)):
+            return True
+        if isinstance(node, exp.Star) and not isinstance(node.parent, exp.Count):
+            return True
+    return False
+
+
 def query_columns(sql: str, schema: dict[str, dict[str, str]]) -> dict[str, set[str]]:
-    """The columns of each base table the query reads (``SELECT *`` reads them all)."""
+    """The columns of each base table the query reads (``SELECT *`` reads them all; where the
+    query reads columns it does not name, every column of every table it reads: reading too
+    few changes what ``COLUMNS(*)`` expands to, DuckDB's test_columns_unpacked.test)."""
     try:
         tree = qualify(
             sqlglot.parse_one(sql, read=DIALECT),
@@ -24,6 +38,12 @@ def query_columns(sql: str, schema: dict[str, dict[str, str]]) -> dict[str, set[
     except SqlglotError as exc:
         raise SqlError(f"cannot read the columns this query uses: {exc}") from exc
     out: dict[str, set[str]] = {}
+    if _reads_whole_rows(tree):
+        for table in tree.find_all(exp.Table):
+            name = table.name.lower()
+            if name in schema:
+                out[name] = {column.lower() for column in schema[name]}
+        return out
     for scope in traverse_scope(tree):
         for column in scope.columns:
             source = scope.sources.get(column.table)
