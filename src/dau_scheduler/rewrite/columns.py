@@ -12,13 +12,32 @@ from dau_scheduler.errors import SqlError
 from dau_scheduler.rewrite.dialect import DIALECT
 
 
+def _named_elsewhere(column: exp.Column) -> bool:
+    """A bare name that is not a table's column: a lambda's parameter, or an output alias the
+    query refers to (``ORDER BY total``)."""
+    node = column.parent
+    while node is not None:
+        if isinstance(node, exp.Lambda) and column.name in {e.name for e in node.expressions}:
+            return True
+        if isinstance(node, exp.Select):
+            return column.name in {e.alias for e in node.expressions if e.alias}
+        node = node.parent
+    return False
+
+
 def _reads_whole_rows(tree: exp.Expr) -> bool:
     """Whether the query reads columns no column reference names: ``COLUMNS(*)`` (or a regex),
     a star sqlglot left unexpanded (``struct_pack(d.*)``), a table or alias used as a value
-    (``SELECT t FROM t``: the whole row as a struct)."""
+    (``SELECT t FROM t``: the whole row as a struct), or a column sqlglot could not place in a
+    table (``variant_extract(v, 'a').variant_extract('b')``, DuckDB's variant_typeof.test:
+    ``v`` was not seen, so neither was its type)."""
     for node in tree.walk():
         if isinstance(node, (exp.Columns, exp.TableColumn)):
             return True
+        if isinstance(node, exp.Column) and not node.table and not _named_elsewhere(node):
+            return True
+        if isinstance(node, exp.Identifier) and isinstance(node.parent, exp.Func):
+            return True  # a name sqlglot read as neither a column nor a table (a Dot chain)
         if isinstance(node, exp.Star) and not isinstance(node.parent, exp.Count):
             return True
     return False
