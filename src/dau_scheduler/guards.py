@@ -43,6 +43,10 @@ ARROW_LOSSY: dict[str, str] = {
     # DuckDB exports JSON as plain text (test_json_empty_object.test: typeof gave VARCHAR).
     "JSON": "read back as VARCHAR, which typeof and casts to nested types read differently",
 }
+#: Kinds Arrow loses only as rows: a column of one is safe where DuckDB reads the rows in place
+#: (a resident Session on the user's connection, DuckDB arms only); its values in a partial
+#: still cross Arrow.
+LOST_AS_ROWS = frozenset({"JSON"})
 
 
 @dataclass(frozen=True)
@@ -286,10 +290,15 @@ def lossy_part(type_name: str) -> str | None:
 
 
 def type_refusal(
-    sql: str, schema: dict[str, dict[str, str]], partial_types: Sequence[str] = ()
+    sql: str,
+    schema: dict[str, dict[str, str]],
+    partial_types: Sequence[str] = (),
+    *,
+    in_place: bool = False,
 ) -> str | None:
     """Why the query reads a column, or its partial carries a value, whose type Arrow cannot
-    carry exactly (``ARROW_LOSSY``, also inside a list or struct), or None."""
+    carry exactly (``ARROW_LOSSY``, also inside a list or struct), or None. ``in_place``: the
+    arms read the tables where they are, not as Arrow (``LOST_AS_ROWS`` columns are then safe)."""
     try:
         used = query_columns(sql, schema)
     except DauError:
@@ -298,6 +307,8 @@ def type_refusal(
     for table, columns in sorted(used.items()):
         for column, type_name in schema.get(table, {}).items():
             part = lossy_part(type_name)
+            if in_place and part in LOST_AS_ROWS:
+                continue
             if column.lower() in columns and part is not None:
                 return (
                     f"column {table}.{column} is {type_name}, which Arrow does not carry "

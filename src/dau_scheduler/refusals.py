@@ -92,8 +92,15 @@ class Refusals:
     def types(self, compiled: CompiledSplit) -> str | None:
         key = (compiled.sql, compiled.plan.split_table)
         if key not in self._types:
+            s = self.session
+            in_place = (
+                s._user_connection
+                and not s.lazy
+                and s.cluster is None
+                and isinstance(s.device, (DuckDBArm, type(None)))
+            )
             self._types[key] = type_refusal(
-                compiled.sql, self.session.schema, compiled.partial_types
+                compiled.sql, s.schema, compiled.partial_types, in_place=in_place
             )
         return self._types[key]
 
