@@ -65,6 +65,15 @@ def test_many_shards_fold_in_a_tree_on_the_workers(
             assert result.execution is not None, name
             assert len(s.cluster.runs) >= 9, name
             assert sum(r for _, r, _ in result.execution.workers) == result.execution.host_rows
+        # The variance family's moments fold in the same tree (their refold is no column op).
+        sql = (
+            "SELECT l_returnflag, stddev(l_quantity) AS s, var_pop(l_extendedprice) AS v, "
+            "sem(l_discount) AS e FROM lineitem GROUP BY 1 ORDER BY 1"
+        )
+        result = s.sql(sql)
+        assert result.execution is not None, result.fallback
+        with Session(tpch_dir, device=None) as alone:
+            assert compare_tables(result.table, alone.sql(sql).table) is None
 
 
 def test_tpch_over_workers_and_the_polars_device(
