@@ -11,6 +11,7 @@ import duckdb
 import pytest
 
 from dau_scheduler import Session, SplitError
+from dau_scheduler.arms.polars import gpu_available
 from dau_scheduler.compare import compare_tables
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
@@ -39,7 +40,18 @@ def con() -> duckdb.DuckDBPyConnection:
     return con
 
 
-@pytest.mark.parametrize("device", ["duckdb", "polars"])
+#: The CPU devices, and cudf where a GPU is (the GPU kit runs ``-m gpu``).
+ARMS = [
+    "duckdb",
+    "polars",
+    pytest.param(
+        "cudf",
+        marks=[pytest.mark.gpu, pytest.mark.skipif(not gpu_available(), reason="no CUDA GPU")],
+    ),
+]
+
+
+@pytest.mark.parametrize("device", ARMS)
 @pytest.mark.parametrize(
     "options",
     [{}, {"lazy": True}, {"mem_budget_mb": 64, "strategy": "streamed", "chunk_rows": 400}],
@@ -48,6 +60,8 @@ def con() -> duckdb.DuckDBPyConnection:
 def test_moments_split_equal_duckdb(
     con: duckdb.DuckDBPyConnection, device: str, options: dict[str, object]
 ) -> None:
+    if device == "cudf" and options:
+        pytest.skip("resident only on the GPU: the kit's gpu-tests step has 150 s in all")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
         session = Session(con, device=device, **options)  # type: ignore[arg-type]
@@ -79,7 +93,7 @@ def test_ill_conditioned_moments_are_answered_unsplit(con: duckdb.DuckDBPyConnec
             session.sql(sql, device_share=0.5, strict=True)
 
 
-@pytest.mark.parametrize("device", ["duckdb", "polars"])
+@pytest.mark.parametrize("device", ARMS)
 def test_a_group_of_one_value_has_a_variance_of_exactly_zero(device: str) -> None:
     """DuckDB's running mean of one repeated value is that value, so its M2 stays 0; AVG of
     1/3.0s may round, and two arms' means an ulp apart made M2 tiny, not 0 (then the guard
