@@ -124,9 +124,11 @@ def test_run_under_a_budget_reports_the_strategy(tpch_dir: Path) -> None:
             "16",
             "--strategy",
             "streamed",
+            "--chunk-rows",
+            "20000",
             "--format",
             "csv",
         ],
     )
     assert result.exit_code == 0, result.output
-    assert "streamed" in result.stderr
+    assert "streamed" in result.stderr and "of 20000 rows" in result.stderr

@@ -124,6 +124,9 @@ def run(
     strategy: Annotated[
         str | None, typer.Option(help="force in_memory, chunked or streamed (with --mem-budget)")
     ] = None,
+    chunk_rows: Annotated[
+        int | None, typer.Option(help="at most this many rows a chunk (with --mem-budget)")
+    ] = None,
     trace: Annotated[
         Path | None, typer.Option(help="write the split's timeline as Trace Event JSON")
     ] = None,
@@ -142,6 +145,7 @@ def run(
             device=_device(device),
             mem_budget_mb=mem_budget,
             strategy=strategy,
+            chunk_rows=chunk_rows,
             lazy=True,
             cluster=cluster,
         ) as session:
