@@ -39,6 +39,8 @@ def aggregate_kind(node: exp.Expr) -> str:
     else:
         name = inner.sql(dialect=DIALECT).split("(", 1)[0].strip().lower()
     distinct = isinstance(inner.this, exp.Distinct) if isinstance(inner, exp.Func) else False
+    if isinstance(inner, exp.Anonymous):  # sem(DISTINCT x): the DISTINCT is an argument
+        distinct = any(isinstance(arg, exp.Distinct) for arg in inner.expressions)
     return f"{name}_distinct" if distinct else name
 
 
@@ -320,6 +322,13 @@ DISTINCT_KINDS = frozenset(
         "mean_distinct",
         "min_distinct",
         "max_distinct",
+        # DuckDB's own variance of the same distinct values (only their order may differ).
+        "var_samp_distinct",
+        "variance_distinct",
+        "var_pop_distinct",
+        "stddev_distinct",
+        "stddev_samp_distinct",
+        "stddev_pop_distinct",
     }
 )
 
