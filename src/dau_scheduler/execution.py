@@ -19,7 +19,7 @@ import pyarrow as pa
 from dau_scheduler.adaptive import execute_adaptive
 from dau_scheduler.arms.base import Arm, cast_partial
 from dau_scheduler.decision import ADAPTIVE_LARGEST, Decision
-from dau_scheduler.errors import FoldError
+from dau_scheduler.errors import ArmError, ClusterError, FoldError, SplitError
 from dau_scheduler.lazy import empty_table
 from dau_scheduler.merge import MergeRule
 from dau_scheduler.rewrite import fold
@@ -72,6 +72,28 @@ def merge_rule(session: Session, compiled: CompiledSplit) -> MergeRule:
         return result if result.column_names == names else result.rename_columns(names)
 
     return MergeRule(terminal="sql", combine=combine, mergeable=SQL_MERGEABLE)
+
+
+def raise_unless_unsplit_stands(exc: FoldError | ArmError, strict: bool) -> None:
+    """Raise unless the unsplit answer may stand in for a split that failed with ``exc``.
+
+    It may where the device arm failed, where the final query refused the partials (a
+    :class:`FoldError`), or where the host's partial met a DuckDB error the unsplit query may
+    never meet (it computes an output the query above it prunes: an overflow in an unused SUM).
+    Under ``strict`` those are a :class:`SplitError`. A cluster's own error is raised as it is,
+    and any other host failure as the ArmError: never a short answer.
+    """
+    if isinstance(exc, FoldError):
+        if strict:
+            raise SplitError(f"the split did not fold and strict=True: {exc}") from exc
+        return
+    if isinstance(exc.__cause__, ClusterError):
+        raise exc.__cause__ from None  # the cluster's own named error
+    computed = exc.arm == "host" and isinstance(exc.__cause__, duckdb.Error)
+    if strict and exc.arm == "device":
+        raise SplitError(f"device arm failed and strict=True: {exc}") from exc
+    if (exc.arm != "device" and not computed) or strict:
+        raise exc
 
 
 def _arm_call(arm: Arm, compiled: CompiledSplit) -> Any:
@@ -152,4 +174,4 @@ def host_only(session: Session, compiled: CompiledSplit, decision: Decision) -> 
     )
 
 
-__all__ = ["host_only", "merge_rule", "on_cluster", "run"]
+__all__ = ["host_only", "merge_rule", "on_cluster", "raise_unless_unsplit_stands", "run"]

@@ -26,7 +26,7 @@ from dau_scheduler.arms.devices import DEVICES, DUCKDB, device_arm
 from dau_scheduler.arms.duckdb import DuckDBArm, quote
 from dau_scheduler.checks import MIN_BUDGET_MB
 from dau_scheduler.decision import ArmFacts, Decision, decide, host_alone_unplanned
-from dau_scheduler.errors import ArmError, ClusterError, FoldError, SplitError, SqlError
+from dau_scheduler.errors import ArmError, FoldError, SplitError, SqlError
 from dau_scheduler.guards import (
     VOLATILE,
     ColumnWidths,
@@ -502,32 +502,10 @@ class Session:
                 )
             else:
                 done = execution.run(self, compiled, decision)
-        except FoldError as exc:
-            if strict:
-                raise SplitError(f"the split did not fold and strict=True: {exc}") from exc
+        except (FoldError, ArmError) as exc:
+            execution.raise_unless_unsplit_stands(exc, strict)
             return SqlResult(
-                self._unsplit(compiled.sql),
-                None,
-                plan,
-                fallback=f"{exc}; the host re-ran the whole query unsplit",
-                split=split,
-                profiled=decision.measured,
-                strategy=memory,
-            )
-        except ArmError as exc:
-            if isinstance(exc.__cause__, ClusterError):
-                raise exc.__cause__ from None  # the cluster's own named error
-            # A DuckDB error in the host's partial may be one the unsplit query never meets (it
-            # computes an output the query above it prunes: an overflow in an unused SUM): then
-            # the unsplit answer stands. Any other host failure is raised, never a short answer.
-            computed = exc.arm == "host" and isinstance(exc.__cause__, duckdb.Error)
-            if (exc.arm != "device" and not computed) or strict:
-                if strict and exc.arm == "device":
-                    raise SplitError(f"device arm failed and strict=True: {exc}") from exc
-                raise
-            table = self._unsplit(compiled.sql)  # DuckDB's own error, if it fails too
-            return SqlResult(
-                table,
+                self._unsplit(compiled.sql),  # DuckDB's own error, if it fails too
                 None,
                 plan,
                 fallback=f"{exc}; the host re-ran the whole query unsplit",
