@@ -339,6 +339,8 @@ def main(argv: list[str] | None = None) -> int:
         "--reasons", type=int, default=0, metavar="N", help="print the N commonest refusals"
     )
     args = parser.parse_args(argv)
+    if args.chunks is not None and args.mem_budget is None:
+        parser.error("--chunks needs --mem-budget (chunks are cut under a memory budget)")
     device = None if args.device == "none" else args.device
     options: dict[str, Any] = {}
     if args.lazy:

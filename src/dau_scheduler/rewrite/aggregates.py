@@ -156,7 +156,7 @@ def _moment_partials(call: exp.Expr) -> list[exp.Expr]:
     least = exp.Min(this=arg.copy())
     least.meta[NAN_BLIND] = True
     return [
-        _with_filter(exp.Count(this=_argument(call).copy()), call),
+        *_count_partials(call),
         _with_filter(exp.Avg(this=arg.copy()), call),
         _with_filter(exp.Variance(this=arg), call),
         _with_filter(least, call),

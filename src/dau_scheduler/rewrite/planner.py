@@ -358,11 +358,12 @@ def _namesake_elsewhere(
         if table.name.lower() not in schema:
             continue
         catalog, db = table.catalog.lower(), table.db.lower()
-        if not db and not catalog:
-            continue
-        ours = (catalog == database and db == own) if catalog else db in (own, database)
-        if db == database and not catalog and own != "main":
-            ours = False  # ``memory.t`` is memory's default schema, main
+        if catalog:
+            ours = catalog == database and db == own
+        elif db == database:  # ``memory.t``: that catalog's default schema, main
+            ours = own == "main"
+        else:  # a bare name, or ``s.t``: schema s of the current database
+            ours = not db or db == own
         if not ours:
             return table
     return None
