@@ -70,10 +70,17 @@ def test_many_shards_fold_in_a_tree_on_the_workers(
             "SELECT l_returnflag, stddev(l_quantity) AS s, var_pop(l_extendedprice) AS v, "
             "sem(l_discount) AS e FROM lineitem GROUP BY 1 ORDER BY 1"
         )
-        result = s.sql(sql)
-        assert result.execution is not None, result.fallback
-        with Session(tpch_dir, device=None) as alone:
-            assert compare_tables(result.table, alone.sql(sql).table) is None
+        # And the covariance family's co-moments.
+        co_sql = (
+            "SELECT l_returnflag, corr(l_extendedprice, l_quantity) AS r, "
+            "regr_slope(l_extendedprice, l_quantity) AS b, regr_count(l_tax, l_discount) AS n "
+            "FROM lineitem GROUP BY 1 ORDER BY 1"
+        )
+        for query in (sql, co_sql):
+            result = s.sql(query)
+            assert result.execution is not None, result.fallback
+            with Session(tpch_dir, device=None) as alone:
+                assert compare_tables(result.table, alone.sql(query).table) is None
 
 
 def test_tpch_over_workers_and_the_polars_device(

@@ -81,4 +81,45 @@ def compare_tables(
     return None
 
 
-__all__ = ["FLOAT_REL", "compare_tables"]
+def differ_only_in_ties(
+    got: pa.Table,
+    expected: pa.Table,
+    got_keys: pa.Table,
+    expected_keys: pa.Table,
+    *,
+    limited: bool = False,
+    rel: float = FLOAT_REL,
+) -> bool:
+    """Whether two ordered answers differ only in the order of rows their ORDER BY keys tie on.
+
+    ``*_keys`` hold each answer's ORDER BY key values, a row per answer row. The key sequences
+    must be the same, and each run of equal keys the same rows as a multiset. Under a LIMIT
+    (``limited``) the last run may hold other rows of the same keys: which tied rows reach the
+    cut is not defined either.
+    """
+    if got.num_rows != expected.num_rows or got_keys.num_rows != got.num_rows:
+        return False
+    if expected_keys.num_rows != expected.num_rows:
+        return False
+    keys_got = list(zip(*(_values(c) for c in got_keys.columns), strict=True))
+    keys_exp = list(zip(*(_values(c) for c in expected_keys.columns), strict=True))
+    if not all(_same_value(list(a), list(b), rel) for a, b in zip(keys_got, keys_exp, strict=True)):
+        return False
+    start = 0
+    for end in range(1, len(keys_exp) + 1):
+        if end < len(keys_exp) and _same_value(list(keys_exp[end]), list(keys_exp[start]), rel):
+            continue
+        if not (limited and end == len(keys_exp)):
+            run = compare_tables(
+                got.slice(start, end - start),
+                expected.slice(start, end - start),
+                ordered=False,
+                rel=rel,
+            )
+            if run is not None:
+                return False
+        start = end
+    return True
+
+
+__all__ = ["FLOAT_REL", "compare_tables", "differ_only_in_ties"]

@@ -23,8 +23,9 @@ from dau_scheduler.errors import ArmError, ClusterError, FoldError, SplitError
 from dau_scheduler.lazy import empty_table
 from dau_scheduler.merge import MergeRule
 from dau_scheduler.rewrite import fold
-from dau_scheduler.rewrite.aggregates import CONDITION_LIMIT, ILL_CONDITIONED, SQL_MERGEABLE
+from dau_scheduler.rewrite.aggregates import SQL_MERGEABLE
 from dau_scheduler.rewrite.dialect import DIALECT
+from dau_scheduler.rewrite.moments import CONDITION_LIMIT, ILL_CONDITIONED
 from dau_scheduler.rows import RowRange, RowSource
 from dau_scheduler.split import SplitExecution, execute_split
 
@@ -63,9 +64,9 @@ def merge_rule(session: Session, compiled: CompiledSplit) -> MergeRule:
             except duckdb.Error as exc:
                 if ILL_CONDITIONED in str(exc):
                     raise FoldError(
-                        "a variance's moments are ill-conditioned (|mean| / stddev above "
-                        f"{CONDITION_LIMIT:g}): the arms' partials do not fold within the float "
-                        "tolerance"
+                        "the moments of a variance or covariance are ill-conditioned or not "
+                        f"finite (an error estimate above {CONDITION_LIMIT:g} eps): the arms' "
+                        "partials do not fold within the float tolerance"
                     ) from exc
                 raise
         # DuckDB's own output names, duplicates included (the final query's are unique).

@@ -94,7 +94,7 @@ class Refusals:
         if key not in self._types:
             s = self.session
             in_place = (
-                s._user_connection
+                s.on_user_connection
                 and not s.lazy
                 and s.cluster is None
                 and isinstance(s.device, (DuckDBArm, type(None)))

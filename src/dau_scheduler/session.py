@@ -359,14 +359,15 @@ class Session:
         return compiled
 
     @property
-    def _user_connection(self) -> bool:
-        """Whether the host arm runs on a connection the user gave."""
+    def on_user_connection(self) -> bool:
+        """Whether the host arm runs on the DuckDB connection the user gave (its tables are then
+        read in place, as they stand there)."""
         return not self.host.owned and isinstance(self._given, duckdb.DuckDBPyConnection)
 
     def _on_connection(self, sql: str) -> pa.Table | None:
         """``sql`` answered on the given connection itself, or None (not given one, or it
         fails there too)."""
-        if not self._user_connection:
+        if not self.on_user_connection:
             return None
         try:
             self._validate(sql)
@@ -402,7 +403,7 @@ class Session:
     def _unsplit(self, sql: str) -> pa.Table:
         """DuckDB's own answer: on the given connection itself when there is one (a cursor does
         not see its temporary objects, prepared statements, variables or hidden settings)."""
-        if self._user_connection:
+        if self.on_user_connection:
             return self.host.run_on_connection(sql)
         return self.host.cursor().sql(sql).to_arrow_table()
 

@@ -36,8 +36,8 @@ from sqlglot.errors import SqlglotError
 
 from dau_scheduler.arms.polars_arithmetic import checked_arithmetic
 from dau_scheduler.errors import SqlError
-from dau_scheduler.rewrite.aggregates import NAN_BLIND
 from dau_scheduler.rewrite.blocks import conjuncts
+from dau_scheduler.rewrite.moments import NAN_BLIND
 from dau_scheduler.rewrite.planner import PLACEHOLDER, CompiledSplit
 
 #: The scale decimal columns are held at on the Polars side (see the module docstring).
@@ -343,6 +343,7 @@ _CHECKED: frozenset[str] = frozenset(
         "Column",
         "Concat",
         "Count",
+        "CovarSamp",
         "DPipe",
         "DataType",
         "DataTypeParam",

@@ -368,11 +368,12 @@ def build_aggregate(block: exp.Select, names: frozenset[str]) -> BuiltBlock:
 
     replacement = exp.Select(
         expressions=[replace_outside_subqueries(p, fold) for p in block.expressions]
-    ).from_(PARTIALS)
+    ).from_(PARTIALS, copy=False)  # the folded outputs may be large (moments): no copy
     if grouping_sets and group is not None:
         replacement.set("group", replace_outside_subqueries(group, fold))
     elif keys:
-        replacement = replacement.group_by(*[exp.column(f"__dau_g{i}") for i in range(len(keys))])
+        group_keys = [exp.column(f"__dau_g{i}") for i in range(len(keys))]
+        replacement = replacement.group_by(*group_keys, copy=False)
     for key in ("having", "order"):
         if block.args.get(key) is not None:
             replacement.set(key, replace_outside_subqueries(block.args[key], fold))
@@ -408,6 +409,8 @@ def refold_sql_for(keys: int, partial_names: list[str], calls: list[FoldCall]) -
     for call in calls:
         step = MERGE_STEPS[call.kind]
         if step.refold is not None:
+            if all(column in folds for column in call.columns):
+                continue  # another call over the same moments (corr and covar_pop of y, x)
             columns = [exp.column(c) for c in call.columns]
             for column, expression in zip(call.columns, step.refold(columns), strict=True):
                 folds[column] = expression.sql(dialect=DIALECT)
