@@ -148,3 +148,45 @@ def test_regr_count_is_duckdb_s_uinteger(con: duckdb.DuckDBPyConnection) -> None
     assert result.execution is not None
     assert compiled.fast is None  # co-moments do not fold a column at a time
     assert compiled.refold_sql is not None and "LIST_REDUCE" in compiled.refold_sql.upper()
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_random_tables_split_equal_or_answer_unsplit_by_name(seed: int) -> None:
+    """Random pairs (means far from and near 0, any correlation, NULLs, a constant side, an
+    infinity), every kind at once, both devices: equal to DuckDB, or unsplit with the reason."""
+    import random
+
+    rng = random.Random(seed)
+    con = duckdb.connect()
+    s = rng.randrange(1 << 30)
+    offset, scale = 10 ** rng.uniform(0, 7), 10 ** rng.uniform(-3, 3)
+    rho = rng.choice([0.0, 0.01, 0.5, 0.99, 1.0, -0.7])
+    unit, noise = f"(hash(i, {s}) % 1000000) / 1e6", f"(hash(i, {s + 1}) % 1000000) / 1e6"
+    x = f"({offset} + {scale} * {unit})"
+    y = f"({offset / 3} + {scale} * ({rho} * {unit} + {1 - abs(rho)} * {noise}))"
+    kind = ("float", "constx", "inf", "thirds", "float", "int")[seed]
+    if kind == "constx":
+        x = "(i % 7) / 3.0"
+    elif kind == "inf":
+        x = f"CASE WHEN i = 17 THEN 'inf'::DOUBLE ELSE {x} END"
+    elif kind == "thirds":
+        x = f"(hash(i, {s}) % 7) / 3.0"
+        y = f"(hash(i, {s + 1}) % 5) / 3.0 + (hash(i, {s}) % 7) / 9.0"
+    elif kind == "int":
+        x, y = f"(hash(i, {s}) % 1000)::INTEGER", f"((hash(i, {s}) % 1000) * 3 + i % 50)::BIGINT"
+    con.execute(
+        f"CREATE TABLE t AS SELECT i % 7 AS g, CASE WHEN i % 10 = 3 THEN NULL ELSE {x} END AS x, "
+        f"CASE WHEN i % 9 = 4 THEN NULL ELSE {y} END AS y FROM range(2000) r(i)"
+    )
+    sql = "SELECT g, " + ", ".join(f"{k}(y, x)" for k in KINDS) + " FROM t GROUP BY g"
+    expected = con.sql(sql).to_arrow_table()
+    for device in ("duckdb", "polars"):
+        with Session(con, device=device) as session:
+            result = session.sql(sql, device_share=rng.choice([0.2, 0.5, 0.7]))
+        assert compare_tables(result.table, expected, ordered=False) is None, (device, kind)
+        if result.execution is None:
+            assert result.fallback is not None and "ill-conditioned" in result.fallback
+        if kind == "inf":
+            assert result.execution is None
+        if kind in ("constx", "int", "thirds"):
+            assert result.execution is not None, (device, kind, result.fallback)
