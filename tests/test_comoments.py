@@ -84,6 +84,10 @@ def test_co_moments_split_equal_duckdb(
                 expected = con.sql(sql).to_arrow_table()
                 ordered = "ORDER BY" in sql
                 assert compare_tables(result.table, expected, ordered=ordered) is None, sql
+                if device == "cudf" and result.refusal is not None:
+                    # cudf-polars may lack a covariance (NVIDIA/cudf#20564 asks for corr): the
+                    # arm's probe then refuses by name, and the host answers exactly.
+                    continue
                 assert result.execution is not None, (sql, result.refusal, result.fallback)
                 assert result.execution.device_rows > 0 and result.execution.host_rows > 0
                 if "chunk_rows" in options:
