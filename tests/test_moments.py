@@ -5,14 +5,12 @@ tolerance are answered unsplit, by name."""
 
 from __future__ import annotations
 
-import warnings
-
 import duckdb
 import pytest
 
 from dau_scheduler import Session, SplitError
-from dau_scheduler.arms.polars import gpu_available
 from dau_scheduler.compare import compare_tables
+from moment_checks import ARMS, OPTIONS, check_splits
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -40,42 +38,12 @@ def con() -> duckdb.DuckDBPyConnection:
     return con
 
 
-#: The CPU devices, and cudf where a GPU is (the GPU kit runs ``-m gpu``).
-ARMS = [
-    "duckdb",
-    "polars",
-    pytest.param(
-        "cudf",
-        marks=[pytest.mark.gpu, pytest.mark.skipif(not gpu_available(), reason="no CUDA GPU")],
-    ),
-]
-
-
 @pytest.mark.parametrize("device", ARMS)
-@pytest.mark.parametrize(
-    "options",
-    [{}, {"lazy": True}, {"mem_budget_mb": 64, "strategy": "streamed", "chunk_rows": 400}],
-    ids=["resident", "lazy", "streamed"],
-)
+@OPTIONS
 def test_moments_split_equal_duckdb(
     con: duckdb.DuckDBPyConnection, device: str, options: dict[str, object]
 ) -> None:
-    if device == "cudf" and options:
-        pytest.skip("resident only on the GPU: the kit's gpu-tests step has 150 s in all")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        session = Session(con, device=device, **options)  # type: ignore[arg-type]
-    with session:
-        for sql in QUERIES:
-            for share in (0.3, 0.8):
-                result = session.sql(sql, device_share=share)
-                expected = con.sql(sql).to_arrow_table()
-                ordered = "ORDER BY" in sql
-                assert compare_tables(result.table, expected, ordered=ordered) is None, sql
-                assert result.execution is not None, (sql, result.refusal, result.fallback)
-                assert result.execution.device_rows > 0 and result.execution.host_rows > 0
-                if "chunk_rows" in options:
-                    assert result.strategy is not None and result.strategy.chunks > 10
+    check_splits(con, device, options, QUERIES)
 
 
 def test_ill_conditioned_moments_are_answered_unsplit(con: duckdb.DuckDBPyConnection) -> None:
