@@ -43,7 +43,7 @@ import pyarrow as pa
 
 from dau_scheduler.arms.base import cast_partial
 from dau_scheduler.arms.duckdb import quote
-from dau_scheduler.errors import ClusterError
+from dau_scheduler.errors import ClusterError, SizingError
 from dau_scheduler.planner.encoded import ClusterEncodedData, register_encoded_data_backend
 from dau_scheduler.planner.placement import placement_for
 from dau_scheduler.planner.resources import Resources
@@ -335,6 +335,33 @@ def forget(handle: str) -> None:
 # -- on the client ---------------------------------------------------------------------------
 
 
+#: How long a Session opening on a cluster waits for a worker to (re)join: a worker restarting
+#: after a crash is briefly absent from ``scheduler_info()``.
+WORKER_WAIT_S = 10.0
+
+
+def _workers_and_resources(client: Any) -> tuple[list[tuple[str, Any]], Resources]:
+    """The cluster's workers and the slots they give, read from one consistent view; waits up
+    to ``WORKER_WAIT_S`` for a worker where none is reported, then names the empty cluster."""
+    deadline = time.monotonic() + WORKER_WAIT_S
+    while True:
+        info = client.scheduler_info() or {}
+        workers = sorted((info.get("workers") or {}).items())
+        resources = None
+        if workers:
+            with contextlib.suppress(SizingError):  # the workers left between the two reads
+                resources = Resources.from_dask(client)
+        if resources is not None:
+            names = {d.name.rsplit("/", 1)[0] for d in resources.devices}
+            if {str(i.get("name", a)) for a, i in workers} <= names:
+                return workers, resources
+        if time.monotonic() > deadline:
+            raise ClusterError("the dask cluster reports no workers")
+        with contextlib.suppress(Exception):  # a timeout here is the loop's own to report
+            client.wait_for_workers(1, timeout=max(0.1, deadline - time.monotonic()))
+        time.sleep(0.2)
+
+
 class DaskTables:
     """The tables of a Session on a dask cluster, and the runs of a query's partial over them."""
 
@@ -342,11 +369,7 @@ class DaskTables:
         self.connection = connection
         self.client = connection.client
         self.handle = f"dau-{uuid.uuid4().hex[:12]}"
-        info = self.client.scheduler_info() or {}
-        self.workers = sorted((info.get("workers") or {}).items())
-        if not self.workers:
-            raise ClusterError("the dask cluster reports no workers")
-        self.resources = Resources.from_dask(self.client)
+        self.workers, self.resources = _workers_and_resources(self.client)
         names = {str(i.get("name", a)): a for a, i in self.workers}
         self._slot_worker = {
             d.name: names[d.name.rsplit("/", 1)[0]] for d in self.resources.devices
