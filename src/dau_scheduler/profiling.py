@@ -42,11 +42,11 @@ REPEATS = 5
 def plan_key(compiled: CompiledSplit, schema: dict[str, dict[str, str]]) -> str:
     """A stable key of the query's shape and the data it runs on (module docstring)."""
     try:
-        normalized = sqlglot.parse_one(compiled.sql, read="duckdb").sql(
+        normalized = sqlglot.parse_one(compiled.read_sql, read="duckdb").sql(
             dialect="duckdb", normalize=True, comments=False
         )
     except sqlglot.errors.SqlglotError:
-        normalized = " ".join(compiled.sql.split())
+        normalized = " ".join(compiled.read_sql.split())
     fingerprint = sorted((t, sorted(cols.items())) for t, cols in schema.items())
     payload = json.dumps([normalized, compiled.plan.split_table, fingerprint])
     return "q-" + hashlib.sha256(payload.encode()).hexdigest()[:20]

@@ -90,7 +90,7 @@ class Refusals:
         self._reads: dict[str, _Read] = {}
 
     def types(self, compiled: CompiledSplit) -> str | None:
-        key = (compiled.sql, compiled.plan.split_table)
+        key = (compiled.read_sql, compiled.plan.split_table)
         if key not in self._types:
             s = self.session
             in_place = (
@@ -100,21 +100,21 @@ class Refusals:
                 and isinstance(s.device, (DuckDBArm, type(None)))
             )
             self._types[key] = type_refusal(
-                compiled.sql, s.schema, compiled.partial_types, in_place=in_place
+                compiled.read_sql, s.schema, compiled.partial_types, in_place=in_place
             )
         return self._types[key]
 
     def _read(self, compiled: CompiledSplit) -> _Read:
         """What the query's text reads and calls, parsed once."""
-        found = self._reads.get(compiled.sql)
+        found = self._reads.get(compiled.read_sql)
         if found is None:
-            tree = sqlglot.parse_one(compiled.sql, read=DIALECT)
+            tree = sqlglot.parse_one(compiled.read_sql, read=DIALECT)
             found = _Read(
                 tables=frozenset(t.name for t in tree.find_all(exp.Table)),
                 calls=frozenset(function_name(f) for f in tree.find_all(exp.Func)),
                 regex=any(True for _ in tree.find_all(exp.RegexpLike, exp.RegexpILike)),
             )
-            self._reads[compiled.sql] = found
+            self._reads[compiled.read_sql] = found
         return found
 
     def collation(self, compiled: CompiledSplit) -> str | None:
@@ -127,10 +127,10 @@ class Refusals:
                 f"the connection sets default_collation = '{setting}', which the fold over "
                 "Arrow partials does not keep"
             )
-        if compiled.sql not in self._collated:
+        if compiled.read_sql not in self._collated:
             tables = self._read(compiled).tables
-            self._collated[compiled.sql] = collated_tables(self.session.host.cursor(), tables)
-        return self._collated[compiled.sql]
+            self._collated[compiled.read_sql] = collated_tables(self.session.host.cursor(), tables)
+        return self._collated[compiled.read_sql]
 
     def regex(self, compiled: CompiledSplit) -> str | None:
         """A regular-expression match under ``regex_match_operator_semantics`` other than
@@ -149,11 +149,11 @@ class Refusals:
         final query) or whose name sqlglot reads as its own function, or a function whose value
         is the query's own text (``alias``: the rewrite renames every output)."""
         calls = self._read(compiled).calls
-        kinds = self.session.functions.kinds(compiled.sql)
+        kinds = self.session.functions.kinds(compiled.read_sql)
         volatile = sorted(calls & kinds.volatile)
         if volatile:
             return f"the macro {volatile[0]}() calls a non-deterministic function"
-        macros = {name for name, _ in kinds.user_macros} & called_names(compiled.sql)
+        macros = {name for name, _ in kinds.user_macros} & called_names(compiled.read_sql)
         shadowed = sorted(name for name in macros if read_as_own_function(name))
         if shadowed:
             # sqlglot read DuckDB's test_alias_map_in_subquery.test's macro strip_null_value
@@ -175,7 +175,7 @@ class Refusals:
 
     def device(self, compiled: CompiledSplit) -> str | None:
         """The device arm's answer to "can you run this partial?", asked once per query."""
-        key = (compiled.sql, compiled.plan.split_table)
+        key = (compiled.read_sql, compiled.plan.split_table)
         if key not in self._device:
             assert self.session.device is not None
             self._device[key] = self.session.device.refusal(compiled)

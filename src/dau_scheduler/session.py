@@ -11,7 +11,7 @@ import contextlib
 import dataclasses
 import math
 import threading
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -44,6 +44,7 @@ from dau_scheduler.profile import ProfileCache, QueryProfile
 from dau_scheduler.refusals import Refusals, connection_state
 from dau_scheduler.rewrite.dialect import DIALECT
 from dau_scheduler.rewrite.planner import CompiledSplit, SplitPlan, compile_split
+from dau_scheduler.rewrite.views import View
 from dau_scheduler.split import SplitExecution, device_cut
 from dau_scheduler.strategies import MemoryPlan, memory_plan
 from dau_scheduler.tables import (
@@ -52,6 +53,7 @@ from dau_scheduler.tables import (
     ParquetSource,
     Source,
     connection_place,
+    connection_views,
     resolve_sources,
 )
 
@@ -306,7 +308,7 @@ class Session:
         key = (sql, split_table.lower() if split_table else None)
         with self._lock:
             cached = self._plans.get(key)
-        if cached is not None:
+        if cached is not None and (not cached.views or self._views_unchanged(cached.views)):
             return cached
         self._validate(sql)
         if split_table is not None and split_table.lower() not in self.row_counts:
@@ -315,31 +317,49 @@ class Session:
                 f"tables: {', '.join(sorted(self.row_counts))}"
             )
         columns, types, output_schema = self._bind(sql)
-        compiled = compile_split(
-            sql,
-            row_counts=self.row_counts,
-            schema=self.schema,
-            aggregate_names=self.functions.kinds(sql).aggregates,
-            binder=self._bind,
-            columns=columns,
-            types=types,
-            output_schema=output_schema,
-            split_table=split_table,
-            place=self._tables_place,
-        )
+        aggregates = self.functions.kinds(sql).aggregates
+        for _ in range(2):
+            compiled = compile_split(
+                sql,
+                row_counts=self.row_counts,
+                schema=self.schema,
+                aggregate_names=aggregates,
+                binder=self._bind,
+                columns=columns,
+                types=types,
+                output_schema=output_schema,
+                split_table=split_table,
+                place=self._tables_place,
+                views=self._views,
+            )
+            # A view's body may call a macro the catalog read before did not list.
+            fresh = self.functions.kinds(compiled.read_sql).aggregates
+            if fresh == aggregates:
+                break
+            aggregates = fresh
         compiled = self._checked_final(compiled)
         if split_table is not None and compiled.plan.refusal and compiled.partial is None:
             import sqlglot
             from sqlglot import exp
 
             read = {
-                t.name.lower() for t in sqlglot.parse_one(sql, read=DIALECT).find_all(exp.Table)
+                t.name.lower()
+                for t in sqlglot.parse_one(compiled.read_sql, read=DIALECT).find_all(exp.Table)
             }
             if split_table.lower() not in read:
                 raise SqlError(f"split_table {split_table!r} is not read by this query")
         with self._lock:
             self._plans[key] = compiled
         return compiled
+
+    def _views(self, names: Collection[str]) -> dict[str, View]:
+        """The persistent views among ``names`` where this Session's tables live."""
+        return connection_views(self.host.cursor(), self._tables_place, names)
+
+    def _views_unchanged(self, views: tuple[View, ...]) -> bool:
+        """Whether the views a plan inlined are still defined as they were."""
+        now = self._views({view.name.lower() for view in views})
+        return all(now.get(view.name.lower()) == view for view in views)
 
     def _checked_final(self, compiled: CompiledSplit) -> CompiledSplit:
         """The compiled split, refused when its final query does not run over empty partials
@@ -377,7 +397,7 @@ class Session:
 
     def plan_key(self, compiled: CompiledSplit) -> str:
         """The profile key of a compiled query (see ``profiling.plan_key``), computed once."""
-        key = (compiled.sql, compiled.plan.split_table)
+        key = (compiled.read_sql, compiled.plan.split_table)
         if key not in self._plan_keys:
             self._plan_keys[key] = profiling.plan_key(compiled, self.schema)
         return self._plan_keys[key]

@@ -98,7 +98,7 @@ def read_columns(session: Session, compiled: CompiledSplit) -> list[str]:
     an Arrow chunk needs a column to carry its row count)."""
     table = compiled.plan.split_table or ""
     names = list(session.schema[table])
-    used = query_columns(compiled.sql, session.schema).get(table, set())
+    used = query_columns(compiled.read_sql, session.schema).get(table, set())
     return [n for n in names if n.lower() in used] or names[:1]
 
 

@@ -23,6 +23,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from dau_scheduler.errors import SqlError
+from dau_scheduler.rewrite.views import View
 
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 #: Rows read to estimate a Parquet table's Arrow width per column.
@@ -339,6 +340,28 @@ def connection_tables(con: duckdb.DuckDBPyConnection) -> list[str]:
         .fetchall()
     )
     return [str(row[0]) for row in rows]
+
+
+def connection_views(
+    con: duckdb.DuckDBPyConnection, place: tuple[str, str], names: Collection[str]
+) -> dict[str, View]:
+    """The persistent views among ``names`` (lower case) in ``place`` (database, schema), by
+    lower-case name: their definitions and output column names as the catalog holds them now.
+    (A temporary view is the connection's own: a cursor does not see it.)"""
+    rows = con.execute(
+        "SELECT v.view_name, v.sql, list(c.column_name ORDER BY c.column_index) "
+        "FROM duckdb_views() AS v JOIN duckdb_columns() AS c ON c.database_name = "
+        "v.database_name AND c.schema_name = v.schema_name AND c.table_name = v.view_name "
+        "WHERE NOT v.internal AND NOT v.temporary AND v.database_name = $1 "
+        "AND v.schema_name = $2 AND lower(v.view_name) IN (SELECT unnest($3)) "
+        "GROUP BY v.view_name, v.sql",
+        [place[0], place[1], sorted(names)],
+    ).fetchall()
+    return {
+        str(name).lower(): View(str(name), str(sql), tuple(str(c) for c in columns))
+        for name, sql, columns in rows
+        if sql
+    }
 
 
 def resolve_tables(tables: Any) -> dict[str, pa.Table]:

@@ -453,7 +453,7 @@ class DaskTables:
         self.last_runs, self.last_fold_seconds = (), 0.0
         if stop <= start:
             return schema.empty_table()
-        whole = whole_specs(self.specs, compiled.sql, table, self._reads)
+        whole = whole_specs(self.specs, compiled.read_sql, table, self._reads)
         work = self.placement(start, stop)
         futures = [
             self.client.submit(

@@ -167,9 +167,9 @@ def estimate_model_nbytes(data: Any, sql: str) -> int:
 
 def _model_bytes(session: Session, compiled: CompiledSplit) -> int:
     split = compiled.plan.split_table or ""
-    used = query_columns(compiled.sql, session.schema)
+    used = query_columns(compiled.read_sql, session.schema)
     total = sum(_bytes(session, t, cols) for t, cols in used.items() if t != split)
-    if _reads(compiled.sql).get(split, 0) > 1:
+    if _reads(compiled.read_sql).get(split, 0) > 1:
         total += _bytes(session, split, used.get(split, set()))
     return total
 
@@ -319,7 +319,7 @@ def plan(
         split = compiled.plan.split_table or ""
         n = session.row_counts[split]
         encoded = _bytes(
-            session, split, query_columns(compiled.sql, session.schema).get(split, set())
+            session, split, query_columns(compiled.read_sql, session.schema).get(split, set())
         )
         encoded_row = encoded / n if n else 0.0
         return placement_for(

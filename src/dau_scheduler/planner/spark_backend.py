@@ -427,7 +427,7 @@ class SparkTables:
         self.last_runs = ()
         if stop <= start:
             return schema.empty_table()
-        whole = whole_specs(self.specs, compiled.sql, table, self._reads)
+        whole = whole_specs(self.specs, compiled.read_sql, table, self._reads)
         out = pa.schema(
             [
                 *schema,
@@ -447,12 +447,12 @@ class SparkTables:
             rows = frame
         else:
             fn = _partial_fn(task)
-            used = self._used.get(compiled.sql)
+            used = self._used.get(compiled.read_sql)
             if used is None:
                 from dau_scheduler.rewrite.columns import query_columns
 
-                wanted = query_columns(compiled.sql, self._names).get(table, set())
-                used = self._used[compiled.sql] = [
+                wanted = query_columns(compiled.read_sql, self._names).get(table, set())
+                used = self._used[compiled.read_sql] = [
                     c for c in frame.columns if c.lower() in wanted or c == ROW
                 ]
             # Only the columns the query reads, only the rows in range, cross to the worker.

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import pyarrow as pa
 import sqlglot
@@ -45,6 +45,7 @@ from dau_scheduler.rewrite.dialect import DIALECT
 from dau_scheduler.rewrite.fold import FastFold, FastRows
 from dau_scheduler.rewrite.pushdown import push_filters
 from dau_scheduler.rewrite.steps import STEPS
+from dau_scheduler.rewrite.views import View, ViewLookup, in_place, inline_views
 
 #: The table name an arm binds to its own row range of the split table.
 PLACEHOLDER = "__dau_split__"
@@ -89,10 +90,19 @@ class CompiledSplit:
     #: DISTINCT or LIMIT): the postures run the host alone (decision 018).
     passes_rows_through: bool = False
     arm_sql: dict[str, str] = field(default_factory=dict, compare=False)
+    #: The views the query reads, and the query over their definitions (``rewrite.views``).
+    views: tuple[View, ...] = ()
+    inlined_sql: str | None = None
 
     @property
     def splittable(self) -> bool:
         return self.plan.refusal is None
+
+    @property
+    def read_sql(self) -> str:
+        """The query as the split reads it: ``sql`` over its views' definitions. ``sql`` is
+        what an unsplit answer runs."""
+        return self.inlined_sql if self.inlined_sql is not None else self.sql
 
 
 #: The parts of a table reference the split understands (its rows as stored, under a name; a
@@ -332,8 +342,41 @@ def _name_as_duckdb(tree: exp.Expr) -> exp.Expr:
     return tree
 
 
-def _analyse(sql: str, schema: dict[str, dict[str, str]]) -> exp.Expr:
-    tree: exp.Expr = _name_as_duckdb(sqlglot.parse_one(sql, read=DIALECT))
+def _set_args(node: exp.Expr | None) -> set[str]:
+    return {key for key, value in node.args.items() if value} if node is not None else set()
+
+
+def _ungroup_leading_joins(tree: exp.Expr) -> exp.Expr:
+    """``FROM (a JOIN b ON p) JOIN c ON q`` read as ``FROM a JOIN b ON p JOIN c ON q``: joins
+    associate to the left, so parentheses around the leading ones change nothing. DuckDB keeps
+    a view's ``FROM a JOIN b`` as ``FROM (a INNER JOIN b ON ...)``, which the split otherwise
+    reads as a table with joins of its own."""
+    for select in list(tree.find_all(exp.Select)):
+        while True:
+            source = select.args.get("from_")
+            group = source.this if source is not None else None
+            first = group.this if isinstance(group, exp.Subquery) else None
+            if not (
+                source is not None
+                and _set_args(group) == {"this"}
+                and first is not None
+                and first.args.get("joins")
+                # a group's first part: a table (its alias is its own), or a group unaliased
+                and (
+                    isinstance(first, exp.Table)
+                    or (isinstance(first, exp.Subquery) and _set_args(first) == {"this", "joins"})
+                )
+            ):
+                break
+            joins = first.args["joins"]
+            first.set("joins", None)
+            source.set("this", first)
+            select.set("joins", [*joins, *(select.args.get("joins") or [])])
+    return tree
+
+
+def _analyse(tree: exp.Expr, schema: dict[str, dict[str, str]]) -> exp.Expr:
+    tree = _name_as_duckdb(_ungroup_leading_joins(tree))
     tree = qualify(
         tree,
         schema=dict(schema),
@@ -353,18 +396,8 @@ def _namesake_elsewhere(
     """A table reference qualified with another schema or database than ``place`` whose bare
     name is one of the Session's tables (``s1.t`` beside ``main.t``: DuckDB's
     export_database.test), or None. Everything here matches tables by their bare names."""
-    database, own = (part.lower() for part in place)
     for table in tree.find_all(exp.Table):
-        if table.name.lower() not in schema:
-            continue
-        catalog, db = table.catalog.lower(), table.db.lower()
-        if catalog:
-            ours = catalog == database and db == own
-        elif db == database:  # ``memory.t``: that catalog's default schema, main
-            ours = own == "main"
-        else:  # a bare name, or ``s.t``: schema s of the current database
-            ours = not db or db == own
-        if not ours:
+        if table.name.lower() in schema and not in_place(table, place):
             return table
     return None
 
@@ -381,6 +414,7 @@ def compile_split(
     output_schema: pa.Schema | None = None,
     split_table: str | None = None,
     place: tuple[str, str] = ("memory", "main"),
+    views: ViewLookup | None = None,
 ) -> CompiledSplit:
     """Compile ``sql`` into a :class:`CompiledSplit`, or one that carries its refusal.
 
@@ -390,6 +424,9 @@ def compile_split(
     ``columns``/``types`` are the unsplit output.
     """
 
+    inlined: tuple[View, ...] = ()
+    inlined_sql: str | None = None
+
     def refused(
         reason: str, table: str | None = None, aggregates: Sequence[tuple[str, str]] = ()
     ) -> CompiledSplit:
@@ -398,12 +435,22 @@ def compile_split(
             SplitPlan(split_table=table, refusal=reason, aggregates=tuple(aggregates)),
             tuple(columns),
             tuple(types),
+            views=inlined,
+            inlined_sql=inlined_sql,
         )
 
     if _RESERVED in sql.lower():
         return refused(f"names starting with {_RESERVED} are reserved for the split's own tables")
     try:
-        tree = _analyse(sql, schema)
+        tree: exp.Expr = sqlglot.parse_one(sql, read=DIALECT)
+        if views is not None:
+            over = inline_views(tree, schema, place, views)
+            if over.refusal is not None:
+                return refused(over.refusal)
+            tree, inlined = over.tree, over.views
+            if inlined:
+                inlined_sql = tree.sql(dialect=DIALECT)
+        tree = _analyse(tree, schema)
     except (
         SqlglotError,
         ValueError,
@@ -456,9 +503,12 @@ def compile_split(
                 reasons.append(found)
                 continue
             try:
-                return _compile_candidate(
+                compiled = _compile_candidate(
                     sql, tree, found, aggregate_names, binder, columns, types, output_schema
                 )
+                if inlined:
+                    compiled = replace(compiled, views=inlined, inlined_sql=inlined_sql)
+                return compiled
             except Refuse as refusal:
                 aggregates = _aggregates_of(found.block, aggregate_names)
                 if first_refusal is None:
