@@ -310,7 +310,69 @@ def _cast_outputs(final: exp.Expr, columns: Sequence[str], types: Sequence[str])
                 if not column.table and column.name in renamed:
                     column.replace(exp.column(renamed[column.name], quoted=True))
         return final
+    if isinstance(final, exp.SetOperation):
+        return _cast_set_operation(final, columns, [target(t) for t in types])
     raise Refuse("the query's top level is not a plain SELECT list the final cast can wrap")
+
+
+def _cast_set_operation(
+    final: exp.SetOperation, columns: Sequence[str], types: Sequence[exp.DataType]
+) -> exp.Select:
+    """A set operation at the top, cast and named in a SELECT around it: ``SELECT CAST(__dau_c0
+    AS T) AS name, ... FROM (a UNION b) AS __dau_top(__dau_c0, ...)``, its outputs read by
+    position (DuckDB's order, BY NAME too). Its CTEs, ORDER BY, LIMIT and OFFSET move to the
+    SELECT, an ORDER BY by output name as the output's position (what ORDER BY over a set
+    operation can name); the operation itself is unchanged."""
+    if len(final.named_selects) != len(columns):
+        raise Refuse(
+            "the query's top level is a set operation whose outputs the first query does not "
+            "list (BY NAME with columns only one side has, or a *)"
+        )
+    order = final.args.get("order")
+    if order is not None:
+        # An output named as DuckDB names it (after the first query), else as sqlglot does.
+        named = [[name.lower() for name in columns], [n.lower() for n in final.named_selects]]
+        for term in order.expressions:
+            key = term.this
+            if isinstance(key, exp.Literal) and not key.is_string:
+                continue
+            found = next(
+                (
+                    names.index(key.name.lower())
+                    for names in named
+                    if isinstance(key, exp.Column) and names.count(key.name.lower()) == 1
+                ),
+                None,
+            )
+            if found is not None and not key.table:
+                key.replace(exp.Literal.number(found + 1))
+                continue
+            raise Refuse(
+                f"ORDER BY {key.sql(dialect=DIALECT)} over the top-level set operation names no "
+                "output by name or position"
+            )
+    moved = {key: final.args.get(key) for key in ("with_", "order", "limit", "offset")}
+    for key in moved:
+        final.set(key, None)
+    inner = [f"__dau_c{i}" for i in range(len(columns))]
+    wrapper = exp.Select(
+        expressions=[
+            exp.alias_(exp.Cast(this=exp.column(c, quoted=True), to=t), name, quoted=True)
+            for c, name, t in zip(inner, columns, types, strict=True)
+        ]
+    ).from_(
+        exp.Subquery(
+            this=final,
+            alias=exp.TableAlias(
+                this=exp.to_identifier("__dau_top"),
+                columns=[exp.to_identifier(c, quoted=True) for c in inner],
+            ),
+        )
+    )
+    for key, value in moved.items():
+        if value is not None:
+            wrapper.set(key, value)
+    return wrapper
 
 
 #: Aggregate kinds whose partials are sums: proven for numeric types only (an AVG over TIMETZ or
