@@ -207,8 +207,9 @@ class Session:
             self.host.cursor()
             .execute(
                 "SELECT table_name, column_name, data_type FROM information_schema.columns "
-                "WHERE table_schema = current_schema() AND table_catalog = current_database() "
-                "ORDER BY table_name, ordinal_position"
+                "WHERE table_catalog = $1 AND table_schema = $2 "
+                "ORDER BY table_name, ordinal_position",
+                list(self._tables_place),
             )
             .fetchall()
             if self.row_counts  # (a connection standing in no database has none to describe)
