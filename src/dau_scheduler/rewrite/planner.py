@@ -315,6 +315,39 @@ def _cast_outputs(final: exp.Expr, columns: Sequence[str], types: Sequence[str])
     raise Refuse("the query's top level is not a plain SELECT list the final cast can wrap")
 
 
+#: Partial column types DuckDB writes to Arrow as another type, and reads back as that one.
+#: JSON leaves as plain text: the final query reads such a column as JSON again (a cast
+#: from VARCHAR to JSON checks the text and keeps it as it is).
+_RETYPED = frozenset({"JSON"})
+
+
+def _partials_typed(
+    final: exp.Expr, partial_columns: Sequence[str], partial_types: Sequence[str]
+) -> exp.Expr:
+    """``final`` reading each partial column of a type in ``_RETYPED`` as that type."""
+    retyped = [
+        exp.alias_(
+            exp.Cast(this=exp.column(c, quoted=True), to=exp.DataType.build(t, dialect=DIALECT)),
+            c,
+            quoted=True,
+        )
+        for c, t in zip(partial_columns, partial_types, strict=True)
+        if t in _RETYPED
+    ]
+    if not retyped:
+        return final
+    for table in list(final.find_all(exp.Table)):
+        if table.name == PARTIALS and not table.db and not table.catalog:
+            read = exp.Select(expressions=[exp.Star(replace=[r.copy() for r in retyped])])
+            table.replace(
+                exp.Subquery(
+                    this=read.from_(PARTIALS),
+                    alias=exp.TableAlias(this=exp.to_identifier(table.alias_or_name)),
+                )
+            )
+    return final
+
+
 def _cast_set_operation(
     final: exp.SetOperation, columns: Sequence[str], types: Sequence[exp.DataType]
 ) -> exp.Select:
@@ -704,6 +737,7 @@ def _compile_candidate(
     else:
         target.replace(replacement)
     final_tree = _cast_outputs(final_tree, columns, types)
+    final_tree = _partials_typed(final_tree, partial_columns, partial_types)
     for node in final_tree.walk():
         node.meta.pop("dau", None)
 
