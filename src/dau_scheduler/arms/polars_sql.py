@@ -315,6 +315,36 @@ def _refuse_unpaired_conditions(tree: exp.Expr) -> None:
                 )
 
 
+def _defined(select: exp.Select) -> set[str]:
+    """The names a SELECT's own FROM and JOINs define (tables, derived tables, by alias)."""
+    from_ = select.args.get("from_")
+    items = [from_.this] if from_ is not None else []
+    items += [join.this for join in select.args.get("joins") or []]
+    return {item.alias_or_name for item in items}
+
+
+def _refuse_deep_correlation(tree: exp.Expr) -> None:
+    """Raise ``SqlError`` for a column that a subquery reads from a query two or more levels
+    out. Polars 1.44 answers such a subquery wrongly: ``WHERE (SELECT max(i2.i) FROM i2 WHERE
+    i2.i = (SELECT min(i3.i) FROM i3 WHERE i3.i > b1.i)) IS NOT NULL`` kept no row of b1 where
+    DuckDB keeps two (a reference one level out is answered right)."""
+    for column in tree.find_all(exp.Column):
+        if not column.table:
+            continue
+        levels, node = 0, column.parent
+        while node is not None:
+            if isinstance(node, exp.Select):
+                if column.table in _defined(node):
+                    break
+                levels += 1
+            node = node.parent
+        if node is not None and levels >= 2:
+            raise SqlError(
+                f"{column.sql(dialect='duckdb')}: a subquery reads a column of a query "
+                f"{levels} levels out, which Polars answers wrongly"
+            )
+
+
 #: Why kinds that Polars' SQL computes differently from DuckDB's (found by a sweep against DuckDB)
 #: are refused. None is in ``_CHECKED``, so each is refused anyway; this only names the reason.
 _DIVERGENT: dict[type[exp.Expr], str] = {
@@ -559,6 +589,7 @@ def polars_sql(compiled: CompiledSplit, types: dict[str, dict[str, str]] | None 
     partial = partial.transform(_bounded_scalar_subquery)
     partial = partial.transform(_filter_joined_table).transform(_inner_conditions_to_where)
     _refuse_unpaired_conditions(partial)
+    _refuse_deep_correlation(partial)
     if types is not None:
         split = compiled.plan.split_table
         schema = dict(types) | ({PLACEHOLDER: types[split]} if split in types else {})

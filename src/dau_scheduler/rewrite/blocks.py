@@ -179,9 +179,15 @@ def replace_outside_subqueries(
 ORDER_INSENSITIVE = frozenset({"min", "max", "count", "count_star", "bool_and", "bool_or"})
 
 
-def refuse_correlated_references(block: exp.Select) -> None:
+def refuse_correlated_references(block: exp.Select, rows: frozenset[str] | None = None) -> None:
     """Refuse a block whose SELECT, HAVING or ORDER BY holds a subquery that refers to the
-    block's own tables: the final query reads the merged partials, not those tables."""
+    block's own tables: the final query reads the merged partials, not those tables.
+
+    ``rows``: the block does not aggregate, and these are the engine's aggregate names. Its
+    outputs and ORDER BY keys are computed in the partial, row by row, where those tables are
+    read, so such a subquery is refused only where an aggregate or window inside it reads the
+    block's columns: ``SELECT (SELECT max(a)) FROM t`` aggregates t's rows (SQL binds an
+    aggregate of outer columns to the outer query), which no arm's partial can."""
     sources = set()
     from_ = block.args.get("from_") or block.args.get("from")
     for item in [
@@ -196,12 +202,31 @@ def refuse_correlated_references(block: exp.Select) -> None:
             continue
         for sub in root.find_all(exp.Subquery, exp.Exists):
             inner = {t.alias_or_name for t in sub.find_all(exp.Table)}
-            for column in sub.find_all(exp.Column):
-                if column.table and column.table in sources and column.table not in inner:
-                    raise Refuse(
-                        f"a subquery in the SELECT, HAVING or ORDER BY refers to {column.table}."
-                        f"{column.name} of the split block, which the final query does not read"
-                    )
+
+            def outer(node: exp.Expr, inner: set[str] = inner) -> list[exp.Column]:
+                return [
+                    c
+                    for c in node.find_all(exp.Column)
+                    if c.table and c.table in sources and c.table not in inner
+                ]
+
+            if rows is not None:
+                for node in sub.find_all(exp.Window, exp.AggFunc, exp.Anonymous):
+                    window = isinstance(node, exp.Window)
+                    if (window or is_aggregate(node, rows)) and outer(node):
+                        column = outer(node)[0]
+                        raise Refuse(
+                            f"a subquery in the SELECT or ORDER BY aggregates {column.table}."
+                            f"{column.name} of the split block (an aggregate of outer columns "
+                            "belongs to the outer query)"
+                        )
+                continue
+            outside = outer(sub)
+            if outside:
+                raise Refuse(
+                    f"a subquery in the SELECT, HAVING or ORDER BY refers to {outside[0].table}."
+                    f"{outside[0].name} of the split block, which the final query does not read"
+                )
 
 
 _GROUPING_SETS = (exp.Rollup, exp.Cube, exp.GroupingSets)
@@ -487,9 +512,9 @@ def fast_fold_for(
     )
 
 
-def build_rows(block: exp.Select) -> BuiltBlock:
+def build_rows(block: exp.Select, names: frozenset[str]) -> BuiltBlock:
     """A block without aggregation: each arm's rows, concatenated in arm order (top-k per arm)."""
-    refuse_correlated_references(block)
+    refuse_correlated_references(block, rows=names)
     projections = [
         exp.alias_(p.unalias().copy(), f"__dau_c{i}") for i, p in enumerate(block.expressions)
     ]

@@ -667,7 +667,7 @@ def _compile_candidate(
     _mark(tree, found.occurrence, found.block)
     block = push_filters(found.block, names)
     aggregated = bool(aggregate_calls(block, names) or block.args.get("group"))
-    built = build_aggregate(block, names) if aggregated else build_rows(block)
+    built = build_aggregate(block, names) if aggregated else build_rows(block, names)
     # TPC-DS Q5's UNION branch SELECT ... FROM store_sales: each arm reads its rows back and the
     # final query does all the work. Exact, but never faster: the postures run the host alone.
     passes_through = not aggregated and not any(
