@@ -57,8 +57,15 @@ def test_ill_conditioned_moments_are_answered_unsplit(con: duckdb.DuckDBPyConnec
         assert result.execution is None
         assert result.fallback is not None and "ill-conditioned" in result.fallback
         assert compare_tables(result.table, con.sql(sql).to_arrow_table(), ordered=False) is None
+        # Remembered: the next run of it does not run the arms again, and names why.
+        again = session.sql(sql, device_share=0.5)
+        assert again.execution is None and again.fallback is None
+        assert again.refusal is not None and "last split did not fold" in again.refusal
+        assert compare_tables(again.table, result.table, ordered=False) is None
         with pytest.raises(SplitError, match="ill-conditioned"):
             session.sql(sql, device_share=0.5, strict=True)
+    with Session(con, device="duckdb") as session, pytest.raises(SplitError, match="ill-cond"):
+        session.sql(sql, device_share=0.5, strict=True)
 
 
 @pytest.mark.parametrize("device", ARMS)

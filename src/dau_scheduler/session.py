@@ -221,6 +221,9 @@ class Session:
         self.functions = FunctionCatalog(self.host.cursor, fresh=not self.host.owned)
         self._plans: dict[tuple[str, str | None], CompiledSplit] = {}
         self._plan_keys: dict[tuple[str, str | None], str] = {}
+        #: Queries whose split ran and did not fold (ill-conditioned moments): the reason, by
+        #: (query as read, split table). They are answered unsplit from then on, not run twice.
+        self._unfolded: dict[tuple[str, str | None], str] = {}
         self.refusals = Refusals(self)
         self._lock = threading.Lock()
         self._closed = False
@@ -494,6 +497,13 @@ class Session:
                 raise SplitError(f"query refused for splitting: {refusal}")
             return SqlResult(self._unsplit(compiled.sql), None, plan, refusal=refusal)
 
+        unfolded = self._unfolded.get((compiled.read_sql, plan.split_table))
+        if unfolded is not None:
+            why = f"this query's last split did not fold, so it is answered unsplit: {unfolded}"
+            if strict:
+                raise SplitError(f"query refused for splitting: {why}")
+            plan = plan.model_copy(update={"refusal": why})
+            return SqlResult(self._unsplit(compiled.sql), None, plan, refusal=why)
         decision = self._decide(compiled, posture, device_share, auto=profile == "auto")
         split = decision.split
         n = self.row_counts[plan.split_table or ""]
@@ -525,6 +535,8 @@ class Session:
             else:
                 done = execution.run(self, compiled, decision)
         except (FoldError, ArmError) as exc:
+            if isinstance(exc, FoldError):  # the rows decide it: the same rows fold no better
+                self._unfolded[(compiled.read_sql, plan.split_table)] = str(exc)
             execution.raise_unless_unsplit_stands(exc, strict)
             return SqlResult(
                 self._unsplit(compiled.sql),  # DuckDB's own error, if it fails too
