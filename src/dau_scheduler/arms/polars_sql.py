@@ -71,10 +71,76 @@ def _decimal_literal(node: exp.Expr) -> exp.Expr | None:
     return None
 
 
+#: DuckDB's part functions as the EXTRACT they are (``dayofweek(d)`` is ``EXTRACT(dow FROM d)``,
+#: Sunday 0), which the Polars arm writes for every part in ``_EXTRACTED``.
+_PART_FUNCTIONS: dict[type[exp.Expr], str] = {
+    exp.Year: "year",
+    exp.Quarter: "quarter",
+    exp.Month: "month",
+    exp.Week: "week",
+    exp.Day: "day",
+    exp.DayOfWeek: "dow",
+    exp.DayOfYear: "doy",
+    exp.Hour: "hour",
+    exp.Minute: "minute",
+    exp.Second: "second",
+}
+#: The parts of a date or plain timestamp that Polars extracts as DuckDB does (a sweep over
+#: dates and timestamps from year 1 to 2026, before and after 1970: tests/test_sql_arms.py).
+#: ``epoch`` is not among them: before 1970 Polars' seconds differ in their fraction.
+_EXTRACTED = frozenset(
+    {
+        "year",
+        "quarter",
+        "month",
+        "week",
+        "day",
+        "dow",
+        "isodow",
+        "doy",
+        "hour",
+        "minute",
+        "second",
+        "millisecond",
+        "microsecond",
+        "decade",
+        "century",
+        "millennium",
+        "isoyear",
+        "dayofweek",
+    }
+)
+
+
+#: Parts of the time of day: Polars has them on timestamps, not on dates.
+_TIME_PARTS = frozenset({"hour", "minute", "second", "millisecond", "microsecond"})
+#: Of those, the ones Polars extracts from a TIME as DuckDB does (its seconds of a time keep
+#: the fraction: 23722.188 for DuckDB's 23722 milliseconds).
+_ON_TIME = frozenset({"hour", "minute"})
+
+
+def _extract_divergence(node: exp.Extract) -> str | None:
+    part = node.name.lower()
+    if part not in _EXTRACTED:
+        return f"EXTRACT of {part} (Polars computes it differently or not at all)"
+    kind = node.expression.type
+    if part in _TIME_PARTS and not (
+        kind is not None
+        and (
+            kind.is_type(exp.DType.TIMESTAMP) or (kind.is_type(exp.DType.TIME) and part in _ON_TIME)
+        )
+    ):
+        return f"EXTRACT of {part} from this type (Polars has it on plain timestamps only)"
+    return None
+
+
 def _translate(node: exp.Expr) -> exp.Expr:
     decimal = _decimal_literal(node)
     if decimal is not None:
         return decimal
+    part = _PART_FUNCTIONS.get(type(node))
+    if part is not None and not node.args.get("expression"):
+        return exp.Extract(this=exp.var(part.upper()), expression=_translated(node.this))
     if isinstance(node, exp.Div):
         double = exp.DataType.build("DOUBLE")
         return exp.Div(
@@ -567,6 +633,8 @@ def _refuse_divergent(tree: exp.Expr) -> None:
             why = _cast_divergence(node)
         if why is None and isinstance(node, exp.Extract) and _zoned(node.expression.type):
             why = _ZONED_REASON
+        if why is None and isinstance(node, exp.Extract):
+            why = _extract_divergence(node)
         if why is None and isinstance(node, (*_COMPARISONS, exp.In, exp.Between)):
             why = _zoned_against_local(node)
         if why is None and isinstance(node, (exp.Binary, exp.In, exp.Between)):
