@@ -404,3 +404,50 @@ def test_date_parts_on_polars_are_exact_or_refused() -> None:
     assert {"extract(year from d)", "year(ts)", "dayofweek(d)", "extract(hour from tm)"} <= set(
         split
     )
+
+
+#: Text Polars cases, trims or cuts differently (non-ASCII letters, tabs, no-break spaces, an
+#: empty string) and halves it rounds differently.
+ODD_TEXT = ["ß", "straße", "İstanbul", "ﬃ", "e\u0301", "🇺🇸", "  pad\u00a0", "\tx\n", "", None]
+HALVES = [2.5, -2.5, 0.5, -0.5, 1.5, 0.0, -0.0, 7.25, None, 3.0]
+#: (expression, whether the Polars arm runs it): each was a wrong answer there before it was
+#: refused, or is a form of it that computes as DuckDB's does.
+TEXT_AND_HALVES = [
+    ("lower(s)", False),
+    ("upper(s)", False),
+    ("s ilike 'i%'", False),
+    ("substring(s, -2, 3)", False),
+    ("substring(s, 2, 2)", True),
+    ("trim(s)", False),
+    ("trim(both ' ' from s)", True),
+    ("replace(s, '', 'z')", False),
+    ("replace(s, 's', 'z')", True),
+    ("round(x)", False),
+    ("round(d)", False),
+    ("pow(x, 0.5)", True),
+    ("length(s)", True),
+]
+
+
+def test_text_and_halves_on_polars_are_exact_or_refused() -> None:
+    n = 30
+    data = pa.table(
+        {
+            "k": pa.array([i % 3 for i in range(n)], pa.int64()),
+            "s": [ODD_TEXT[i % len(ODD_TEXT)] for i in range(n)],
+            "x": pa.array([HALVES[i % len(HALVES)] for i in range(n)], pa.float64()),
+            "d": pa.array(
+                [None if v is None else Decimal(str(v)) for v in HALVES] * 3, pa.decimal128(8, 2)
+            ),
+        }
+    )
+    with Session({"t": data}, device="polars") as session:
+        for expression, runs in TEXT_AND_HALVES:
+            sql = f"select k, {expression} as v from t where k >= 0"  # a filter: not passed through
+            expected = session.host.cursor().sql(sql).to_arrow_table()
+            result = session.sql(sql, device_share=0.5)
+            assert result.fallback is None, (expression, result.fallback)
+            assert compare_tables(result.table, expected, ordered=False) is None, expression
+            assert (result.refusal is None) == runs, (expression, result.refusal)
+            if runs:
+                assert result.execution is not None and result.execution.device_rows > 0
