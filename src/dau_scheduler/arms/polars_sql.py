@@ -119,8 +119,16 @@ _TIME_PARTS = frozenset({"hour", "minute", "second", "millisecond", "microsecond
 _ON_TIME = frozenset({"hour", "minute"})
 
 
+def _int_literal(node: exp.Expr | None) -> int | None:
+    if isinstance(node, exp.Neg):
+        inner = _int_literal(node.this)
+        return None if inner is None else -inner
+    return int(node.this) if isinstance(node, exp.Literal) and node.is_int else None
+
+
 def _positive_int(node: exp.Expr | None, least: int) -> bool:
-    return isinstance(node, exp.Literal) and node.is_int and int(node.this) >= least
+    value = _int_literal(node)
+    return value is not None and value >= least
 
 
 def _string_divergence(node: exp.Expr) -> str | None:
@@ -132,6 +140,11 @@ def _string_divergence(node: exp.Expr) -> str | None:
         pattern = node.args.get("expression")
         if not (isinstance(pattern, exp.Literal) and pattern.is_string and pattern.this):
             return "replace of other than a non-empty literal (Polars splits an empty one)"
+    if isinstance(node, (exp.Left, exp.Right)) and _int_literal(node.args.get("expression")) in (
+        None,
+        0,
+    ):
+        return "left/right of other than a literal count other than 0 (Polars: '' for NULL)"
     if isinstance(node, exp.Substring) and not (
         _positive_int(node.args.get("start"), 1)
         and (node.args.get("length") is None or _positive_int(node.args.get("length"), 0))
@@ -670,8 +683,14 @@ def _refuse_divergent(tree: exp.Expr) -> None:
             why = _ZONED_REASON
         if why is None and isinstance(node, exp.Extract):
             why = _extract_divergence(node)
-        if why is None and isinstance(node, (exp.Trim, exp.Replace, exp.Substring)):
+        if why is None and isinstance(
+            node, (exp.Trim, exp.Replace, exp.Substring, exp.Left, exp.Right)
+        ):
             why = _string_divergence(node)
+        if why is None and isinstance(node, exp.Sign):
+            kind = node.this.type
+            if kind is None or kind.is_type(exp.DType.UNKNOWN, *exp.DataType.FLOAT_TYPES):
+                why = "sign of a floating-point value (Polars gives NaN for NaN, DuckDB 0)"
         if why is None and isinstance(node, (*_COMPARISONS, exp.In, exp.Between)):
             why = _zoned_against_local(node)
         if why is None and isinstance(node, (exp.Binary, exp.In, exp.Between)):
