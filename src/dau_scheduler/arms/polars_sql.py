@@ -153,6 +153,19 @@ def _string_divergence(node: exp.Expr) -> str | None:
     return None
 
 
+def _concat_divergence(node: exp.Expr) -> str | None:
+    """Concatenation writes each operand as text: Polars writes a float's NaN as 'NaN' and a
+    decimal at its own scale ('-0.010000000000' for DuckDB's '-0.01'), so those are refused."""
+    operands = [*node.expressions] if isinstance(node, exp.Concat) else [node.this, node.expression]
+    for operand in operands:
+        kind = operand.type if isinstance(operand, exp.Expr) else None
+        if kind is None or kind.is_type(
+            exp.DType.UNKNOWN, exp.DType.DECIMAL, *exp.DataType.FLOAT_TYPES
+        ):
+            return "concatenation of a float or decimal (Polars writes them as text its own way)"
+    return None
+
+
 def _extract_divergence(node: exp.Extract) -> str | None:
     part = node.name.lower()
     if part not in _EXTRACTED:
@@ -687,6 +700,8 @@ def _refuse_divergent(tree: exp.Expr) -> None:
             node, (exp.Trim, exp.Replace, exp.Substring, exp.Left, exp.Right)
         ):
             why = _string_divergence(node)
+        if why is None and isinstance(node, (exp.Concat, exp.DPipe)):
+            why = _concat_divergence(node)
         if why is None and isinstance(node, exp.Sign):
             kind = node.this.type
             if kind is None or kind.is_type(exp.DType.UNKNOWN, *exp.DataType.FLOAT_TYPES):
