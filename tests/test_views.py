@@ -131,3 +131,19 @@ def test_tpch_q15_over_its_revenue_view(tpch_dir: Path, name: str) -> None:
         assert tpch.compare_reference(result.table, "q15", 0.01) is None
     finally:
         con.close()
+
+
+def test_a_view_the_split_cannot_read_through_is_read_whole(
+    con: duckdb.DuckDBPyConnection,
+) -> None:
+    """A view over rowid cannot be read as its definition (the split renumbers the rows); the
+    query reads it whole on every arm, as DuckDB's test/sql/join/empty_joins.test does, and
+    follows it when it is redefined with other types."""
+    con.execute("CREATE TABLE u AS SELECT i AS j, i % 3 AS k FROM range(50) r(i)")
+    con.execute("CREATE VIEW late AS SELECT * FROM u WHERE rowid >= 40")
+    sql = "SELECT t.k, count(*), max(late.j) FROM t JOIN late ON t.k = late.k GROUP BY t.k"
+    with Session(con, device="duckdb") as session:
+        assert _answer(session, con, sql) is None
+        assert session.sql(sql, device_share=0.5).plan.split_table == "t"
+        con.execute("CREATE OR REPLACE VIEW late AS SELECT j * 0.5 AS j, k FROM u WHERE rowid < 9")
+        assert _answer(session, con, sql) is None

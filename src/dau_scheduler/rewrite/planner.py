@@ -90,7 +90,8 @@ class CompiledSplit:
     #: DISTINCT or LIMIT): the postures run the host alone (decision 018).
     passes_rows_through: bool = False
     arm_sql: dict[str, str] = field(default_factory=dict, compare=False)
-    #: The views the query reads, and the query over their definitions (``rewrite.views``).
+    #: The views the query reads, and the query over their definitions (``rewrite.views``);
+    #: with ``inlined_sql`` None, the views are read whole by name on every arm.
     views: tuple[View, ...] = ()
     inlined_sql: str | None = None
 
@@ -497,6 +498,40 @@ def _namesake_elsewhere(
     return None
 
 
+#: What sqlglot raises on a query it cannot analyse: the query is refused, never failed.
+_UNANALYSABLE = (
+    SqlglotError,
+    ValueError,
+    KeyError,
+    TypeError,
+    AssertionError,
+    AttributeError,  # sqlglot's qualify on a recursive CTE of a CTE (DuckDB's test_cte.test)
+    RecursionError,
+)
+
+
+def _read_back(
+    tree: exp.Expr, schema: dict[str, dict[str, str]], binder: Binder, types: Sequence[str]
+) -> exp.Expr | str:
+    """``tree`` analysed (qualified, the rewrite steps run), or why it cannot be: sqlglot cannot
+    analyse it, or its reading does not bind to the unsplit query's ``types``."""
+    try:
+        tree = _analyse(tree, schema)
+    except _UNANALYSABLE as exc:
+        return f"the query could not be analysed for splitting: {exc}"
+    # The rewrite works on sqlglot's reading of the query: it must bind to the same types.
+    try:
+        _, round_trip, _ = binder(tree.sql(dialect=DIALECT))
+    except (SplitError, ValueError, RuntimeError) as exc:
+        return f"the SQL front end cannot reproduce this query: {exc}"
+    if list(round_trip) != list(types):
+        return (
+            f"the SQL front end reads this query differently (types {list(round_trip)} "
+            f"instead of {list(types)})"
+        )
+    return tree
+
+
 def compile_split(
     sql: str,
     *,
@@ -519,7 +554,7 @@ def compile_split(
     ``columns``/``types`` are the unsplit output.
     """
 
-    inlined: tuple[View, ...] = ()
+    views_read: tuple[View, ...] = ()
     inlined_sql: str | None = None
 
     def refused(
@@ -530,42 +565,33 @@ def compile_split(
             SplitPlan(split_table=table, refusal=reason, aggregates=tuple(aggregates)),
             tuple(columns),
             tuple(types),
-            views=inlined,
+            views=views_read,
             inlined_sql=inlined_sql,
         )
 
     if _RESERVED in sql.lower():
         return refused(f"names starting with {_RESERVED} are reserved for the split's own tables")
     try:
-        tree: exp.Expr = sqlglot.parse_one(sql, read=DIALECT)
-        if views is not None:
-            over = inline_views(tree, schema, place, views)
-            if over.refusal is not None:
-                return refused(over.refusal)
-            tree, inlined = over.tree, over.views
-            if inlined:
-                inlined_sql = tree.sql(dialect=DIALECT)
-        tree = _analyse(tree, schema)
-    except (
-        SqlglotError,
-        ValueError,
-        KeyError,
-        TypeError,
-        AssertionError,
-        AttributeError,  # sqlglot's qualify on a recursive CTE of a CTE (DuckDB's test_cte.test)
-        RecursionError,
-    ) as exc:
+        original: exp.Expr = sqlglot.parse_one(sql, read=DIALECT)
+    except _UNANALYSABLE as exc:
         return refused(f"the query could not be analysed for splitting: {exc}")
-    # The rewrite works on sqlglot's reading of the query: it must bind to the same types.
-    try:
-        _, round_trip, _ = binder(tree.sql(dialect=DIALECT))
-    except (SplitError, ValueError, RuntimeError) as exc:
-        return refused(f"the SQL front end cannot reproduce this query: {exc}")
-    if list(round_trip) != list(types):
-        return refused(
-            f"the SQL front end reads this query differently (types {list(round_trip)} "
-            f"instead of {list(types)})"
-        )
+    over = inline_views(original, schema, place, views) if views is not None else None
+    read: exp.Expr | str = ""
+    if over is not None and over.views:
+        text = over.tree.sql(dialect=DIALECT)  # before the analysis rewrites the tree
+        read = _read_back(over.tree, schema, binder, types)
+        if isinstance(read, exp.Expr):
+            inlined_sql = text
+    if over is not None:
+        views_read = over.seen  # inlined or not: the plan is stale once one of them changes
+    if inlined_sql is None:
+        # Over its definitions a view may read what the split cannot place (its rowid, a
+        # USING star sqlglot expands otherwise): the query as written reads the view whole on
+        # every arm, as before views were inlined.
+        read = _read_back(original, schema, binder, types)
+    if isinstance(read, str):
+        return refused(over.refusal if over is not None and over.refusal else read)
+    tree = read
 
     sample = next(tree.find_all(exp.TableSample), None)
     if sample is not None:
@@ -585,11 +611,11 @@ def compile_split(
             f"{namesake.sql(dialect=DIALECT)} is another table than this Session's "
             f"{namesake.name} (in {'.'.join(place)}), which the split would read instead"
         )
-    read = sorted(
+    held = sorted(
         {t.name.lower() for t in tree.find_all(exp.Table) if t.name.lower() in schema},
         key=lambda name: (-row_counts.get(name, 0), name),
     )
-    tables = [split_table.lower()] if split_table else read
+    tables = [split_table.lower()] if split_table else held
     reasons: list[str] = []
     first_refusal: tuple[str, str, list[tuple[str, str]]] | None = None
     for table in tables:
@@ -601,8 +627,8 @@ def compile_split(
                 compiled = _compile_candidate(
                     sql, tree, found, aggregate_names, binder, columns, types, output_schema
                 )
-                if inlined:
-                    compiled = replace(compiled, views=inlined, inlined_sql=inlined_sql)
+                if views_read:  # inlined (``inlined_sql``) or read whole by name
+                    compiled = replace(compiled, views=views_read, inlined_sql=inlined_sql)
                 return compiled
             except Refuse as refusal:
                 aggregates = _aggregates_of(found.block, aggregate_names)

@@ -170,6 +170,8 @@ class Inlined:
     tree: exp.Expr
     views: tuple[View, ...] = ()
     refusal: str | None = None
+    #: Every view the query reads, inlined or not (a plan over them is stale once one changes).
+    seen: tuple[View, ...] = ()
 
 
 def inline_views(
@@ -181,20 +183,28 @@ def inline_views(
     changed."""
     inlined = tree.copy()
     used: dict[str, View] = {}
+    seen: dict[str, View] = {}
+
+    def found() -> tuple[View, ...]:
+        return tuple(seen[name] for name in sorted(seen))
+
     for depth in range(MAX_DEPTH + 1):
         references = _references(inlined, known, place)
         views = lookup({table.name.lower() for table in references}) if references else {}
         references = [table for table in references if table.name.lower() in views]
+        seen.update(views)
         if not references:
             break
         if depth == MAX_DEPTH:
-            return Inlined(tree, refusal=f"the query reads views nested over {MAX_DEPTH} deep")
+            why = f"the query reads views nested over {MAX_DEPTH} deep"
+            return Inlined(tree, refusal=why, seen=found())
         outer_ctes = _cte_names(inlined)
         for table in references:
             view = views[table.name.lower()]
             body = _body(view)
             if body is None:
-                return Inlined(tree, refusal=f"the definition of view {view.name} is not read")
+                why = f"the definition of view {view.name} is not read"
+                return Inlined(tree, refusal=why, seen=found())
             reads = {t.name.lower() for t in body.find_all(exp.Table)} - _cte_names(body)
             shadowed = sorted(reads & outer_ctes)
             if shadowed:
@@ -204,7 +214,8 @@ def inline_views(
                         f"view {view.name} reads {shadowed[0]}, which the query defines as a "
                         "CTE; DuckDB reads the table for the view, not the CTE"
                     ),
+                    seen=found(),
                 )
             table.replace(_as_subquery(table, view, body))
             used[view.name.lower()] = view
-    return Inlined(inlined, tuple(used[name] for name in sorted(used)))
+    return Inlined(inlined, tuple(used[name] for name in sorted(used)), seen=found())
