@@ -459,3 +459,30 @@ def test_text_and_halves_on_polars_are_exact_or_refused() -> None:
             assert (result.refusal is None) == runs, (expression, result.refusal)
             if runs:
                 assert result.execution is not None and result.execution.device_rows > 0
+
+
+def test_strftime_on_polars_is_exact_or_refused() -> None:
+    """Polars' STRFTIME formats DuckDB's specifiers alike but for a few (``%f`` in nanoseconds,
+    ``%x``, ``%c``, ``%g``; time specifiers fail on a date): those are refused by name."""
+    dates = "['2020-01-31', '2020-02-29', '0001-01-01', '9999-12-30', NULL, '1969-12-31']"
+    con = duckdb.connect()
+    con.execute(
+        "CREATE TABLE t AS SELECT i % 3 AS k, d::DATE AS d, "
+        "d::TIMESTAMP + to_microseconds(i * 3777777777) AS ts "
+        f"FROM (SELECT unnest({dates}) AS d, generate_subscripts({dates}, 1) AS i)"
+    )
+    split = []
+    with Session(con, device="polars") as session:
+        for form in ["%Y-%m", "%Y-%m-%d %H:%M:%S", "%j %a %b %V %G %u %w %%", "%f", "%x", "%c"]:
+            for column in ("d", "ts"):
+                sql = f"select k, strftime({column}, '{form}') as v from t where k >= 0"
+                expected = con.sql(sql).to_arrow_table()
+                result = session.sql(sql, device_share=0.5)
+                assert result.fallback is None, (sql, result.fallback)
+                assert compare_tables(result.table, expected, ordered=False) is None, sql
+                if result.refusal is None:
+                    split.append((form, column))
+    assert {("%Y-%m", "d"), ("%Y-%m-%d %H:%M:%S", "ts"), ("%j %a %b %V %G %u %w %%", "d")} <= set(
+        split
+    )
+    assert not {("%Y-%m-%d %H:%M:%S", "d"), ("%f", "ts"), ("%x", "d"), ("%c", "ts")} & set(split)

@@ -29,6 +29,7 @@ Polars' SQL differs from DuckDB's in ways that change answers, so the partial is
 from __future__ import annotations
 
 import re
+from typing import Any, ClassVar
 
 from sqlglot import exp
 from sqlglot.dialects.postgres import Postgres
@@ -49,6 +50,12 @@ class _PolarsSQL(Postgres):
     """Postgres-flavoured SQL, which is what Polars' SQL front end reads, with its quirks."""
 
     class Generator(Postgres.Generator):  # type: ignore[misc,valid-type]
+        TRANSFORMS: ClassVar[dict[type[exp.Expr], Any]] = {
+            **Postgres.Generator.TRANSFORMS,
+            # Polars' STRFTIME takes DuckDB's format text (Postgres' TO_CHAR it has not).
+            exp.TimeToStr: lambda self, e: self.func("STRFTIME", e.this, e.args.get("format")),
+        }
+
         def cast_sql(self, expression: exp.Cast, safe_prefix: str | None = None) -> str:
             inner = expression.this
             if (
@@ -112,11 +119,15 @@ _EXTRACTED = frozenset(
 )
 
 
+#: How sqlglot types DuckDB's TIMESTAMP (no time zone).
+_PLAIN_TIMESTAMPS = (exp.DType.TIMESTAMP, exp.DType.TIMESTAMPNTZ)
 #: Parts of the time of day: Polars has them on timestamps, not on dates.
 _TIME_PARTS = frozenset({"hour", "minute", "second", "millisecond", "microsecond"})
 #: Of those, the ones Polars extracts from a TIME as DuckDB does (its seconds of a time keep
 #: the fraction: 23722.188 for DuckDB's 23722 milliseconds).
 _ON_TIME = frozenset({"hour", "minute"})
+#: And from a plain timestamp (milliseconds and microseconds keep the fraction there too).
+_ON_TIMESTAMP = frozenset({"hour", "minute", "second"})
 
 
 def _int_literal(node: exp.Expr | None) -> int | None:
@@ -166,17 +177,41 @@ def _concat_divergence(node: exp.Expr) -> str | None:
     return None
 
 
+#: strftime specifiers Polars formats as DuckDB does, on dates and plain timestamps, and those
+#: it formats on plain timestamps only (a sweep over years 1 to 9999, before 1970; eighth
+#: session). Others differ: ``%f`` (Polars writes nanoseconds), ``%x``, ``%c``, ``%g``, ``%n``,
+#: ``%e``; or fail on a date: ``%H``.
+_STRFTIME_ANY = frozenset(
+    ["Y", "m", "d", "y", "j", "a", "A", "b", "B", "U", "W", "V", "G", "u", "w", "%", "-m", "-d"]
+)
+_STRFTIME_TIMESTAMP = frozenset(["H", "M", "S", "I", "p", "X"])
+_SPECIFIER = re.compile(r"%(-?.)")
+
+
+def _strftime_divergence(node: exp.TimeToStr) -> str | None:
+    form = node.args.get("format")
+    if not (isinstance(form, exp.Literal) and form.is_string):
+        return "strftime with a format that is not a literal"
+    kind = node.this.type
+    timestamp = kind is not None and kind.is_type(*_PLAIN_TIMESTAMPS)
+    date = kind is not None and kind.is_type(exp.DType.DATE)
+    if not (timestamp or date):
+        return "strftime of other than a date or a plain timestamp"
+    allowed = _STRFTIME_ANY | (_STRFTIME_TIMESTAMP if timestamp else frozenset())
+    for specifier in _SPECIFIER.findall(str(form.this)):
+        if specifier not in allowed:
+            return f"strftime's %{specifier} (Polars formats it differently, or not on a date)"
+    return None
+
+
 def _extract_divergence(node: exp.Extract) -> str | None:
     part = node.name.lower()
     if part not in _EXTRACTED:
         return f"EXTRACT of {part} (Polars computes it differently or not at all)"
     kind = node.expression.type
-    if part in _TIME_PARTS and not (
-        kind is not None
-        and (
-            kind.is_type(exp.DType.TIMESTAMP) or (kind.is_type(exp.DType.TIME) and part in _ON_TIME)
-        )
-    ):
+    on_time = kind is not None and kind.is_type(exp.DType.TIME) and part in _ON_TIME
+    on_timestamp = kind is not None and kind.is_type(*_PLAIN_TIMESTAMPS) and part in _ON_TIMESTAMP
+    if part in _TIME_PARTS and not (on_timestamp or on_time):
         return f"EXTRACT of {part} from this type (Polars has it on plain timestamps only)"
     return None
 
@@ -562,6 +597,7 @@ _CHECKED: frozenset[str] = frozenset(
         "Substring",
         "Sum",
         "Table",
+        "TimeToStr",
         "TableAlias",
         "Trim",
         "Var",
@@ -696,6 +732,8 @@ def _refuse_divergent(tree: exp.Expr) -> None:
             why = _ZONED_REASON
         if why is None and isinstance(node, exp.Extract):
             why = _extract_divergence(node)
+        if why is None and isinstance(node, exp.TimeToStr):
+            why = _strftime_divergence(node)
         if why is None and isinstance(
             node, (exp.Trim, exp.Replace, exp.Substring, exp.Left, exp.Right)
         ):
