@@ -361,7 +361,7 @@ class Session:
         return connection_views(self.host.cursor(), self._tables_place, names)
 
     def _views_unchanged(self, views: tuple[View, ...]) -> bool:
-        """Whether the views a plan inlined are still defined as they were."""
+        """Whether the views a plan read are still defined as they were."""
         now = self._views({view.name.lower() for view in views})
         return all(now.get(view.name.lower()) == view for view in views)
 
