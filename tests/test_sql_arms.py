@@ -422,7 +422,7 @@ TEXT_AND_HALVES = [
     ("trim(both ' ' from s)", True),
     ("replace(s, '', 'z')", False),
     ("replace(s, 's', 'z')", True),
-    ("round(x)", False),
+    ("round(x)", True),  # written with floor and ceil (test_round_of_doubles_on_polars...)
     ("round(d)", False),
     ("pow(x, 0.5)", True),
     ("length(s)", True),
@@ -486,3 +486,30 @@ def test_strftime_on_polars_is_exact_or_refused() -> None:
         split
     )
     assert not {("%Y-%m-%d %H:%M:%S", "d"), ("%f", "ts"), ("%x", "d"), ("%c", "ts")} & set(split)
+
+
+def test_round_of_doubles_on_polars_rounds_halves_away_from_zero() -> None:
+    """Polars rounds halves to even (round(-2.5) = -2); DuckDB away from zero. The Polars arm
+    writes round(x) of a DOUBLE with floor and ceil, exact at the edges."""
+    xs = [2.5, -2.5, 0.5, -0.5, 1.5, -1.5, 0.49999999999999994, -0.49999999999999994, 0.0, -0.0]
+    xs += [float("nan"), float("inf"), float("-inf"), None, 1e300, -1e300, 4503599627370495.5]
+    xs += [-4503599627370495.5, 2.0**53, 7.25, -7.75, 1e-320]
+    data = pa.table(
+        {
+            "k": [i % 3 for i in range(2 * len(xs))],
+            "x": pa.array(xs * 2, pa.float64()),
+            "f": pa.array(xs * 2, pa.float32()),
+        }
+    )
+    with Session({"t": data}, device="polars") as session:
+        for sql, runs in [
+            ("select k, round(x) as v from t where k >= 0", True),
+            ("select k, count(distinct round(x)) as n from t group by k", True),
+            ("select k, round(f) as v from t where k >= 0", False),  # FLOAT: left refused
+            ("select round(x)::varchar as v from t where k >= 0", False),  # 'NaN' for 'nan'
+        ]:
+            expected = session.host.cursor().sql(sql).to_arrow_table()
+            result = session.sql(sql, device_share=0.5)
+            assert result.fallback is None, (sql, result.fallback)
+            assert compare_tables(result.table, expected, ordered=False) is None, sql
+            assert (result.refusal is None) == runs, (sql, result.refusal)

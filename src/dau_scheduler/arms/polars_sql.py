@@ -204,6 +204,44 @@ def _strftime_divergence(node: exp.TimeToStr) -> str | None:
     return None
 
 
+def _round_half_away(node: exp.Expr) -> exp.Expr:
+    """``round(x)`` of a DOUBLE as DuckDB computes it (C's round: halves away from zero), from
+    floor and ceil: ``x - floor(x)`` is exact for x >= 0, so 0.49999999999999994 stays 0; NaN,
+    the infinities and -0.0 come back as they are. Polars' own round takes halves to even."""
+    if not isinstance(node, exp.Round) or node.args.get("decimals") is not None:
+        return node
+    kind = node.this.type
+    if kind is None or not kind.is_type(exp.DType.DOUBLE):
+        return node
+    x = exp.Paren(this=node.this)
+    down, up = exp.Floor(this=x.copy()), exp.Ceil(this=x.copy())
+    half = exp.Literal.number(0.5)
+    one = exp.Literal.number(1)
+    above = exp.If(
+        this=exp.GTE(this=exp.Sub(this=x.copy(), expression=down.copy()), expression=half),
+        true=exp.Add(this=down.copy(), expression=one.copy()),
+    )
+    below = exp.If(
+        this=exp.GTE(this=exp.Sub(this=up.copy(), expression=x.copy()), expression=half),
+        true=exp.Sub(this=up.copy(), expression=one.copy()),
+    )
+    rounded = exp.Case(
+        ifs=[
+            exp.If(
+                this=exp.GTE(this=x.copy(), expression=exp.Literal.number(0)),
+                true=exp.Case(ifs=[above], default=down.copy()),
+            ),
+            exp.If(
+                this=exp.LT(this=x.copy(), expression=exp.Literal.number(0)),
+                true=exp.Case(ifs=[below], default=up.copy()),
+            ),
+        ],
+        default=x.copy(),
+    )
+    rounded.type = kind  # what the checks after this one read (a cast of it to text)
+    return rounded
+
+
 def _extract_divergence(node: exp.Extract) -> str | None:
     part = node.name.lower()
     if part not in _EXTRACTED:
@@ -771,6 +809,7 @@ def polars_sql(compiled: CompiledSplit, types: dict[str, dict[str, str]] | None 
         split = compiled.plan.split_table
         schema = dict(types) | ({PLACEHOLDER: types[split]} if split in types else {})
         partial = checked_arithmetic(partial, schema)
+        partial = partial.transform(_round_half_away)
     _refuse_divergent(partial)
     return str(partial.sql(dialect=_PolarsSQL))
 
