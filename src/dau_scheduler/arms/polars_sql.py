@@ -699,8 +699,8 @@ def _cast_divergence(cast: exp.Cast) -> str | None:
     if target.is_type(*exp.DataType.NESTED_TYPES, exp.DataType.Type.UNION):
         # DuckDB parses '[a, b]' into a list; Polars wraps the whole text as one element.
         return "a cast to a nested type (DuckDB parses text into it, Polars does not)"
-    if source is None:
-        return None
+    if source is None or source.is_type(exp.DType.UNKNOWN):
+        return "a cast of a value whose type the translation cannot tell (default deny)"
     if _zoned(source) and not target.is_type(*_ZONED):
         return _ZONED_REASON
     if (
