@@ -23,7 +23,7 @@ Polars' SQL differs from DuckDB's in ways that change answers, so the partial is
   scalar subquery it cannot prove is one row, unless it has a LIMIT (``_bounded_scalar_subquery``).
 - What Polars computes differently and is not translated (``%``, ``//``, ``round`` with digits,
   ``strpos``, casting a fraction to an integer, unknown functions) is refused by name, and so is
-  every expression kind outside ``_CHECKED`` (default deny).
+  every expression kind outside ``polars_checks._CHECKED`` (default deny).
 """
 
 from __future__ import annotations
@@ -36,9 +36,9 @@ from sqlglot.dialects.postgres import Postgres
 from sqlglot.errors import SqlglotError
 
 from dau_scheduler.arms.polars_arithmetic import checked_arithmetic
+from dau_scheduler.arms.polars_checks import refuse_deep_correlation, refuse_divergent
 from dau_scheduler.errors import SqlError
 from dau_scheduler.rewrite.blocks import conjuncts
-from dau_scheduler.rewrite.moments import NAN_BLIND
 from dau_scheduler.rewrite.planner import PLACEHOLDER, CompiledSplit
 
 #: The scale decimal columns are held at on the Polars side (see the module docstring).
@@ -79,7 +79,7 @@ def _decimal_literal(node: exp.Expr) -> exp.Expr | None:
 
 
 #: DuckDB's part functions as the EXTRACT they are (``dayofweek(d)`` is ``EXTRACT(dow FROM d)``,
-#: Sunday 0), which the Polars arm writes for every part in ``_EXTRACTED``.
+#: Sunday 0), which the Polars arm writes for every part in ``polars_checks._EXTRACTED``.
 _PART_FUNCTIONS: dict[type[exp.Expr], str] = {
     exp.Year: "year",
     exp.Quarter: "quarter",
@@ -92,116 +92,6 @@ _PART_FUNCTIONS: dict[type[exp.Expr], str] = {
     exp.Minute: "minute",
     exp.Second: "second",
 }
-#: The parts of a date or plain timestamp that Polars extracts as DuckDB does (a sweep over
-#: dates and timestamps from year 1 to 2026, before and after 1970: tests/test_sql_arms.py).
-#: ``epoch`` is not among them: before 1970 Polars' seconds differ in their fraction.
-_EXTRACTED = frozenset(
-    {
-        "year",
-        "quarter",
-        "month",
-        "week",
-        "day",
-        "dow",
-        "isodow",
-        "doy",
-        "hour",
-        "minute",
-        "second",
-        "millisecond",
-        "microsecond",
-        "decade",
-        "century",
-        "millennium",
-        "isoyear",
-        "dayofweek",
-    }
-)
-
-
-#: How sqlglot types DuckDB's TIMESTAMP (no time zone).
-_PLAIN_TIMESTAMPS = (exp.DType.TIMESTAMP, exp.DType.TIMESTAMPNTZ)
-#: Parts of the time of day: Polars has them on timestamps, not on dates.
-_TIME_PARTS = frozenset({"hour", "minute", "second", "millisecond", "microsecond"})
-#: Of those, the ones Polars extracts from a TIME as DuckDB does (its seconds of a time keep
-#: the fraction: 23722.188 for DuckDB's 23722 milliseconds).
-_ON_TIME = frozenset({"hour", "minute"})
-#: And from a plain timestamp (milliseconds and microseconds keep the fraction there too).
-_ON_TIMESTAMP = frozenset({"hour", "minute", "second"})
-
-
-def _int_literal(node: exp.Expr | None) -> int | None:
-    if isinstance(node, exp.Neg):
-        inner = _int_literal(node.this)
-        return None if inner is None else -inner
-    return int(node.this) if isinstance(node, exp.Literal) and node.is_int else None
-
-
-def _positive_int(node: exp.Expr | None, least: int) -> bool:
-    value = _int_literal(node)
-    return value is not None and value >= least
-
-
-def _string_divergence(node: exp.Expr) -> str | None:
-    """Text functions Polars computes as DuckDB does only in some forms (a sweep over
-    non-ASCII text, tabs and empty strings, eighth session)."""
-    if isinstance(node, exp.Trim) and node.args.get("expression") is None:
-        return "trim without the characters named (DuckDB trims spaces, Polars all whitespace)"
-    if isinstance(node, exp.Replace):
-        pattern = node.args.get("expression")
-        if not (isinstance(pattern, exp.Literal) and pattern.is_string and pattern.this):
-            return "replace of other than a non-empty literal (Polars splits an empty one)"
-    if isinstance(node, (exp.Left, exp.Right)) and _int_literal(node.args.get("expression")) in (
-        None,
-        0,
-    ):
-        return "left/right of other than a literal count other than 0 (Polars: '' for NULL)"
-    if isinstance(node, exp.Substring) and not (
-        _positive_int(node.args.get("start"), 1)
-        and (node.args.get("length") is None or _positive_int(node.args.get("length"), 0))
-    ):
-        return "substring from other than a literal position >= 1 (Polars counts from the end)"
-    return None
-
-
-def _concat_divergence(node: exp.Expr) -> str | None:
-    """Concatenation writes each operand as text: Polars writes a float's NaN as 'NaN' and a
-    decimal at its own scale ('-0.010000000000' for DuckDB's '-0.01'), so those are refused."""
-    operands = [*node.expressions] if isinstance(node, exp.Concat) else [node.this, node.expression]
-    for operand in operands:
-        kind = operand.type if isinstance(operand, exp.Expr) else None
-        if kind is None or kind.is_type(
-            exp.DType.UNKNOWN, exp.DType.DECIMAL, *exp.DataType.FLOAT_TYPES
-        ):
-            return "concatenation of a float or decimal (Polars writes them as text its own way)"
-    return None
-
-
-#: strftime specifiers Polars formats as DuckDB does, on dates and plain timestamps, and those
-#: it formats on plain timestamps only (a sweep over years 1 to 9999, before 1970; eighth
-#: session). Others differ: ``%f`` (Polars writes nanoseconds), ``%x``, ``%c``, ``%g``, ``%n``,
-#: ``%e``; or fail on a date: ``%H``.
-_STRFTIME_ANY = frozenset(
-    ["Y", "m", "d", "y", "j", "a", "A", "b", "B", "U", "W", "V", "G", "u", "w", "%", "-m", "-d"]
-)
-_STRFTIME_TIMESTAMP = frozenset(["H", "M", "S", "I", "p", "X"])
-_SPECIFIER = re.compile(r"%(-?.)")
-
-
-def _strftime_divergence(node: exp.TimeToStr) -> str | None:
-    form = node.args.get("format")
-    if not (isinstance(form, exp.Literal) and form.is_string):
-        return "strftime with a format that is not a literal"
-    kind = node.this.type
-    timestamp = kind is not None and kind.is_type(*_PLAIN_TIMESTAMPS)
-    date = kind is not None and kind.is_type(exp.DType.DATE)
-    if not (timestamp or date):
-        return "strftime of other than a date or a plain timestamp"
-    allowed = _STRFTIME_ANY | (_STRFTIME_TIMESTAMP if timestamp else frozenset())
-    for specifier in _SPECIFIER.findall(str(form.this)):
-        if specifier not in allowed:
-            return f"strftime's %{specifier} (Polars formats it differently, or not on a date)"
-    return None
 
 
 def _round_half_away(node: exp.Expr) -> exp.Expr:
@@ -240,18 +130,6 @@ def _round_half_away(node: exp.Expr) -> exp.Expr:
     )
     rounded.type = kind  # what the checks after this one read (a cast of it to text)
     return rounded
-
-
-def _extract_divergence(node: exp.Extract) -> str | None:
-    part = node.name.lower()
-    if part not in _EXTRACTED:
-        return f"EXTRACT of {part} (Polars computes it differently or not at all)"
-    kind = node.expression.type
-    on_time = kind is not None and kind.is_type(exp.DType.TIME) and part in _ON_TIME
-    on_timestamp = kind is not None and kind.is_type(*_PLAIN_TIMESTAMPS) and part in _ON_TIMESTAMP
-    if part in _TIME_PARTS and not (on_timestamp or on_time):
-        return f"EXTRACT of {part} from this type (Polars has it on plain timestamps only)"
-    return None
 
 
 def _translate(node: exp.Expr) -> exp.Expr:
@@ -514,284 +392,6 @@ def _refuse_unpaired_conditions(tree: exp.Expr) -> None:
                 )
 
 
-def _defined(select: exp.Select) -> set[str]:
-    """The names a SELECT's own FROM and JOINs define (tables, derived tables, by alias)."""
-    from_ = select.args.get("from_")
-    items = [from_.this] if from_ is not None else []
-    items += [join.this for join in select.args.get("joins") or []]
-    return {item.alias_or_name for item in items}
-
-
-def _refuse_deep_correlation(tree: exp.Expr) -> None:
-    """Raise ``SqlError`` for a column that a subquery reads from a query two or more levels
-    out. Polars 1.44 answers such a subquery wrongly: ``WHERE (SELECT max(i2.i) FROM i2 WHERE
-    i2.i = (SELECT min(i3.i) FROM i3 WHERE i3.i > b1.i)) IS NOT NULL`` kept no row of b1 where
-    DuckDB keeps two (a reference one level out is answered right)."""
-    for column in tree.find_all(exp.Column):
-        if not column.table:
-            continue
-        levels, node = 0, column.parent
-        while node is not None:
-            if isinstance(node, exp.Select):
-                if column.table in _defined(node):
-                    break
-                levels += 1
-            node = node.parent
-        if node is not None and levels >= 2:
-            raise SqlError(
-                f"{column.sql(dialect='duckdb')}: a subquery reads a column of a query "
-                f"{levels} levels out, which Polars answers wrongly"
-            )
-
-
-#: Why kinds that Polars' SQL computes differently from DuckDB's (found by a sweep against DuckDB)
-#: are refused. None is in ``_CHECKED``, so each is refused anyway; this only names the reason.
-_DIVERGENT: dict[type[exp.Expr], str] = {
-    exp.Mod: "% (Polars takes the sign of the divisor, DuckDB of the dividend)",
-    exp.IntDiv: "// (Polars rounds toward minus infinity, DuckDB toward zero)",
-    exp.StrPosition: "strpos/instr/position (Polars counts differently)",
-    # Found by a sweep over non-ASCII text and halves (eighth session): wrong answers before.
-    exp.Lower: "lower (Polars lowercases İ to two characters)",
-    exp.Upper: "upper (Polars uppercases ß and ligatures to several letters)",
-    exp.ILike: "ILIKE (Polars folds the case of non-ASCII letters differently: İ is not i)",
-    exp.Round: "round (Polars rounds halves to even, DuckDB away from zero: -2.5)",
-    exp.Anonymous: "a function Polars may compute differently",
-}
-
-
-#: The expression kinds the Polars arm has been checked to compute as DuckDB does (TPC-H, the
-#: differential test and the expression sweep in tests/test_sql_arms.py); anything else is
-#: refused by name. Extend it only together with a test that compares it against DuckDB.
-_CHECKED: frozenset[str] = frozenset(
-    [
-        "Abs",
-        "Add",
-        "Alias",
-        "And",
-        "Avg",
-        "Boolean",
-        "Case",
-        "Cast",
-        "Ceil",
-        "Coalesce",
-        "Column",
-        "Concat",
-        "Count",
-        "CovarSamp",
-        "DPipe",
-        "DataType",
-        "DataTypeParam",
-        "Distinct",
-        "Div",
-        "EQ",
-        "Exists",
-        "Extract",
-        "Filter",
-        "Floor",
-        "From",
-        "GT",
-        "GTE",
-        "Greatest",
-        "Group",
-        "Having",
-        "Identifier",
-        "If",
-        "In",
-        "Interval",
-        "Is",
-        "Join",
-        "LT",
-        "LTE",
-        "Least",
-        "Left",
-        "Length",
-        "Like",
-        "Limit",
-        "Literal",
-        "Ln",
-        "Max",
-        "Min",
-        "Mul",
-        "NEQ",
-        "Neg",
-        "Not",
-        "Null",
-        "Nullif",
-        "Offset",
-        "Or",
-        "Order",
-        "Ordered",
-        "Paren",
-        "Pow",
-        "Replace",
-        "Right",
-        "Select",
-        "Sign",
-        "Sqrt",
-        "Star",
-        "StartsWith",
-        "Sub",
-        "Subquery",
-        "Substring",
-        "Sum",
-        "Table",
-        "TimeToStr",
-        "TableAlias",
-        "Trim",
-        "Var",
-        "Variance",
-        "Where",
-    ]
-)
-
-
-def _decimal_scale(data_type: exp.DataType) -> int:
-    params = data_type.expressions
-    return int(params[1].name) if len(params) > 1 else 0
-
-
-_PLAIN_NUMBER = re.compile(r"-?\d+(\.\d+)?")
-_PLAIN_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
-
-
-def _plain_literal(cast: exp.Cast) -> bool:
-    """A text literal both engines read alike: ``DATE 'yyyy-mm-dd'``, or a plain decimal number
-    as a DECIMAL (the form the arm writes decimal literals in)."""
-    text = cast.this
-    if not (isinstance(text, exp.Literal) and text.is_string):
-        return False
-    if cast.to.is_type("DATE"):
-        return _PLAIN_DATE.fullmatch(text.this) is not None
-    return cast.to.is_type("DECIMAL") and _PLAIN_NUMBER.fullmatch(text.this) is not None
-
-
-_ZONED = (exp.DataType.Type.TIMESTAMPTZ, exp.DataType.Type.TIMESTAMPLTZ)
-_ZONED_REASON = (
-    "a time zone's timestamp read as local time (DuckDB uses the session's TimeZone, Polars "
-    "the column's zone)"
-)
-
-
-def _zoned(data_type: exp.DataType | None) -> bool:
-    return data_type is not None and data_type.is_type(*_ZONED)
-
-
-_COMPARISONS = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.NullSafeEQ, exp.NullSafeNEQ)
-
-
-def _zoned_against_local(node: exp.Expr) -> str | None:
-    """A time zone's timestamp compared with text, a date or a local timestamp: DuckDB reads the
-    other side in the session's TimeZone, Polars in UTC (``ts > '2021-03-14'`` counted 2993
-    rows where DuckDB counts 2980 under America/Los_Angeles)."""
-    operands = [o for o in node.iter_expressions() if not isinstance(o, exp.Null)]
-    if not any(_zoned(o.type) for o in operands):
-        return None
-    if all(_zoned(o.type) for o in operands):
-        return None
-    return "a time zone's timestamp compared with text, a date or a local time " + (
-        "(DuckDB reads them in the session's TimeZone, Polars in UTC)"
-    )
-
-
-def _cast_divergence(cast: exp.Cast) -> str | None:
-    """How Polars would compute this cast differently from DuckDB, if it would."""
-    source, target = cast.this.type, cast.to
-    if target.is_type(*exp.DataType.NESTED_TYPES, exp.DataType.Type.UNION):
-        # DuckDB parses '[a, b]' into a list; Polars wraps the whole text as one element.
-        return "a cast to a nested type (DuckDB parses text into it, Polars does not)"
-    if source is None or source.is_type(exp.DType.UNKNOWN):
-        return "a cast of a value whose type the translation cannot tell (default deny)"
-    if _zoned(source) and not target.is_type(*_ZONED):
-        return _ZONED_REASON
-    if (
-        source.is_type(*exp.DataType.TEXT_TYPES)
-        and not target.is_type(*exp.DataType.TEXT_TYPES)
-        and not _plain_literal(cast)
-    ):
-        return "a cast from text (DuckDB and Polars parse text by different rules)"
-    if target.is_type(*exp.DataType.INTEGER_TYPES) and source.is_type(*exp.DataType.REAL_TYPES):
-        return "a cast of a fraction to an integer (DuckDB rounds it, Polars truncates)"
-    if (
-        source.is_type("DECIMAL")
-        and target.is_type("DECIMAL")
-        and _decimal_scale(target) < _decimal_scale(source)
-    ):
-        return "a cast to fewer decimal digits (DuckDB rounds, Polars truncates)"
-    if target.is_type(*exp.DataType.TEXT_TYPES) and not source.is_type(
-        *exp.DataType.TEXT_TYPES, *exp.DataType.INTEGER_TYPES
-    ):
-        return "a cast to text (Polars writes decimals at its own scale, other types its own way)"
-    return None
-
-
-def _blob_against_text(node: exp.Expr) -> str | None:
-    """A BLOB compared with a text literal: DuckDB reads the literal's ``\\x00`` escapes as
-    bytes, Polars compares the text (DuckDB's test/sql/index: ``b = '\\x00'`` found nothing)."""
-    operands = list(node.iter_expressions())
-    if any(o.type is not None and o.type.is_type("BLOB", "VARBINARY") for o in operands) and any(
-        isinstance(o, exp.Literal) and o.is_string for o in operands
-    ):
-        return "a BLOB compared with a text literal (DuckDB reads its escapes as bytes)"
-    return None
-
-
-_EXTREMA = (exp.Max, exp.Min, exp.Greatest, exp.Least)
-
-
-def _float_extremum(node: exp.Expr) -> str | None:
-    """MIN, MAX, GREATEST or LEAST over values that may be floating point: Polars skips NaN
-    there, DuckDB orders NaN above every number (``max`` of 1.0 and NaN: 1.0 against NaN). A
-    variance's own MIN is read only where it holds no NaN (``aggregates.NAN_BLIND``)."""
-    if node.meta.get(NAN_BLIND):
-        return None
-    operands = [node.this, *node.expressions]
-    for operand in operands:
-        data_type = operand.type if isinstance(operand, exp.Expr) else None
-        if data_type is None or data_type.is_type(exp.DType.UNKNOWN, *exp.DataType.FLOAT_TYPES):
-            return "an extremum of floating-point values (Polars skips NaN, DuckDB ranks it top)"
-    return None
-
-
-def _refuse_divergent(tree: exp.Expr) -> None:
-    """Raise ``SqlError`` naming the first expression the arm cannot vouch for: a kind outside
-    ``_CHECKED`` (with the reason from ``_DIVERGENT`` where one is known), ``round`` with a digit
-    count, or a cast Polars computes differently (:func:`_cast_divergence`; it needs the types
-    :func:`checked_arithmetic` annotates, and is skipped where they are unknown).
-    """
-    for node in tree.walk():
-        why = _DIVERGENT.get(type(node))
-        if why is None and type(node).__name__ not in _CHECKED:
-            why = f"{type(node).__name__} is not among the expressions checked against DuckDB"
-        if why is None and isinstance(node, exp.Round) and node.args.get("decimals") is not None:
-            why = "round with digits (Polars rounds halves differently)"
-        if why is None and isinstance(node, exp.Cast):
-            why = _cast_divergence(node)
-        if why is None and isinstance(node, exp.Extract) and _zoned(node.expression.type):
-            why = _ZONED_REASON
-        if why is None and isinstance(node, exp.Extract):
-            why = _extract_divergence(node)
-        if why is None and isinstance(node, exp.TimeToStr):
-            why = _strftime_divergence(node)
-        if why is None and isinstance(
-            node, (exp.Trim, exp.Replace, exp.Substring, exp.Left, exp.Right)
-        ):
-            why = _string_divergence(node)
-        if why is None and isinstance(node, (exp.Concat, exp.DPipe)):
-            why = _concat_divergence(node)
-        if why is None and isinstance(node, exp.Sign):
-            kind = node.this.type
-            if kind is None or kind.is_type(exp.DType.UNKNOWN, *exp.DataType.FLOAT_TYPES):
-                why = "sign of a floating-point value (Polars gives NaN for NaN, DuckDB 0)"
-        if why is None and isinstance(node, (*_COMPARISONS, exp.In, exp.Between)):
-            why = _zoned_against_local(node)
-        if why is None and isinstance(node, (exp.Binary, exp.In, exp.Between)):
-            why = _blob_against_text(node)
-        if why is None and isinstance(node, _EXTREMA):
-            why = _float_extremum(node)
-        if why is not None:
-            raise SqlError(f"{node.sql(dialect='duckdb')}: {why}")
-
-
 def polars_sql(compiled: CompiledSplit, types: dict[str, dict[str, str]] | None = None) -> str:
     """The partial query in the SQL Polars reads, with DuckDB's arithmetic (module docstring).
 
@@ -804,13 +404,13 @@ def polars_sql(compiled: CompiledSplit, types: dict[str, dict[str, str]] | None 
     partial = partial.transform(_bounded_scalar_subquery)
     partial = partial.transform(_filter_joined_table).transform(_inner_conditions_to_where)
     _refuse_unpaired_conditions(partial)
-    _refuse_deep_correlation(partial)
+    refuse_deep_correlation(partial)
     if types is not None:
         split = compiled.plan.split_table
         schema = dict(types) | ({PLACEHOLDER: types[split]} if split in types else {})
         partial = checked_arithmetic(partial, schema)
         partial = partial.transform(_round_half_away)
-    _refuse_divergent(partial)
+    refuse_divergent(partial)
     return str(partial.sql(dialect=_PolarsSQL))
 
 
