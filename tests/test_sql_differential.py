@@ -170,7 +170,7 @@ WRAPPERS = [
     "with q as ({q}) select * from q",
     "select count(*) as c from ({q}) q",
     "select * from ({q}) q union all select * from ({q}) q2",
-    # set operations at the top: the final cast wraps them (planner._cast_set_operation)
+    # set operations at the top: the final cast wraps them (rewrite.outputs._cast_set_operation)
     "select * from ({q}) q union select * from ({q}) q2",
     "select * from ({q}) q except all select * from ({q}) q2 where q2.a0 is null",
     "select * from ({q}) q intersect select * from ({q}) q2 where q2.a0 is not null",

@@ -317,7 +317,7 @@ def type_refusal(
     for type_name in partial_types:
         part = lossy_part(type_name)
         # A HUGEINT the query computes (sum of BIGINTs) fits Arrow's 38 digits below 10^19 rows;
-        # a JSON partial column is read as JSON again by the final query (planner._RETYPED).
+        # a JSON partial column is read as JSON again by the final query (rewrite.outputs._RETYPED).
         if part is not None and part not in ("HUGEINT", "UHUGEINT") and type_name != "JSON":
             return (
                 f"the partial carries a {type_name} value, which Arrow does not carry exactly "

@@ -16,15 +16,13 @@ Anything not proven safe is refused by name; a refused query runs unsplit.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 
 import pyarrow as pa
 import sqlglot
 from pydantic import BaseModel, ConfigDict
 from sqlglot import exp
-from sqlglot.errors import SqlglotError
-from sqlglot.optimizer.qualify import qualify
 from sqlglot.optimizer.scope import Scope, build_scope
 
 from dau_scheduler.errors import SplitError
@@ -43,16 +41,14 @@ from dau_scheduler.rewrite.blocks import (
 )
 from dau_scheduler.rewrite.dialect import DIALECT
 from dau_scheduler.rewrite.fold import FastFold, FastRows
+from dau_scheduler.rewrite.outputs import cast_outputs, partials_typed
 from dau_scheduler.rewrite.pushdown import push_filters
-from dau_scheduler.rewrite.steps import STEPS
+from dau_scheduler.rewrite.reading import UNANALYSABLE, Binder, read_back
 from dau_scheduler.rewrite.views import View, ViewLookup, in_place, inline_views
 
 #: The table name an arm binds to its own row range of the split table.
 PLACEHOLDER = "__dau_split__"
 _RESERVED = "__dau_"
-
-#: A binder: SQL -> (column names, DuckDB type names, Arrow schema), without executing anything.
-Binder = Callable[[str], tuple[list[str], list[str], pa.Schema | None]]
 
 
 class SplitPlan(BaseModel):
@@ -272,143 +268,6 @@ def _attach_ctes(partial: exp.Select, tree: exp.Expr, block: exp.Select) -> None
         partial.set("with", with_.copy())
 
 
-def _cast(node: exp.Expr, to: exp.DataType) -> exp.Expr:
-    if isinstance(node, exp.Cast) and node.to == to:
-        return node
-    return exp.Cast(this=node, to=to)
-
-
-def _cast_outputs(final: exp.Expr, columns: Sequence[str], types: Sequence[str]) -> exp.Expr:
-    """Cast every output to the unsplit query's type and name it as DuckDB names it."""
-
-    def target(type_name: str) -> exp.DataType:
-        try:
-            return exp.DataType.build(type_name, dialect=DIALECT)
-        except (SqlglotError, ValueError) as exc:
-            raise Refuse(f"output type {type_name} cannot be expressed for the final cast") from exc
-
-    if (
-        isinstance(final, exp.Select)
-        and len(final.expressions) == len(columns)
-        and not any(isinstance(p, exp.Star) for p in final.expressions)
-    ):
-        renamed = {
-            p.alias: name
-            for p, name in zip(final.expressions, columns, strict=True)
-            if p.alias and p.alias != name
-        }
-        final.set(
-            "expressions",
-            [
-                exp.alias_(_cast(p.unalias(), target(t)), name, quoted=True)
-                for p, name, t in zip(final.expressions, columns, types, strict=True)
-            ],
-        )
-        order = final.args.get("order")
-        if order is not None and renamed:
-            # ORDER BY may name an output by the alias qualify gave it; follow the rename.
-            for column in list(order.find_all(exp.Column)):
-                if not column.table and column.name in renamed:
-                    column.replace(exp.column(renamed[column.name], quoted=True))
-        return final
-    if isinstance(final, exp.SetOperation):
-        return _cast_set_operation(final, columns, [target(t) for t in types])
-    raise Refuse("the query's top level is not a plain SELECT list the final cast can wrap")
-
-
-#: Partial column types DuckDB writes to Arrow as another type, and reads back as that one.
-#: JSON leaves as plain text: the final query reads such a column as JSON again (a cast
-#: from VARCHAR to JSON checks the text and keeps it as it is).
-_RETYPED = frozenset({"JSON"})
-
-
-def _partials_typed(
-    final: exp.Expr, partial_columns: Sequence[str], partial_types: Sequence[str]
-) -> exp.Expr:
-    """``final`` reading each partial column of a type in ``_RETYPED`` as that type."""
-    retyped = [
-        exp.alias_(
-            exp.Cast(this=exp.column(c, quoted=True), to=exp.DataType.build(t, dialect=DIALECT)),
-            c,
-            quoted=True,
-        )
-        for c, t in zip(partial_columns, partial_types, strict=True)
-        if t in _RETYPED
-    ]
-    if not retyped:
-        return final
-    for table in list(final.find_all(exp.Table)):
-        if table.name == PARTIALS and not table.db and not table.catalog:
-            read = exp.Select(expressions=[exp.Star(replace=[r.copy() for r in retyped])])
-            table.replace(
-                exp.Subquery(
-                    this=read.from_(PARTIALS),
-                    alias=exp.TableAlias(this=exp.to_identifier(table.alias_or_name)),
-                )
-            )
-    return final
-
-
-def _cast_set_operation(
-    final: exp.SetOperation, columns: Sequence[str], types: Sequence[exp.DataType]
-) -> exp.Select:
-    """A set operation at the top, cast and named in a SELECT around it: ``SELECT CAST(__dau_c0
-    AS T) AS name, ... FROM (a UNION b) AS __dau_top(__dau_c0, ...)``, its outputs read by
-    position (DuckDB's order, BY NAME too). Its CTEs, ORDER BY, LIMIT and OFFSET move to the
-    SELECT, an ORDER BY by output name as the output's position (what ORDER BY over a set
-    operation can name); the operation itself is unchanged."""
-    if len(final.named_selects) != len(columns):
-        raise Refuse(
-            "the query's top level is a set operation whose outputs the first query does not "
-            "list (BY NAME with columns only one side has, or a *)"
-        )
-    order = final.args.get("order")
-    if order is not None:
-        # An output named as DuckDB names it (after the first query), else as sqlglot does.
-        named = [[name.lower() for name in columns], [n.lower() for n in final.named_selects]]
-        for term in order.expressions:
-            key = term.this
-            if isinstance(key, exp.Literal) and not key.is_string:
-                continue
-            found = next(
-                (
-                    names.index(key.name.lower())
-                    for names in named
-                    if isinstance(key, exp.Column) and names.count(key.name.lower()) == 1
-                ),
-                None,
-            )
-            if found is not None and not key.table:
-                key.replace(exp.Literal.number(found + 1))
-                continue
-            raise Refuse(
-                f"ORDER BY {key.sql(dialect=DIALECT)} over the top-level set operation names no "
-                "output by name or position"
-            )
-    moved = {key: final.args.get(key) for key in ("with_", "order", "limit", "offset")}
-    for key in moved:
-        final.set(key, None)
-    inner = [f"__dau_c{i}" for i in range(len(columns))]
-    wrapper = exp.Select(
-        expressions=[
-            exp.alias_(exp.Cast(this=exp.column(c, quoted=True), to=t), name, quoted=True)
-            for c, name, t in zip(inner, columns, types, strict=True)
-        ]
-    ).from_(
-        exp.Subquery(
-            this=final,
-            alias=exp.TableAlias(
-                this=exp.to_identifier("__dau_top"),
-                columns=[exp.to_identifier(c, quoted=True) for c in inner],
-            ),
-        )
-    )
-    for key, value in moved.items():
-        if value is not None:
-            wrapper.set(key, value)
-    return wrapper
-
-
 #: Aggregate kinds whose partials are sums: proven for numeric types only (an AVG over TIMETZ or
 #: INTERVAL is not a sum of numbers).
 _NUMERIC_ONLY = frozenset({"sum", "avg", "mean"})
@@ -416,74 +275,6 @@ _NUMERIC = re.compile(
     r"^(TINYINT|SMALLINT|INTEGER|BIGINT|HUGEINT|UTINYINT|USMALLINT|UINTEGER|UBIGINT|UHUGEINT|"
     r"FLOAT|DOUBLE|DECIMAL\(\d+,\s*\d+\))$"
 )
-
-
-def _name_as_duckdb(tree: exp.Expr) -> exp.Expr:
-    """Unaliased projections sqlglot names after a column and DuckDB does not, aliased with
-    their own text before qualification. sqlglot names ``CAST(i AS BOOL)`` ``i`` (and the
-    literal ``'a'`` ``a``), so ``ORDER BY i``, ``GROUP BY i`` and ``WHERE i`` read the cast; in
-    DuckDB that output is named ``CAST(i AS BOOLEAN)`` and ``i`` is the column (DuckDB's
-    test/sql/types/numeric/*_try_cast.test ordered by the cast)."""
-    for select in tree.find_all(exp.Select):
-        for projection in select.expressions:
-            named_after = projection.output_name
-            if (
-                named_after
-                and not isinstance(projection, (exp.Alias, exp.Column, exp.Dot, exp.Star))
-                and not (
-                    isinstance(projection, exp.Paren) and isinstance(projection.this, exp.Column)
-                )
-            ):
-                projection.replace(exp.alias_(projection.copy(), projection.sql(dialect=DIALECT)))
-    return tree
-
-
-def _set_args(node: exp.Expr | None) -> set[str]:
-    return {key for key, value in node.args.items() if value} if node is not None else set()
-
-
-def _ungroup_leading_joins(tree: exp.Expr) -> exp.Expr:
-    """``FROM (a JOIN b ON p) JOIN c ON q`` read as ``FROM a JOIN b ON p JOIN c ON q``: joins
-    associate to the left, so parentheses around the leading ones change nothing. DuckDB keeps
-    a view's ``FROM a JOIN b`` as ``FROM (a INNER JOIN b ON ...)``, which the split otherwise
-    reads as a table with joins of its own."""
-    for select in list(tree.find_all(exp.Select)):
-        while True:
-            source = select.args.get("from_")
-            group = source.this if source is not None else None
-            first = group.this if isinstance(group, exp.Subquery) else None
-            if not (
-                source is not None
-                and _set_args(group) == {"this"}
-                and first is not None
-                and first.args.get("joins")
-                # a group's first part: a table (its alias is its own), or a group unaliased
-                and (
-                    isinstance(first, exp.Table)
-                    or (isinstance(first, exp.Subquery) and _set_args(first) == {"this", "joins"})
-                )
-            ):
-                break
-            joins = first.args["joins"]
-            first.set("joins", None)
-            source.set("this", first)
-            select.set("joins", [*joins, *(select.args.get("joins") or [])])
-    return tree
-
-
-def _analyse(tree: exp.Expr, schema: dict[str, dict[str, str]]) -> exp.Expr:
-    tree = _name_as_duckdb(_ungroup_leading_joins(tree))
-    tree = qualify(
-        tree,
-        schema=dict(schema),
-        dialect=DIALECT,
-        validate_qualify_columns=True,
-        quote_identifiers=True,
-        identify=True,
-    )
-    for step in STEPS:
-        tree = step(tree)
-    return tree
 
 
 def _namesake_elsewhere(
@@ -496,40 +287,6 @@ def _namesake_elsewhere(
         if table.name.lower() in schema and not in_place(table, place):
             return table
     return None
-
-
-#: What sqlglot raises on a query it cannot analyse: the query is refused, never failed.
-_UNANALYSABLE = (
-    SqlglotError,
-    ValueError,
-    KeyError,
-    TypeError,
-    AssertionError,
-    AttributeError,  # sqlglot's qualify on a recursive CTE of a CTE (DuckDB's test_cte.test)
-    RecursionError,
-)
-
-
-def _read_back(
-    tree: exp.Expr, schema: dict[str, dict[str, str]], binder: Binder, types: Sequence[str]
-) -> exp.Expr | str:
-    """``tree`` analysed (qualified, the rewrite steps run), or why it cannot be: sqlglot cannot
-    analyse it, or its reading does not bind to the unsplit query's ``types``."""
-    try:
-        tree = _analyse(tree, schema)
-    except _UNANALYSABLE as exc:
-        return f"the query could not be analysed for splitting: {exc}"
-    # The rewrite works on sqlglot's reading of the query: it must bind to the same types.
-    try:
-        _, round_trip, _ = binder(tree.sql(dialect=DIALECT))
-    except (SplitError, ValueError, RuntimeError) as exc:
-        return f"the SQL front end cannot reproduce this query: {exc}"
-    if list(round_trip) != list(types):
-        return (
-            f"the SQL front end reads this query differently (types {list(round_trip)} "
-            f"instead of {list(types)})"
-        )
-    return tree
 
 
 def compile_split(
@@ -573,13 +330,13 @@ def compile_split(
         return refused(f"names starting with {_RESERVED} are reserved for the split's own tables")
     try:
         original: exp.Expr = sqlglot.parse_one(sql, read=DIALECT)
-    except _UNANALYSABLE as exc:
+    except UNANALYSABLE as exc:
         return refused(f"the query could not be analysed for splitting: {exc}")
     over = inline_views(original, schema, place, views) if views is not None else None
     read: exp.Expr | str = ""
     if over is not None and over.views:
         text = over.tree.sql(dialect=DIALECT)  # before the analysis rewrites the tree
-        read = _read_back(over.tree, schema, binder, types)
+        read = read_back(over.tree, schema, binder, types)
         if isinstance(read, exp.Expr):
             inlined_sql = text
     if over is not None:
@@ -588,7 +345,7 @@ def compile_split(
         # Over its definitions a view may read what the split cannot place (its rowid, a
         # USING star sqlglot expands otherwise): the query as written reads the view whole on
         # every arm, as before views were inlined.
-        read = _read_back(original, schema, binder, types)
+        read = read_back(original, schema, binder, types)
     if isinstance(read, str):
         return refused(over.refusal if over is not None and over.refusal else read)
     tree = read
@@ -762,8 +519,8 @@ def _compile_candidate(
         final_tree = replacement
     else:
         target.replace(replacement)
-    final_tree = _cast_outputs(final_tree, columns, types)
-    final_tree = _partials_typed(final_tree, partial_columns, partial_types)
+    final_tree = cast_outputs(final_tree, columns, types)
+    final_tree = partials_typed(final_tree, partial_columns, partial_types)
     for node in final_tree.walk():
         node.meta.pop("dau", None)
 
