@@ -427,7 +427,30 @@ class _TableWidths(Mapping[str, int]):
         return len(self._names)
 
 
+def one_query(sql: str) -> None:
+    """Raise ``SqlError`` unless ``sql`` is exactly one query that changes nothing (named
+    before any engine runs it)."""
+    if not isinstance(sql, str) or not sql.strip():
+        raise SqlError("the query is empty")
+    try:
+        statements = duckdb.extract_statements(sql)
+    except duckdb.Error as exc:
+        raise SqlError(f"malformed SQL: {str(exc).strip()}") from exc
+    if len(statements) != 1:
+        raise SqlError(f"expected one statement, got {len(statements)}; run them one by one")
+    kind = statements[0].type
+    if not is_query(sql, kind):
+        changed = data_change(sql) if kind == duckdb.StatementType.SELECT else None
+        if changed is not None:
+            raise SqlError(
+                "only queries that change nothing are run here; this SELECT has a "
+                f"data-changing part inside it ({changed})"
+            )
+        raise SqlError(f"only queries (SELECT) are run here; got a {kind.name} statement")
+
+
 __all__ = [
+    "one_query",
     "ARROW_LOSSY",
     "VOLATILE",
     "ColumnWidths",

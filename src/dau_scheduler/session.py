@@ -31,9 +31,8 @@ from dau_scheduler.guards import (
     VOLATILE,
     ColumnWidths,
     FunctionCatalog,
-    data_change,
-    is_query,
     load_resident,
+    one_query,
 )
 from dau_scheduler.lazy import empty_table
 from dau_scheduler.link import cached_rates, knee_bytes
@@ -44,7 +43,7 @@ from dau_scheduler.profile import ProfileCache, QueryProfile
 from dau_scheduler.refusals import Refusals, connection_state
 from dau_scheduler.rewrite.dialect import DIALECT
 from dau_scheduler.rewrite.planner import CompiledSplit, SplitPlan, compile_split
-from dau_scheduler.rewrite.views import View
+from dau_scheduler.rewrite.views import View, unchanged
 from dau_scheduler.split import SplitExecution, device_cut
 from dau_scheduler.strategies import MemoryPlan, memory_plan
 from dau_scheduler.tables import (
@@ -286,25 +285,6 @@ class Session:
                 schema = relation.limit(0).to_arrow_table().schema
         return columns, types, schema
 
-    def _validate(self, sql: str) -> None:
-        if not isinstance(sql, str) or not sql.strip():
-            raise SqlError("the query is empty")
-        try:
-            statements = duckdb.extract_statements(sql)
-        except duckdb.Error as exc:
-            raise SqlError(f"malformed SQL: {str(exc).strip()}") from exc
-        if len(statements) != 1:
-            raise SqlError(f"expected one statement, got {len(statements)}; run them one by one")
-        kind = statements[0].type
-        if not is_query(sql, kind):
-            changed = data_change(sql) if kind == duckdb.StatementType.SELECT else None
-            if changed is not None:
-                raise SqlError(
-                    "only queries that change nothing are run here; this SELECT has a "
-                    f"data-changing part inside it ({changed})"
-                )
-            raise SqlError(f"only queries (SELECT) are run here; got a {kind.name} statement")
-
     def compile(self, sql: str, split_table: str | None = None) -> CompiledSplit:
         """The compiled split for ``sql`` (cached), validating the query first."""
         if self._closed:
@@ -312,9 +292,9 @@ class Session:
         key = (sql, split_table.lower() if split_table else None)
         with self._lock:
             cached = self._plans.get(key)
-        if cached is not None and (not cached.views or self._views_unchanged(cached.views)):
+        if cached is not None and unchanged(cached.views, self._views):
             return cached
-        self._validate(sql)
+        one_query(sql)
         if split_table is not None and split_table.lower() not in self.row_counts:
             raise SqlError(
                 f"split_table {split_table!r} is not a table of this session; "
@@ -360,11 +340,6 @@ class Session:
         """The persistent views among ``names`` where this Session's tables live."""
         return connection_views(self.host.cursor(), self._tables_place, names)
 
-    def _views_unchanged(self, views: tuple[View, ...]) -> bool:
-        """Whether the views a plan read are still defined as they were."""
-        now = self._views({view.name.lower() for view in views})
-        return all(now.get(view.name.lower()) == view for view in views)
-
     def _checked_final(self, compiled: CompiledSplit) -> CompiledSplit:
         """The compiled split, refused when its final query does not run over empty partials
         (a rewrite DuckDB cannot parse or bind is a refusal, never a failure mid-query)."""
@@ -394,7 +369,7 @@ class Session:
         if not self.on_user_connection:
             return None
         try:
-            self._validate(sql)
+            one_query(sql)
             return self.host.run_on_connection(sql)
         except (duckdb.Error, SqlError):
             return None
@@ -417,7 +392,7 @@ class Session:
         because ``why``; ``strict`` raises SplitError instead, DuckDB's own error SqlError."""
         if strict:
             raise SplitError(f"query refused for splitting: {why}")
-        self._validate(sql)
+        one_query(sql)
         try:
             answer = self._unsplit(sql)
         except duckdb.Error as exc:
@@ -624,7 +599,7 @@ class Session:
         )
         if split is None:
             return None
-        self._validate(sql)
+        one_query(sql)
         try:
             table = self.host.cursor().sql(sql).to_arrow_table()
         except duckdb.Error:

@@ -110,6 +110,14 @@ def _interval_literal(call: exp.Func) -> exp.Interval | None:
     return exp.Interval(this=exp.Literal.string(whole), unit=exp.var(unit))
 
 
+def unchanged(views: tuple[View, ...], lookup: ViewLookup) -> bool:
+    """Whether ``views`` (those a plan read) are still defined as they were."""
+    if not views:
+        return True
+    now = lookup({view.name.lower() for view in views})
+    return all(now.get(view.name.lower()) == view for view in views)
+
+
 def _body(view: View) -> exp.Query | None:
     try:
         create = sqlglot.parse_one(view.sql, read=DIALECT)
