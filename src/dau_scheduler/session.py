@@ -316,8 +316,10 @@ class Session:
                 place=self._tables_place,
                 views=self._views,
             )
+            if compiled.inlined_sql is None:
+                break
             # A view's body may call a macro the catalog read before did not list.
-            fresh = self.functions.kinds(compiled.read_sql).aggregates
+            fresh = self.functions.kinds(compiled.inlined_sql).aggregates
             if fresh == aggregates:
                 break
             aggregates = fresh
