@@ -146,13 +146,18 @@ def _block_refusal(
     ):
         return f"the block reading {table} uses DISTINCT ON, which keeps one row per key by order"
     # A grouped block's windows run over its groups, which the final query holds whole.
-    grouped = select.args.get("group") is not None or bool(aggregate_calls(select, names))
+    grouped = _grouped(select, names)
     for node in own_nodes(select):
         if isinstance(node, exp.Window) and not grouped:
             return f"a window function ({function_name(node.this)}() OVER ...) runs over {table}"
         if nondeterministic(node):
             return f"the non-deterministic function {function_name(node)}() reads {table}'s rows"
     return None
+
+
+def _grouped(select: exp.Select, names: frozenset[str]) -> bool:
+    """An aggregating block, whose groups do not depend on the order of its input rows."""
+    return select.args.get("group") is not None or bool(aggregate_calls(select, names))
 
 
 def _is_plain(select: exp.Select, names: frozenset[str]) -> bool:
@@ -201,6 +206,10 @@ def _find_block(
         if not isinstance(outer, exp.Select) or outer_scope is None:
             break
         if outer_scope.external_columns or _block_refusal(outer, wrapper, table, names):
+            break
+        if block.args.get("order") is not None and not _grouped(outer, names):
+            # The outer rows keep this block's order (DuckDB's LIMIT over an ordered derived
+            # table takes its first rows); lifted, each arm would order only its own rows.
             break
         block = outer
     return block
