@@ -176,6 +176,42 @@ def _ordered(sql: str) -> bool:
     return isinstance(tree, exp.Query) and tree.args.get("order") is not None
 
 
+def _order_flows(sql: str) -> bool:
+    """Whether DuckDB's answer keeps an order without a top-level ORDER BY: a SELECT that only
+    filters, projects and limits one source, itself an ordered block, such a SELECT, or a
+    table (read in insertion order). ``--order flow`` compares such answers row by row."""
+    import sqlglot
+    from sqlglot import exp
+
+    try:
+        tree = sqlglot.parse_one(sql, read="duckdb")
+    except sqlglot.errors.SqlglotError:
+        return False
+
+    def flows(node: Any) -> bool:
+        if isinstance(node, exp.Subquery):
+            node = node.this
+        if isinstance(node, exp.Table):
+            return not node.args.get("joins")
+        if not isinstance(node, exp.Select):
+            return False
+        if node.args.get("order") is not None:
+            return True
+        source = node.args.get("from_") or node.args.get("from")
+        if source is None or node.args.get("joins") or node.args.get("with"):
+            return False
+        for key in ("group", "having", "distinct", "qualify", "pivots", "laterals"):
+            if node.args.get(key):
+                return False
+        if any(isinstance(n, (exp.AggFunc, exp.Window, exp.Unnest)) for n in node.walk()):
+            return False
+        return flows(source.this)
+
+    return (
+        isinstance(tree, exp.Select) and tree.args.get("order") is None and flows(tree)
+    )
+
+
 def _plain_outputs(tree: Any, names: list[str]) -> set[str]:
     """Outputs that are a column as it is (``SELECT c`` or ``SELECT *``): an ORDER BY over them
     reads the same values from the answer, where an alias may name another expression."""
@@ -356,7 +392,9 @@ def _one(
         if session is None:
             chunks = options.get("chunks")
             session = Session(
-                con, device=device, **{k: v for k, v in options.items() if k != "chunks"}
+                con,
+                device=device,
+                **{k: v for k, v in options.items() if k not in ("chunks", "order")},
             )
             if chunks:  # the file's largest table in about that many chunks, so chunks fold
                 most = max(session.row_counts.values(), default=1)
@@ -367,7 +405,9 @@ def _one(
     except Exception as exc:  # noqa: BLE001 - every failure where DuckDB answered is reported
         lines = str(exc).strip().splitlines()
         return session, "crashed", f"{type(exc).__name__}: {lines[0] if lines else ''}"
-    ordered = record.sort is None and _ordered(record.sql)
+    ordered = record.sort in (None, "nosort") and (
+        _ordered(record.sql) or (options.get("order") == "flow" and _order_flows(record.sql))
+    )
     diff = compare_tables(result.table, expected, ordered=ordered)
     if diff is not None and ordered and _only_ties(record.sql, result.table, expected):
         diff = None  # rows whose ORDER BY keys tie, in another order: DuckDB's is not defined
@@ -407,6 +447,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--chunks", type=int, metavar="K", help="cut each file's largest table into K chunks"
     )
+    parser.add_argument(
+        "--order",
+        choices=("top", "flow"),
+        default="top",
+        help="compare rows in order under a top-level ORDER BY (top), or also where the order "
+        "flows from an ordered block or a table's insertion order (flow)",
+    )
     parser.add_argument("--json", type=Path)
     parser.add_argument("--verbose", action="store_true", help="print every wrong and crash")
     parser.add_argument(
@@ -422,6 +469,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.mem_budget is not None:
         options.update(mem_budget_mb=args.mem_budget, strategy=args.strategy)
         options["chunks"] = args.chunks
+    if args.order == "flow":
+        options["order"] = "flow"
     totals: Counter[str] = Counter()
     reports = []
     left_out = 0
