@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import duckdb
 import pyarrow as pa
 
+from dau_scheduler import live, strategies
 from dau_scheduler.adaptive import execute_adaptive
 from dau_scheduler.arms.base import Arm, cast_partial
 from dau_scheduler.decision import ADAPTIVE_LARGEST, Decision
@@ -102,6 +103,27 @@ def _arm_call(arm: Arm, compiled: CompiledSplit) -> Any:
         return arm.run_partial(compiled, rows.start, rows.stop)
 
     return call
+
+
+def dispatch(
+    session: Session,
+    compiled: CompiledSplit,
+    decision: Decision,
+    memory: strategies.MemoryPlan | None,
+) -> SplitExecution:
+    """Run the split where the Session's rows are: over a cluster's workers; read from their
+    sources as ``memory`` plans it (one chunk of every row without a budget) on a lazy Session,
+    where a copying device over a user's connection first gets the other tables as they are
+    now (decision 023); else over the arms' resident rows."""
+    if session.cluster is not None:
+        return on_cluster(session, session.cluster, compiled, decision)
+    if session.lazy:
+        live.fresh_copies(session, compiled)
+        rows = session.row_counts[compiled.plan.split_table or ""]
+        if memory is None:
+            return strategies.run(session, compiled, decision, "in_memory", max(1, rows))
+        return strategies.run(session, compiled, decision, memory.strategy, memory.chunk_rows)
+    return run(session, compiled, decision)
 
 
 def run(

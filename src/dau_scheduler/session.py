@@ -19,7 +19,7 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
-from dau_scheduler import checks, execution, profiling, strategies
+from dau_scheduler import checks, execution, live, profiling, strategies
 from dau_scheduler.arms.base import Arm
 from dau_scheduler.arms.cluster import ClusterArm
 from dau_scheduler.arms.devices import DEVICES, DUCKDB, device_arm
@@ -103,7 +103,8 @@ class Session:
             what the budget allows). Smaller chunks hold less and fold more often.
         lazy: read the tables from their sources when a query runs instead of loading them
             (implied by ``mem_budget_mb``; ``run_sql`` uses it: one query need not load every
-            table). Profiles are measured on resident tables only.
+            table; and by a connection with a device other than DuckDB, whose rows may change
+            between queries). Profiles are measured on resident tables only.
         cluster: run the host's share over a dask.distributed cluster (a ``Client``, a
             scheduler address ``"tcp://host:port"``, or ``"local"`` / ``"local:N"``: a
             LocalCluster of N worker processes this Session starts and closes) or on Spark (a
@@ -167,6 +168,10 @@ class Session:
         assert not isinstance(arm, str)
         self.device: Arm | None = arm
         self._given = given
+        if given is not None and live.copies_rows(arm):
+            # A device that holds copies cannot tell when the connection's rows change: it
+            # reads what each query reads when the query runs (decision 023).
+            self.lazy = True
         #: ``database.schema`` a given connection stood in when its tables were listed.
         place = connection_place(given) if given is not None else None
         self._place = ".".join(place) if place is not None else None
@@ -194,10 +199,10 @@ class Session:
         elif self.lazy:
             self._attach(sources)
         else:
-            # On a user's connection only a device arm other than DuckDB needs a copy.
-            copies = given is None or not isinstance(self.device, (DuckDBArm, type(None)))
+            # A user's connection is read where it is: both arms are DuckDB here (a device that
+            # copies reads it lazily, above).
             arms = [arm for arm in (self.host, self.device) if arm is not None]
-            load_resident(sources if copies else {}, arms, self.device)
+            load_resident(sources if given is None else {}, arms, self.device)
             kept = (ParquetSource, ConnectionSource)
             sources = {n: s for n, s in sources.items() if isinstance(s, kept)}
         self._sources = sources
@@ -242,6 +247,10 @@ class Session:
             limit = getattr(self.device, "limit_memory", None)
             if callable(limit):
                 limit(self.mem_budget_mb * strategies.DEVICE_FRACTION)
+
+    def source_of(self, name: str | None) -> Source | None:
+        """Table ``name``'s source as given (None for one given in memory, or no table)."""
+        return self._sources.get(name or "")
 
     def source(self, name: str) -> Source:
         """Where table ``name``'s rows come from: its Parquet files, else its Arrow rows (read
@@ -441,6 +450,7 @@ class Session:
             return self._answered_unsplit(sql, why, strict=strict)
         if (
             self.lazy
+            and self._given is None  # (a connection's Session is not one-shot)
             and self.cluster is None
             and self.mem_budget_mb is None
             and not strict
@@ -466,6 +476,7 @@ class Session:
             why = "planning the split ran out of DuckDB's memory_limit"
             return self._answered_unsplit(sql, why, strict=strict)
         plan = compiled.plan
+        live.recount(self, plan.split_table)
         refusal = self.refusals.of(compiled)
         if refusal is not None and refusal != plan.refusal:
             plan = plan.model_copy(update={"refusal": refusal})
@@ -499,18 +510,7 @@ class Session:
             done = execution.host_only(self, compiled, decision)
             return SqlResult(done.result, done, plan, split=split, profiled=decision.measured)
         try:
-            if self.cluster is not None:
-                done = execution.on_cluster(self, self.cluster, compiled, decision)
-            elif self.lazy:
-                done = strategies.run(
-                    self,
-                    compiled,
-                    decision,
-                    memory.strategy if memory is not None else "in_memory",
-                    memory.chunk_rows if memory is not None else max(1, n),
-                )
-            else:
-                done = execution.run(self, compiled, decision)
+            done = execution.dispatch(self, compiled, decision, memory)
         except (FoldError, ArmError) as exc:
             if isinstance(exc, FoldError):  # the rows decide it: the same rows fold no better
                 self._unfolded[(compiled.read_sql, plan.split_table)] = str(exc)

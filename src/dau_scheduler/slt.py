@@ -207,9 +207,7 @@ def _order_flows(sql: str) -> bool:
             return False
         return flows(source.this)
 
-    return (
-        isinstance(tree, exp.Select) and tree.args.get("order") is None and flows(tree)
-    )
+    return isinstance(tree, exp.Select) and tree.args.get("order") is None and flows(tree)
 
 
 def _plain_outputs(tree: Any, names: list[str]) -> set[str]:
@@ -291,9 +289,11 @@ def run_file(
     settings: bool,
     options: dict[str, Any] | None = None,
 ) -> FileReport:
-    """Replay one test file; a Session over the connection is reused until a statement runs.
-    ``options`` are the Session's own (``lazy``, ``mem_budget_mb``, ``strategy``), and
-    ``chunks``: under a budget, chunks of a K-th of the file's largest table."""
+    """Replay one test file; a Session over the connection is reused until a statement runs
+    (across statements too with ``keep``: the connection then changes under it). ``options``
+    are the Session's own (``lazy``, ``mem_budget_mb``, ``strategy``), and ``chunks``: under a
+    budget, chunks of a K-th of the file's largest table; ``order``: ``flow`` (see
+    ``--order``)."""
     report = FileReport(str(path))
     records, why = parse(path.read_text(errors="replace"), loaded_extensions())
     if why is not None:
@@ -305,7 +305,7 @@ def run_file(
     try:
         for record in records:
             if record.kind == "statement":
-                if session is not None:
+                if session is not None and not (options or {}).get("keep"):
                     session.close()
                     session = None
                 if not settings and _SETTING.match(record.sql):
@@ -394,7 +394,7 @@ def _one(
             session = Session(
                 con,
                 device=device,
-                **{k: v for k, v in options.items() if k not in ("chunks", "order")},
+                **{k: v for k, v in options.items() if k not in ("chunks", "order", "keep")},
             )
             if chunks:  # the file's largest table in about that many chunks, so chunks fold
                 most = max(session.row_counts.values(), default=1)
@@ -454,6 +454,11 @@ def main(argv: list[str] | None = None) -> int:
         help="compare rows in order under a top-level ORDER BY (top), or also where the order "
         "flows from an ordered block or a table's insertion order (flow)",
     )
+    parser.add_argument(
+        "--keep-session",
+        action="store_true",
+        help="keep one Session per file across statements (the connection changes under it)",
+    )
     parser.add_argument("--json", type=Path)
     parser.add_argument("--verbose", action="store_true", help="print every wrong and crash")
     parser.add_argument(
@@ -471,6 +476,8 @@ def main(argv: list[str] | None = None) -> int:
         options["chunks"] = args.chunks
     if args.order == "flow":
         options["order"] = "flow"
+    if args.keep_session:
+        options["keep"] = True
     totals: Counter[str] = Counter()
     reports = []
     left_out = 0

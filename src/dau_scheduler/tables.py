@@ -20,6 +20,7 @@ from typing import Any
 
 import duckdb
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from dau_scheduler.errors import SqlError
@@ -197,14 +198,15 @@ class ConnectionSource:
     def num_rows(self) -> int:
         """The rowid span (``max(rowid) + 1``): row ranges are rowid ranges, and rows a DELETE
         removed leave gaps that the span still covers."""
-        return self._span()[0]
+        return self.span()[0]
 
     @property
     def has_gaps(self) -> bool:
-        span, count = self._span()
+        span, count = self.span()
         return span != count
 
-    def _span(self) -> tuple[int, int]:
+    def span(self) -> tuple[int, int]:
+        """``(rowid span, rows)`` as the table holds them now."""
         found = (
             self.con.cursor()
             .execute(f"SELECT coalesce(max(rowid) + 1, 0), count(*) FROM {self.ref}")
@@ -227,7 +229,27 @@ class ConnectionSource:
         }
 
     def arrow(self, columns: list[str] | None = None) -> pa.Table:
-        return self.con.cursor().sql(self._sql(columns) + " ORDER BY rowid ASC").to_arrow_table()
+        return self._in_rowid_order(columns, "")
+
+    def _in_rowid_order(self, columns: list[str] | None, where: str) -> pa.Table:
+        """The rows in ``rowid`` order. A scan keeps that order where the connection preserves
+        insertion order, and an ``ORDER BY rowid`` costs a sort (0.7 s of 0.85 for four columns
+        of TPC-H SF 1 lineitem), so the rowids come along and the rows are sorted here only
+        when they came otherwise."""
+        names = columns if columns else self.arrow_schema_names()
+        cols = ", ".join(_quote(c) for c in names)
+        table = (
+            self.con.cursor()
+            .sql(f"SELECT rowid AS __dau_rowid, {cols} FROM {self.ref}{where}")
+            .to_arrow_table()
+        )
+        rowids = table.column(0)
+        if (
+            len(rowids) > 1
+            and not pc.all(pc.greater(rowids.slice(1), rowids.slice(0, len(rowids) - 1))).as_py()
+        ):
+            table = table.sort_by([("__dau_rowid", "ascending")])
+        return table.remove_column(0)
 
     def arrow_schema_names(self) -> list[str]:
         return list(self.con.cursor().sql(self._sql(None)).columns)
@@ -236,8 +258,8 @@ class ConnectionSource:
         """The table's ``columns`` in ``rowid`` order, ``rows`` at a time."""
         total = self.num_rows
         for start in range(0, total, rows):
-            where = f" WHERE rowid >= {start} AND rowid < {start + rows} ORDER BY rowid ASC"
-            yield self.con.cursor().sql(self._sql(columns) + where).to_arrow_table()
+            where = f" WHERE rowid >= {start} AND rowid < {start + rows}"
+            yield self._in_rowid_order(columns, where)
 
 
 def _quote(name: str) -> str:

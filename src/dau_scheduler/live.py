@@ -1,0 +1,61 @@
+"""A user's connection as it is now: its tables may change between two of a Session's queries
+(INSERT, UPDATE, DELETE, a table replaced), and DuckDB cannot say whether they did (decision
+023). Before a split, the split table is counted again; a device that holds copies is given
+the other tables the partial reads as they are now (the split table's rows come in chunks,
+read when the query runs: such a Session is lazy)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from sqlglot import exp
+
+from dau_scheduler.arms.duckdb import DuckDBArm
+from dau_scheduler.guards import load_resident
+from dau_scheduler.tables import ConnectionSource
+
+if TYPE_CHECKING:
+    from dau_scheduler.rewrite.planner import CompiledSplit
+    from dau_scheduler.session import Session
+
+
+def copies_rows(device: object) -> bool:
+    """Whether ``device`` computes over copies of the connection's rows (every arm but DuckDB,
+    which reads them through its own cursor)."""
+    return not isinstance(device, (DuckDBArm, type(None)))
+
+
+def recount(session: Session, table: str | None) -> None:
+    """Read a connection table's rowid span and gaps again (one statement), before it is split:
+    rows appended since are split too, and gaps a DELETE left are seen. Other sources do not
+    change under the Session."""
+    source = session.source_of(table)
+    if isinstance(source, ConnectionSource):
+        name = source.name.lower()
+        span, count = source.span()
+        session.row_counts[name] = span
+        if span != count:
+            session.gapped.add(name)
+        else:
+            session.gapped.discard(name)
+
+
+def fresh_copies(session: Session, compiled: CompiledSplit) -> None:
+    """Give a copying device the connection's tables the partial reads besides its split rows
+    (which come in chunks), as they are now."""
+    if not session.on_user_connection or not copies_rows(session.device):
+        return
+    if compiled.partial is None:
+        return
+    split = compiled.plan.split_table or ""
+    # The partial reads the split table as its placeholder; names of CTEs are no sources.
+    named = sorted({table.name.lower() for table in compiled.partial.find_all(exp.Table)})
+    fresh = {
+        name: source
+        for name in named
+        if name != split and isinstance(source := session.source_of(name), ConnectionSource)
+    }
+    load_resident(fresh, [session.device], session.device)
+
+
+__all__ = ["copies_rows", "fresh_copies", "recount"]

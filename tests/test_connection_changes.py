@@ -1,0 +1,61 @@
+"""A Session over a user's connection stays exact while the connection's tables change under
+it (decision 023): INSERT, UPDATE and DELETE on the split table and on a table it joins,
+a table replaced, emptied and filled again, between the Session's queries, on every CPU
+device and under a memory budget. DuckDB cannot say whether a table changed, so the split
+table's rowid span is read again before each split and a device that holds copies reads
+what each query reads when the query runs."""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import duckdb
+import pytest
+
+from conftest import device
+from dau_scheduler import Session
+from dau_scheduler.compare import compare_tables
+
+QUERIES = [
+    "SELECT k, sum(x), count(*), avg(v) FROM t GROUP BY k ORDER BY k",
+    "SELECT u.name, sum(t.x * u.w) FROM t JOIN u ON t.k = u.k GROUP BY u.name ORDER BY 1",
+    "SELECT x, v FROM t WHERE k = 3 ORDER BY x DESC LIMIT 5",
+]
+
+CHANGES = [
+    "INSERT INTO t SELECT 5, 5, 2.5 FROM range(10)",
+    "UPDATE t SET x = x + 1 WHERE k = 2",
+    "UPDATE u SET w = w + 1",
+    "DELETE FROM t WHERE x % 3 = 0",
+    "INSERT INTO t SELECT i, i % 7, 1.0 FROM range(30000, 30500) r(i)",
+    "CREATE OR REPLACE TABLE u AS SELECT i AS k, 'z' || i AS name, i AS w FROM range(5) r(i)",
+    "DELETE FROM t",
+    "INSERT INTO t SELECT i, i % 7, 3.0 FROM range(100) r(i)",
+]
+
+OPTIONS: dict[str, dict[str, Any]] = {
+    "duckdb": {},
+    "polars": {},
+    "polars-streamed": {"mem_budget_mb": 64, "strategy": "streamed", "chunk_rows": 3000},
+}
+
+
+@pytest.mark.parametrize("case", sorted(OPTIONS))
+def test_answers_follow_the_connection_as_it_changes(case: str) -> None:
+    con = duckdb.connect()
+    con.execute("CREATE TABLE t AS SELECT i AS x, i % 7 AS k, i * 0.5 AS v FROM range(8000) r(i)")
+    con.execute("CREATE TABLE u AS SELECT i AS k, 'u' || i AS name, i * 10 AS w FROM range(7) r(i)")
+    split = 0
+    with Session(con, device=device(case.split("-")[0]), **OPTIONS[case]) as session:
+        for change in ["SELECT 1", *CHANGES]:
+            con.execute(change).fetchall()
+            for sql in QUERIES:
+                expected = con.sql(sql).to_arrow_table()
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    result = session.sql(sql, posture="collaborative", device_share=0.5)
+                assert compare_tables(result.table, expected, ordered=True) is None, (change, sql)
+                split += result.execution is not None
+    con.close()
+    assert split == len(QUERIES) * (len(CHANGES) + 1)
