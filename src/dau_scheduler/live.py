@@ -1,13 +1,15 @@
 """A user's connection as it is now: its tables may change between two of a Session's queries
 (INSERT, UPDATE, DELETE, a table replaced), and DuckDB cannot say whether they did (decision
-023). Before a split, the split table is counted again; a device that holds copies is given
-the other tables the partial reads as they are now (the split table's rows come in chunks,
-read when the query runs: such a Session is lazy)."""
+023). Before a split, the split table is counted again, and the views the Session reads as
+Parquet files are checked to be defined as they were; a device that holds copies is given the
+other tables the partial reads as they are now (the split table's rows come in chunks, read
+when the query runs: such a Session is lazy)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import duckdb
 from sqlglot import exp
 
 from dau_scheduler.arms.duckdb import DuckDBArm
@@ -25,19 +27,40 @@ def copies_rows(device: object) -> bool:
     return not isinstance(device, (DuckDBArm, type(None)))
 
 
-def recount(session: Session, table: str | None) -> None:
-    """Read a connection table's rowid span and gaps again (one statement), before it is split:
-    rows appended since are split too, and gaps a DELETE left are seen. Other sources do not
-    change under the Session."""
+def refresh(session: Session, table: str | None) -> str | None:
+    """Before ``table`` is split: read a connection table's rowid span and gaps again (one
+    statement), so rows appended since are split too and gaps a DELETE left are seen; and
+    check that the connection's Parquet views the Session splits are defined as they were.
+    Returns why the query must be answered unsplit instead, or None."""
+    if session.parquet_views:
+        now = dict(
+            session.host.cursor()
+            .execute(
+                "SELECT lower(view_name), sql FROM duckdb_views() WHERE NOT internal AND NOT "
+                "temporary AND database_name = $1 AND schema_name = $2",
+                list(session.tables_place),
+            )
+            .fetchall()
+        )
+        for name, view in session.parquet_views.items():
+            if now.get(name) != view.sql:
+                return (
+                    f"view {view.name} was redefined or dropped after this Session read its "
+                    "Parquet files; a new Session splits it as it is now"
+                )
     source = session.source_of(table)
     if isinstance(source, ConnectionSource):
         name = source.name.lower()
-        span, count = source.span()
+        try:
+            span, count = source.span()
+        except duckdb.Error:
+            return f"table {source.name} is no longer a table of the connection"
         session.row_counts[name] = span
         if span != count:
             session.gapped.add(name)
         else:
             session.gapped.discard(name)
+    return None
 
 
 def fresh_copies(session: Session, compiled: CompiledSplit) -> None:
@@ -58,4 +81,4 @@ def fresh_copies(session: Session, compiled: CompiledSplit) -> None:
     load_resident(fresh, [session.device], session.device)
 
 
-__all__ = ["copies_rows", "fresh_copies", "recount"]
+__all__ = ["copies_rows", "fresh_copies", "refresh"]

@@ -50,6 +50,7 @@ from dau_scheduler.tables import (
     ArrowSource,
     ConnectionSource,
     ParquetSource,
+    ParquetViewSource,
     Source,
     connection_place,
     connection_views,
@@ -168,15 +169,22 @@ class Session:
         assert not isinstance(arm, str)
         self.device: Arm | None = arm
         self._given = given
-        if given is not None and live.copies_rows(arm):
+        #: The connection's views split as the Parquet files they read (decision 023).
+        self.parquet_views = {
+            name: source
+            for name, source in sources.items()
+            if isinstance(source, ParquetViewSource)
+        }
+        if given is not None and (live.copies_rows(arm) or self.parquet_views):
             # A device that holds copies cannot tell when the connection's rows change: it
-            # reads what each query reads when the query runs (decision 023).
+            # reads what each query reads when the query runs (decision 023). A view has no
+            # rowid to cut by: its files are read in chunks, for both arms.
             self.lazy = True
         #: ``database.schema`` a given connection stood in when its tables were listed.
         place = connection_place(given) if given is not None else None
         self._place = ".".join(place) if place is not None else None
         #: (database, schema) the Session's tables live in, for qualified references.
-        self._tables_place = place or ("memory", "main")
+        self.tables_place = place or ("memory", "main")
         #: Rows of every table, and the Arrow bytes of every column by lower-case name. (A
         #: connection's table counts its rowid span: rows deleted leave gaps in it.)
         self.row_counts = {name: source.num_rows for name, source in sources.items()}
@@ -213,7 +221,7 @@ class Session:
                 "SELECT table_name, column_name, data_type FROM information_schema.columns "
                 "WHERE table_catalog = $1 AND table_schema = $2 "
                 "ORDER BY table_name, ordinal_position",
-                list(self._tables_place),
+                list(self.tables_place),
             )
             .fetchall()
             if self.row_counts  # (a connection standing in no database has none to describe)
@@ -322,7 +330,7 @@ class Session:
                 types=types,
                 output_schema=output_schema,
                 split_table=split_table,
-                place=self._tables_place,
+                place=self.tables_place,
                 views=self._views,
             )
             if compiled.inlined_sql is None:
@@ -349,7 +357,7 @@ class Session:
 
     def _views(self, names: Collection[str]) -> dict[str, View]:
         """The persistent views among ``names`` where this Session's tables live."""
-        return connection_views(self.host.cursor(), self._tables_place, names)
+        return connection_views(self.host.cursor(), self.tables_place, names)
 
     def _checked_final(self, compiled: CompiledSplit) -> CompiledSplit:
         """The compiled split, refused when its final query does not run over empty partials
@@ -476,7 +484,9 @@ class Session:
             why = "planning the split ran out of DuckDB's memory_limit"
             return self._answered_unsplit(sql, why, strict=strict)
         plan = compiled.plan
-        live.recount(self, plan.split_table)
+        changed = live.refresh(self, plan.split_table)
+        if changed is not None:
+            return self._answered_unsplit(sql, changed, strict=strict)
         refusal = self.refusals.of(compiled)
         if refusal is not None and refusal != plan.refusal:
             plan = plan.model_copy(update={"refusal": refusal})

@@ -262,6 +262,92 @@ class ConnectionSource:
             yield self._in_rowid_order(columns, where)
 
 
+@dataclass(frozen=True)
+class ParquetViewSource(ParquetSource):
+    """A view of the user's connection that reads Parquet files whole (``CREATE VIEW t AS
+    FROM 'x.parquet'``), split as those files; ``sql`` is its definition, which must not change
+    while a Session splits it."""
+
+    name: str = ""
+    sql: str = ""
+
+
+#: A path DuckDB would expand (a glob) or read from elsewhere than a local file.
+_NOT_A_FILE = re.compile(r"[*?\[{]|^[a-z][a-z0-9+.-]*://", re.IGNORECASE)
+
+
+def parquet_view_files(sql: str) -> tuple[Path, ...] | None:
+    """The files a view definition reads, when it is ``SELECT * FROM`` one ``read_parquet``
+    (or ``parquet_scan``) of literal local paths with no options, or one quoted ``.parquet``
+    path; None for anything else."""
+    import sqlglot
+    from sqlglot import exp
+
+    try:
+        tree = sqlglot.parse_one(sql, read="duckdb")
+    except sqlglot.errors.SqlglotError:
+        return None
+    body = tree.expression if isinstance(tree, exp.Create) else None
+    if not isinstance(body, exp.Select) or [k for k, v in body.args.items() if v] != [
+        "expressions",
+        "from_" if "from_" in body.args else "from",
+    ]:
+        return None
+    if len(body.expressions) != 1 or not isinstance(body.expressions[0], exp.Star):
+        return None
+    if any(body.expressions[0].args.get(k) for k in ("except_", "except", "replace", "rename")):
+        return None
+    from_ = body.args.get("from_") or body.args.get("from")
+    source = from_.this if from_ is not None else None
+    if not isinstance(source, exp.Table) or any(
+        v for k, v in source.args.items() if k not in ("this", "alias")
+    ):
+        return None
+    scan = source.this
+    paths: list[exp.Expr] = []
+    if isinstance(scan, exp.Identifier) and scan.quoted and scan.name.endswith(".parquet"):
+        paths = [exp.Literal.string(scan.name)]
+    elif isinstance(scan, exp.ReadParquet) and len(scan.expressions) == 1:
+        only = scan.expressions[0]
+        paths = list(only.expressions) if isinstance(only, exp.Array) else [only]
+    if not paths or not all(isinstance(p, exp.Literal) and p.is_string for p in paths):
+        return None
+    files = tuple(Path(p.name) for p in paths)
+    if any(_NOT_A_FILE.search(str(f)) or not f.is_file() for f in files):
+        return None
+    return files
+
+
+def connection_parquet_views(
+    con: duckdb.DuckDBPyConnection, place: tuple[str, str]
+) -> dict[str, ParquetViewSource]:
+    """The persistent views of ``place`` that read Parquet files whole, by lower-case name,
+    where DuckDB reads the files under the same column names as pyarrow does (a hive partition
+    column DuckDB adds from the path, or files whose columns differ, are left as views)."""
+    rows = con.execute(
+        "SELECT v.view_name, v.sql, list(c.column_name ORDER BY c.column_index) "
+        "FROM duckdb_views() AS v JOIN duckdb_columns() AS c ON c.database_name = "
+        "v.database_name AND c.schema_name = v.schema_name AND c.table_name = v.view_name "
+        "WHERE NOT v.internal AND NOT v.temporary AND v.database_name = $1 "
+        "AND v.schema_name = $2 GROUP BY v.view_name, v.sql",
+        [place[0], place[1]],
+    ).fetchall()
+    found: dict[str, ParquetViewSource] = {}
+    for name, sql, columns in rows:
+        files = parquet_view_files(str(sql or ""))
+        if files is None or not _NAME.match(str(name)):
+            continue
+        try:
+            source = ParquetViewSource(files, name=str(name), sql=str(sql))
+        except SqlError:
+            continue
+        names = [list(m.schema.to_arrow_schema().names) for m in source._meta]
+        if any(n != list(columns) for n in names):
+            continue
+        found[str(name).lower()] = source
+    return found
+
+
 def _quote(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
@@ -306,10 +392,12 @@ def resolve_sources(tables: Any) -> dict[str, Source]:
             return {}
         database, schema = place
         within = f"{_quote(database)}.{_quote(schema)}"
-        return {
+        found: dict[str, Source] = {
             name.lower(): ConnectionSource(tables, name, within)
             for name in connection_tables(tables)
         }
+        found.update(connection_parquet_views(tables, place))
+        return found
     if isinstance(tables, Mapping):
         if not tables:
             raise SqlError("tables is an empty mapping")
@@ -395,7 +483,9 @@ __all__ = [
     "ArrowSource",
     "ConnectionSource",
     "ParquetSource",
+    "ParquetViewSource",
     "Source",
+    "connection_parquet_views",
     "connection_place",
     "connection_tables",
     "discover",

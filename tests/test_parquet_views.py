@@ -1,0 +1,98 @@
+"""A view of the user's connection that reads Parquet files whole (``CREATE VIEW t AS FROM
+'x.parquet'``) is split as those files (decision 023), on every CPU device: the 22 TPC-H
+queries over such views equal DuckDB's answers. A view that reads them otherwise stays a view,
+and one redefined after the Session read its files is answered unsplit, by name."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from conftest import device
+from dau_scheduler import Session, tpch
+from dau_scheduler.compare import compare_tables
+from dau_scheduler.tables import parquet_view_files
+
+TABLES = ["lineitem", "orders", "customer", "nation", "region", "part", "partsupp", "supplier"]
+
+
+@pytest.fixture
+def con(tpch_dir: Path) -> Iterator[duckdb.DuckDBPyConnection]:
+    con = duckdb.connect()
+    for name in TABLES:
+        path = tpch_dir / f"{name}.parquet"
+        if name == "nation":  # the other spelling DuckDB takes for the same view
+            con.execute(f"CREATE VIEW {name} AS SELECT * FROM '{path}'")
+        else:
+            con.execute(f"CREATE VIEW {name} AS FROM read_parquet('{path}')")
+    yield con
+    con.close()
+
+
+@pytest.mark.parametrize("name", ["duckdb", "polars"])
+def test_tpch_over_parquet_views_splits_exactly(con: duckdb.DuckDBPyConnection, name: str) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with Session(con, device=device(name)) as session:
+            assert session.row_counts["lineitem"] > 0 and session.lazy
+            for query, sql in tpch.queries().items():
+                expected = con.sql(sql).to_arrow_table()
+                result = session.sql(sql, posture="collaborative", device_share=0.4)
+                assert compare_tables(result.table, expected, ordered=True) is None, query
+                assert result.execution is not None, (query, result.refusal, result.fallback)
+
+
+def test_a_redefined_view_is_answered_unsplit(
+    con: duckdb.DuckDBPyConnection, tpch_dir: Path
+) -> None:
+    sql = "SELECT count(*), sum(o_totalprice) FROM orders"
+    with Session(con, device="polars") as session:
+        assert session.sql(sql, posture="collaborative", device_share=0.5).execution is not None
+        con.execute(f"CREATE OR REPLACE VIEW orders AS FROM '{tpch_dir / 'lineitem.parquet'}'")
+        with pytest.raises(duckdb.Error):
+            con.sql(sql).fetchall()  # the new orders has no o_totalprice
+        count = "SELECT count(*) FROM orders"
+        result = session.sql(count, device_share=0.5)
+        assert result.table.column(0).to_pylist() == [con.sql(count).fetchall()[0][0]]
+        assert result.refusal is not None and "redefined" in result.refusal
+
+
+def test_only_whole_plain_reads_of_local_files_are_split_as_files(tmp_path: Path) -> None:
+    path = tmp_path / "t.parquet"
+    duckdb.sql(f"COPY (SELECT i, i % 3 AS k FROM range(100) r(i)) TO '{path}'")
+    plain = [
+        f"CREATE VIEW v AS SELECT * FROM read_parquet('{path}');",
+        f'CREATE VIEW v AS SELECT * FROM "{path}";',
+        f"CREATE VIEW v AS SELECT * FROM read_parquet(list_value('{path}', '{path}'));",
+    ]
+    for sql in plain:
+        assert parquet_view_files(sql) is not None, sql
+    others = [
+        f"CREATE VIEW v AS SELECT * FROM read_parquet('{path}', filename = true);",
+        f"CREATE VIEW v AS SELECT * FROM read_parquet('{tmp_path}/*.parquet');",
+        f"CREATE VIEW v AS SELECT i FROM read_parquet('{path}');",
+        f"CREATE VIEW v AS SELECT * FROM read_parquet('{path}') WHERE i > 3;",
+        f"CREATE VIEW v AS SELECT * EXCLUDE (k) FROM read_parquet('{path}');",
+        "CREATE VIEW v AS SELECT * FROM read_parquet('s3://bucket/t.parquet');",
+        f"CREATE VIEW v AS SELECT * FROM read_parquet('{tmp_path}/missing.parquet');",
+        f"CREATE VIEW v AS SELECT * FROM read_parquet('{path}') LIMIT 5;",
+    ]
+    for sql in others:
+        assert parquet_view_files(sql) is None, sql
+    con = duckdb.connect()
+    con.execute(f"CREATE VIEW kept AS SELECT * FROM read_parquet('{path}') WHERE i > 3")
+    con.execute(f"CREATE VIEW whole AS FROM '{path}'")
+    with Session(con, device="polars") as session:
+        assert "whole" in session.row_counts and "kept" not in session.row_counts
+        for sql in [
+            "SELECT k, sum(i) FROM kept GROUP BY k",
+            "SELECT k, sum(i) FROM whole GROUP BY k",
+        ]:
+            expected = con.sql(sql).to_arrow_table()
+            result = session.sql(sql, posture="collaborative", device_share=0.5)
+            assert compare_tables(result.table, expected, ordered=False) is None, sql
+    con.close()
