@@ -1,0 +1,97 @@
+"""Connection benchmark: what a Session over a user's DuckDB connection costs (decision 023).
+
+Over TPC-H, Q1, Q6 and Q3 at device share 0.3, side by side in one process, medians of N
+alternating runs as ratios to plain DuckDB on the same connection, every answer checked:
+- ``tables, duckdb``: the connection's tables, the DuckDB device (both arms read them where
+  they are, by rowid range);
+- ``tables, polars``: the same tables, the Polars device, which reads the rows each query
+  reads when it runs (the tables may have changed since the last query);
+- ``parquet views, polars``: the connection's ``CREATE VIEW t AS FROM 't.parquet'`` views,
+  split as the files;
+- ``folder, polars``: a Session over the same Parquet folder, the device's copy resident (what
+  the connection paths are measured against).
+
+    python bench-queries/connection.py --scale 1 --runs 3
+
+Writes bench-queries/results/connection_sf<scale>.json and prints a Markdown table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import time
+import warnings
+from pathlib import Path
+
+import duckdb
+
+from dau_scheduler import Session, tpch
+from dau_scheduler.compare import compare_tables
+
+RESULTS = Path(__file__).parent / "results"
+QUERIES = ["q01", "q06", "q03"]
+TABLES = ["lineitem", "orders", "customer"]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--scale", type=float, default=1.0)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--share", type=float, default=0.3)
+    args = parser.parse_args()
+    warnings.simplefilter("ignore")
+    folder = tpch.cached(args.scale)
+    tables = duckdb.connect()
+    views = duckdb.connect()
+    for name in TABLES:
+        tables.execute(f"CREATE TABLE {name} AS FROM read_parquet('{folder / name}.parquet')")
+        views.execute(f"CREATE VIEW {name} AS FROM read_parquet('{folder / name}.parquet')")
+    cases = {
+        "tables, duckdb": (tables, Session(tables, device="duckdb")),
+        "tables, polars": (tables, Session(tables, device="polars")),
+        "parquet views, polars": (views, Session(views, device="polars")),
+        "folder, polars": (views, Session(folder, device="polars")),
+    }
+    queries = tpch.queries()
+    rows = []
+    for case, (con, session) in cases.items():
+        for name in QUERIES:
+            sql = queries[name]
+            expected = con.sql(sql).to_arrow_table()
+            plain, split = [], []
+            for _ in range(args.runs):  # alternating, so drift falls on both alike
+                t0 = time.perf_counter()
+                con.sql(sql).to_arrow_table()
+                plain.append(time.perf_counter() - t0)
+                t0 = time.perf_counter()
+                result = session.sql(sql, posture="collaborative", device_share=args.share)
+                split.append(time.perf_counter() - t0)
+                diff = compare_tables(result.table, expected, ordered=True)
+                if diff is not None or result.execution is None:
+                    raise SystemExit(f"{case} {name}: {diff or result.refusal or result.fallback}")
+            rows.append(
+                {
+                    "case": case,
+                    "query": name,
+                    "duckdb_s": statistics.median(plain),
+                    "split_s": statistics.median(split),
+                    "ratio": statistics.median(split) / statistics.median(plain),
+                }
+            )
+        session.close()
+    RESULTS.mkdir(exist_ok=True)
+    out = RESULTS / f"connection_sf{args.scale:g}.json"
+    out.write_text(json.dumps({"scale": args.scale, "share": args.share, "rows": rows}, indent=1))
+    print("| case | query | DuckDB s | split s | split / DuckDB |")
+    print("| --- | --- | --- | --- | --- |")
+    for row in rows:
+        print(
+            f"| {row['case']} | {row['query']} | {row['duckdb_s']:.3f} | {row['split_s']:.3f} "
+            f"| {row['ratio']:.2f} |"
+        )
+
+
+if __name__ == "__main__":
+    main()
