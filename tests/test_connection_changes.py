@@ -59,3 +59,44 @@ def test_answers_follow_the_connection_as_it_changes(case: str) -> None:
                 split += result.execution is not None
     con.close()
     assert split == len(QUERIES) * (len(CHANGES) + 1)
+
+
+SHAPES = [
+    (
+        "ALTER TABLE t ADD COLUMN z INTEGER DEFAULT 3",
+        "SELECT k, sum(z), count(*) FROM t GROUP BY k",
+    ),
+    ("UPDATE t SET z = x % 5", "SELECT k, sum(z) FROM t GROUP BY k"),
+    ("ALTER TABLE t ALTER v TYPE VARCHAR", "SELECT k, max(v), count(*) FROM t GROUP BY k"),
+    ("DROP TABLE u", "SELECT * FROM t WHERE k = 2 ORDER BY x LIMIT 4"),
+    (
+        "CREATE TABLE u AS SELECT i AS k, i * 2 AS w2 FROM range(7) r(i)",
+        "SELECT sum(t.x * u.w2) FROM t JOIN u ON t.k = u.k",
+    ),
+    ("ALTER TABLE t RENAME COLUMN x TO xx", "SELECT sum(xx) FROM t"),
+    ("ALTER TABLE t DROP COLUMN z", "SELECT * FROM t ORDER BY xx LIMIT 3"),
+    (
+        "CREATE OR REPLACE TABLE t AS SELECT i % 3 AS k, i AS xx FROM range(500) r(i)",
+        "SELECT * FROM t ORDER BY xx DESC LIMIT 3",
+    ),
+    ("CREATE VIEW w AS SELECT k, xx * 2 AS y FROM t", "SELECT k, sum(y) FROM w GROUP BY k"),
+]
+
+
+@pytest.mark.parametrize("name", ["duckdb", "polars"])
+def test_a_changed_catalog_is_read_again(name: str) -> None:
+    """Tables created, dropped, altered or replaced after the Session opened: it reads them
+    again before planning, so a star, a new column or a new table is the catalog's as it is."""
+    con = duckdb.connect()
+    con.execute("CREATE TABLE t AS SELECT i AS x, i % 7 AS k, i * 0.5 AS v FROM range(8000) r(i)")
+    con.execute("CREATE TABLE u AS SELECT i AS k, 'u' || i AS name FROM range(7) r(i)")
+    with Session(con, device=device(name)) as session:
+        for change, sql in SHAPES:
+            con.execute(change).fetchall()
+            expected = con.sql(sql).to_arrow_table()
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                result = session.sql(sql, posture="collaborative", device_share=0.5)
+            assert compare_tables(result.table, expected, ordered="ORDER BY" in sql) is None, sql
+            assert result.execution is not None, (change, result.refusal, result.fallback)
+    con.close()

@@ -1,20 +1,21 @@
 """A user's connection as it is now: its tables may change between two of a Session's queries
 (INSERT, UPDATE, DELETE, a table replaced), and DuckDB cannot say whether they did (decision
-023). Before a split, the split table is counted again, and the views the Session reads as
-Parquet files are checked to be defined as they were; a device that holds copies is given the
+023). Before a query is planned, the catalog is compared with what the Session read (tables
+and views created, dropped, altered, redefined: read again); before a split, the split table
+is counted again; a device that holds copies is given the
 other tables the partial reads as they are now (the split table's rows come in chunks, read
 when the query runs: such a Session is lazy)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import duckdb
 from sqlglot import exp
 
 from dau_scheduler.arms.duckdb import DuckDBArm
 from dau_scheduler.guards import load_resident
-from dau_scheduler.tables import ConnectionSource
+from dau_scheduler.tables import ConnectionSource, resolve_sources
 
 if TYPE_CHECKING:
     from dau_scheduler.rewrite.planner import CompiledSplit
@@ -27,27 +28,40 @@ def copies_rows(device: object) -> bool:
     return not isinstance(device, (DuckDBArm, type(None)))
 
 
+def shape(session: Session) -> frozenset[tuple[Any, ...]]:
+    """What the connection's catalog holds where the Session's tables live: every column of
+    every table and view (its position and type) and every view's definition. One statement
+    (2 ms over 30 tables)."""
+    rows = (
+        session.host.cursor()
+        .execute(
+            "SELECT table_name, column_index, column_name, data_type, NULL FROM duckdb_columns()"
+            " WHERE database_name = $1 AND schema_name = $2 AND NOT internal UNION ALL SELECT "
+            "view_name, NULL, NULL, NULL, sql FROM duckdb_views() WHERE NOT internal AND NOT "
+            "temporary AND database_name = $1 AND schema_name = $2",
+            list(session.tables_place),
+        )
+        .fetchall()
+    )
+    return frozenset(tuple(row) for row in rows)
+
+
+def follow(session: Session) -> None:
+    """Before a query is planned on a user's connection: where a table or view was created,
+    dropped, altered or redefined since the Session read them, read them again (and forget
+    what was planned over them). Rows changed in place leave the catalog as it was; they are
+    :func:`refresh`'s and :func:`fresh_copies`'s."""
+    if not session.on_user_connection or session.cluster is not None:
+        return
+    now = shape(session)
+    if now != session.shape:
+        session.retake(resolve_sources(session.connection), now)
+
+
 def refresh(session: Session, table: str | None) -> str | None:
     """Before ``table`` is split: read a connection table's rowid span and gaps again (one
-    statement), so rows appended since are split too and gaps a DELETE left are seen; and
-    check that the connection's Parquet views the Session splits are defined as they were.
-    Returns why the query must be answered unsplit instead, or None."""
-    if session.parquet_views:
-        now = dict(
-            session.host.cursor()
-            .execute(
-                "SELECT lower(view_name), sql FROM duckdb_views() WHERE NOT internal AND NOT "
-                "temporary AND database_name = $1 AND schema_name = $2",
-                list(session.tables_place),
-            )
-            .fetchall()
-        )
-        for name, view in session.parquet_views.items():
-            if now.get(name) != view.sql:
-                return (
-                    f"view {view.name} was redefined or dropped after this Session read its "
-                    "Parquet files; a new Session splits it as it is now"
-                )
+    statement), so rows appended since are split too and gaps a DELETE left are seen. Returns
+    why the query must be answered unsplit instead, or None."""
     source = session.source_of(table)
     if isinstance(source, ConnectionSource):
         name = source.name.lower()
@@ -81,4 +95,4 @@ def fresh_copies(session: Session, compiled: CompiledSplit) -> None:
     load_resident(fresh, [session.device], session.device)
 
 
-__all__ = ["copies_rows", "fresh_copies", "refresh"]
+__all__ = ["copies_rows", "fresh_copies", "follow", "refresh", "shape"]

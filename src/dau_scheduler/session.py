@@ -169,31 +169,14 @@ class Session:
         assert not isinstance(arm, str)
         self.device: Arm | None = arm
         self._given = given
-        #: The connection's views split as the Parquet files they read (decision 023).
-        self.parquet_views = {
-            name: source
-            for name, source in sources.items()
-            if isinstance(source, ParquetViewSource)
-        }
-        if given is not None and (live.copies_rows(arm) or self.parquet_views):
-            # A device that holds copies cannot tell when the connection's rows change: it
-            # reads what each query reads when the query runs (decision 023). A view has no
-            # rowid to cut by: its files are read in chunks, for both arms.
-            self.lazy = True
         #: ``database.schema`` a given connection stood in when its tables were listed.
         place = connection_place(given) if given is not None else None
         self._place = ".".join(place) if place is not None else None
         #: (database, schema) the Session's tables live in, for qualified references.
         self.tables_place = place or ("memory", "main")
-        #: Rows of every table, and the Arrow bytes of every column by lower-case name. (A
-        #: connection's table counts its rowid span: rows deleted leave gaps in it.)
-        self.row_counts = {name: source.num_rows for name, source in sources.items()}
-        self.gapped = {
-            name
-            for name, source in sources.items()
-            if isinstance(source, ConnectionSource) and source.has_gaps
-        }
-        self.column_nbytes: Mapping[str, Mapping[str, int]] = ColumnWidths(sources)
+        #: What the connection's catalog held when its tables were read (``live.follow``).
+        self.shape = live.shape(self) if given is not None else frozenset()
+        self._take(sources)
         self.cluster: ClusterArm | None = None
         if connection is not None:
             self.host.attach(sources)
@@ -214,6 +197,37 @@ class Session:
             kept = (ParquetSource, ConnectionSource)
             sources = {n: s for n, s in sources.items() if isinstance(s, kept)}
         self._sources = sources
+        self._read_schema()
+        #: The catalog's aggregates (macros that aggregate too) and volatile macros.
+        self.functions = FunctionCatalog(self.host.cursor, fresh=not self.host.owned)
+        self._forget()
+        self._lock = threading.Lock()
+        self._closed = False
+
+    def _take(self, sources: dict[str, Source]) -> None:
+        """What the Session knows of its tables' rows: their counts, gaps and widths."""
+        #: The connection's views split as the Parquet files they read (decision 023).
+        self.parquet_views = {
+            name: source
+            for name, source in sources.items()
+            if isinstance(source, ParquetViewSource)
+        }
+        if self._given is not None and (live.copies_rows(self.device) or self.parquet_views):
+            # A device that holds copies cannot tell when the connection's rows change: it
+            # reads what each query reads when the query runs (decision 023). A view has no
+            # rowid to cut by: its files are read in chunks, for both arms.
+            self.lazy = True
+        #: Rows of every table, and the Arrow bytes of every column by lower-case name. (A
+        #: connection's table counts its rowid span: rows deleted leave gaps in it.)
+        self.row_counts = {name: source.num_rows for name, source in sources.items()}
+        self.gapped = {
+            name
+            for name, source in sources.items()
+            if isinstance(source, ConnectionSource) and source.has_gaps
+        }
+        self.column_nbytes: Mapping[str, Mapping[str, int]] = ColumnWidths(sources)
+
+    def _read_schema(self) -> None:
         self.schema: dict[str, dict[str, str]] = {name: {} for name in self.row_counts}
         for table, column, data_type in (
             self.host.cursor()
@@ -229,16 +243,26 @@ class Session:
         ):
             if table.lower() in self.schema:
                 self.schema[table.lower()][column] = str(data_type)
-        #: The catalog's aggregates (macros that aggregate too) and volatile macros.
-        self.functions = FunctionCatalog(self.host.cursor, fresh=not self.host.owned)
+
+    def _forget(self) -> None:
+        """Drop every plan and refusal worked out over the tables as they were."""
         self._plans: dict[tuple[str, str | None], CompiledSplit] = {}
         self._plan_keys: dict[tuple[str, str | None], str] = {}
         #: Queries whose split ran and did not fold (ill-conditioned moments): the reason, by
         #: (query as read, split table). They are answered unsplit from then on, not run twice.
         self._unfolded: dict[tuple[str, str | None], str] = {}
         self.refusals = Refusals(self)
-        self._lock = threading.Lock()
-        self._closed = False
+
+    def retake(self, sources: dict[str, Source], shape: frozenset[tuple[Any, ...]]) -> None:
+        """A user's connection whose catalog changed (``live.follow``): its tables read again,
+        as at opening, and everything planned over them forgotten."""
+        self._take(sources)
+        if self.lazy:
+            self._attach(sources)
+        self._sources = sources
+        self._read_schema()
+        self._forget()
+        self.shape = shape
 
     def _attach(self, sources: dict[str, Source]) -> None:
         for arm in (self.host, self.device):
@@ -382,6 +406,11 @@ class Session:
         read in place, as they stand there)."""
         return not self.host.owned and isinstance(self._given, duckdb.DuckDBPyConnection)
 
+    @property
+    def connection(self) -> duckdb.DuckDBPyConnection | None:
+        """The DuckDB connection the user gave as ``tables``, or None."""
+        return self._given
+
     def _on_connection(self, sql: str) -> pa.Table | None:
         """``sql`` answered on the given connection itself, or None (not given one, or it
         fails there too)."""
@@ -456,6 +485,7 @@ class Session:
         why = connection_state(self.host, self._place, self.row_counts)
         if why is not None:
             return self._answered_unsplit(sql, why, strict=strict)
+        live.follow(self)
         if (
             self.lazy
             and self._given is None  # (a connection's Session is not one-shot)
