@@ -130,3 +130,15 @@ def test_ordered_answers_that_differ_only_in_ties_are_equal() -> None:
     # An alias may name another expression than the column of that name: not excused.
     assert not slt._only_ties("SELECT k, v AS w FROM t ORDER BY upper(v)", swapped, keys)
     assert not slt._only_ties("SELECT k, v FROM t ORDER BY t.k", swapped, keys)
+
+
+def test_corpus_with_one_session_per_file() -> None:
+    """Every corpus file with one Session kept across its statements (``--keep-session``): the
+    connection's tables and catalog change under it (decision 023), on the device that holds
+    copies (tests/test_connection_changes.py covers both)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        for path in FILES:
+            report = slt.run_file(path, "polars", 0.5, True, {"keep": True})
+            bad = report.outcomes["wrong"] + report.outcomes["crashed"]
+            assert bad == 0, (path.stem, report.details)
