@@ -330,6 +330,7 @@ class Session:
         """The compiled split for ``sql`` (cached), validating the query first."""
         if self._closed:
             raise SqlError("this Session is closed")
+        live.follow(self)  # a user's connection may have changed its tables since
         key = (sql, split_table.lower() if split_table else None)
         with self._lock:
             cached = self._plans.get(key)
@@ -485,7 +486,6 @@ class Session:
         why = connection_state(self.host, self._place, self.row_counts)
         if why is not None:
             return self._answered_unsplit(sql, why, strict=strict)
-        live.follow(self)
         if (
             self.lazy
             and self._given is None  # (a connection's Session is not one-shot)
