@@ -21,11 +21,11 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import time
 import warnings
 from pathlib import Path
 
 import duckdb
+from alternate import alternate
 
 from dau_scheduler import Session, tpch
 from dau_scheduler.compare import compare_tables
@@ -60,14 +60,14 @@ def main() -> None:
         for name in QUERIES:
             sql = queries[name]
             expected = con.sql(sql).to_arrow_table()
-            plain, split = [], []
-            for _ in range(args.runs):  # alternating, so drift falls on both alike
-                t0 = time.perf_counter()
-                con.sql(sql).to_arrow_table()
-                plain.append(time.perf_counter() - t0)
-                t0 = time.perf_counter()
-                result = session.sql(sql, posture="collaborative", device_share=args.share)
-                split.append(time.perf_counter() - t0)
+            plain, split, results = alternate(
+                args.runs,
+                lambda con=con, sql=sql: con.sql(sql).to_arrow_table(),
+                lambda s=session, sql=sql: s.sql(
+                    sql, posture="collaborative", device_share=args.share
+                ),
+            )
+            for result in results:
                 diff = compare_tables(result.table, expected, ordered=True)
                 if diff is not None or result.execution is None:
                     raise SystemExit(f"{case} {name}: {diff or result.refusal or result.fallback}")

@@ -19,6 +19,8 @@ import time
 import warnings
 from pathlib import Path
 
+from alternate import alternate
+
 from dau_scheduler import Session, tpch
 from dau_scheduler.compare import compare_tables
 
@@ -56,14 +58,12 @@ def main() -> None:
                 session.compile(sql)
                 planning = time.perf_counter() - t0
                 expected = cursor.sql(sql).to_arrow_table()
-                plain, split = [], []
-                for _ in range(args.runs):  # alternating, so drift falls on both alike
-                    t0 = time.perf_counter()
-                    cursor.sql(sql).to_arrow_table()
-                    plain.append(time.perf_counter() - t0)
-                    t0 = time.perf_counter()
-                    result = session.sql(sql, device_share=0.5)
-                    split.append(time.perf_counter() - t0)
+                plain, split, results = alternate(
+                    args.runs,
+                    lambda sql=sql: cursor.sql(sql).to_arrow_table(),
+                    lambda sql=sql: session.sql(sql, device_share=0.5),
+                )
+                for result in results:
                     assert result.execution is not None, (sql, result.refusal, result.fallback)
                     assert compare_tables(result.table, expected, ordered=False) is None, sql
                 rows.append(

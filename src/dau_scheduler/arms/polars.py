@@ -153,7 +153,7 @@ class PolarsArm:
         """Every source as a lazy frame: Parquet scanned when a query runs (only the columns
         and rows it needs), Arrow imported as :meth:`load` does. The frames are made when a
         query first reaches this arm (a query the host runs alone never imports Polars)."""
-        self.frames, self.types, self.unloaded = {}, {}, {}
+        self.frames, self.types, self.unloaded, self._unique = {}, {}, {}, {}
         self._attached = dict(sources)
 
     def _ready(self) -> None:
