@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import math
 import threading
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
@@ -19,13 +18,13 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
-from dau_scheduler import checks, execution, live, profiling, strategies
+from dau_scheduler import checks, deciding, execution, live, profiling, strategies
 from dau_scheduler.arms.base import Arm
 from dau_scheduler.arms.cluster import ClusterArm
 from dau_scheduler.arms.devices import DEVICES, DUCKDB, device_arm
 from dau_scheduler.arms.duckdb import DuckDBArm, quote
 from dau_scheduler.checks import MIN_BUDGET_MB
-from dau_scheduler.decision import ArmFacts, Decision, decide, host_alone_unplanned
+from dau_scheduler.decision import host_alone_unplanned
 from dau_scheduler.errors import ArmError, FoldError, SplitError, SqlError
 from dau_scheduler.guards import (
     VOLATILE,
@@ -35,7 +34,6 @@ from dau_scheduler.guards import (
     one_query,
 )
 from dau_scheduler.lazy import empty_table
-from dau_scheduler.link import cached_rates, knee_bytes
 from dau_scheduler.merge import MergeRule
 from dau_scheduler.paths import profile_cache_root
 from dau_scheduler.posture import POSTURES, WorkSplit
@@ -55,6 +53,7 @@ from dau_scheduler.tables import (
     connection_place,
     connection_views,
     resolve_sources,
+    table_columns,
 )
 
 
@@ -228,21 +227,8 @@ class Session:
         self.column_nbytes: Mapping[str, Mapping[str, int]] = ColumnWidths(sources)
 
     def _read_schema(self) -> None:
-        self.schema: dict[str, dict[str, str]] = {name: {} for name in self.row_counts}
-        for table, column, data_type in (
-            self.host.cursor()
-            .execute(
-                "SELECT table_name, column_name, data_type FROM information_schema.columns "
-                "WHERE table_catalog = $1 AND table_schema = $2 "
-                "ORDER BY table_name, ordinal_position",
-                list(self.tables_place),
-            )
-            .fetchall()
-            if self.row_counts  # (a connection standing in no database has none to describe)
-            else []
-        ):
-            if table.lower() in self.schema:
-                self.schema[table.lower()][column] = str(data_type)
+        #: table -> column -> DuckDB type, as the host holds them.
+        self.schema = table_columns(self.host.cursor(), self.tables_place, self.row_counts)
 
     def _forget(self) -> None:
         """Drop every plan and refusal worked out over the tables as they were."""
@@ -532,7 +518,9 @@ class Session:
                 raise SplitError(f"query refused for splitting: {why}")
             plan = plan.model_copy(update={"refusal": why})
             return SqlResult(self._unsplit(compiled.sql), None, plan, refusal=why)
-        decision = self._decide(compiled, posture, device_share, auto=profile == "auto")
+        decision = deciding.decide_for(
+            self, compiled, posture, device_share, auto=profile == "auto"
+        )
         split = decision.split
         n = self.row_counts[plan.split_table or ""]
         memory = None
@@ -612,16 +600,7 @@ class Session:
                 device_share=0.0,
                 rationale=f"refused, runs unsplit: {compiled.plan.refusal}",
             )
-        return self._decide(compiled, posture, None, auto=profile == "auto").split
-
-    def _arm_facts(self) -> ArmFacts | None:
-        if self.device is None:
-            return None
-        return ArmFacts(
-            self.device.name,
-            bool(getattr(self.device, "shares_host_cores", False)),
-            bool(getattr(self.device, "resident", True)),
-        )
+        return deciding.decide_for(self, compiled, posture, None, auto=profile == "auto").split
 
     def _host_alone(
         self, sql: str, posture: str, device_share: float | None, *, auto: bool
@@ -631,7 +610,7 @@ class Session:
         Session: ``run_sql``, ``dau run``) does not pay the planner for a split it will not
         run, and reports an empty plan and no refusal. None otherwise, or when DuckDB rejects
         the query (the planned path then names the error)."""
-        facts = self._arm_facts()
+        facts = deciding.arm_facts(self)
         profiled = auto or (
             facts is not None
             and self.cache.holds_profiles_of(profiling.device_identity(facts.name))
@@ -647,29 +626,6 @@ class Session:
         except duckdb.Error:
             return None
         return SqlResult(table, None, SplitPlan(), split=split)
-
-    def _decide(
-        self, compiled: CompiledSplit, posture: str, device_share: float | None, *, auto: bool
-    ) -> Decision:
-        table = compiled.plan.split_table or ""
-        n = self.row_counts[table]
-        facts = self._arm_facts()
-        knee_rows = None
-        if facts is not None and not facts.resident:
-            rates = cached_rates(self.cache, facts.name)
-            if rates:
-                width = sum(self.column_nbytes[table].values())
-                row_bytes = max(1, width // max(1, n))
-                knee_rows = math.ceil(knee_bytes(rates) / row_bytes)
-        return decide(
-            rows=n,
-            device=facts,
-            posture=posture,
-            device_share=device_share,
-            profiles=profiling.decision_profiles(self, compiled, auto=auto),
-            knee_rows=knee_rows,
-            passes_rows_through=compiled.passes_rows_through,
-        )
 
 
 def run_sql(

@@ -474,6 +474,25 @@ def connection_views(
     }
 
 
+def table_columns(
+    cursor: duckdb.DuckDBPyConnection, place: tuple[str, str], tables: Collection[str]
+) -> dict[str, dict[str, str]]:
+    """``table -> column -> DuckDB type`` of ``tables`` (lower-case names) in ``place``
+    (database, schema), columns in their order."""
+    found: dict[str, dict[str, str]] = {name: {} for name in tables}
+    if not found:  # (a connection standing in no database has none to describe)
+        return found
+    rows = cursor.execute(
+        "SELECT table_name, column_name, data_type FROM information_schema.columns "
+        "WHERE table_catalog = $1 AND table_schema = $2 ORDER BY table_name, ordinal_position",
+        list(place),
+    ).fetchall()
+    for table, column, data_type in rows:
+        if table.lower() in found:
+            found[table.lower()][column] = str(data_type)
+    return found
+
+
 def resolve_tables(tables: Any) -> dict[str, pa.Table]:
     """Named Arrow tables from any accepted ``tables`` argument, every source read whole."""
     return {name: source.arrow() for name, source in resolve_sources(tables).items()}
@@ -491,4 +510,5 @@ __all__ = [
     "discover",
     "resolve_sources",
     "resolve_tables",
+    "table_columns",
 ]
