@@ -7,6 +7,7 @@ what each query reads when the query runs."""
 
 from __future__ import annotations
 
+import random
 import warnings
 from typing import Any
 
@@ -99,4 +100,54 @@ def test_a_changed_catalog_is_read_again(name: str) -> None:
                 result = session.sql(sql, posture="collaborative", device_share=0.5)
             assert compare_tables(result.table, expected, ordered="ORDER BY" in sql) is None, sql
             assert result.execution is not None, (change, result.refusal, result.fallback)
+    con.close()
+
+
+@pytest.mark.parametrize("seed", [1, 5])
+@pytest.mark.parametrize("name", ["duckdb", "polars"])
+def test_random_changes_between_queries(name: str, seed: int) -> None:
+    """A seeded random walk of changes (rows inserted, updated, deleted; a table replaced; a
+    view redefined; a rolled-back transaction; CHECKPOINT) with a query after each."""
+    rng = random.Random(seed)
+    con = duckdb.connect()
+    con.execute(
+        "CREATE TABLE t AS SELECT i AS x, i % 7 AS k, i * 0.5 AS v, 'n' || (i % 13) AS s "
+        "FROM range(3000) r(i)"
+    )
+    con.execute("CREATE TABLE u AS SELECT i AS k, 'u' || i AS name, i * 10 AS w FROM range(7) r(i)")
+    con.execute("CREATE VIEW vt AS SELECT x, k FROM t WHERE k > 2")
+    changes = [
+        lambda: (
+            f"INSERT INTO t SELECT i, i % 7, i * 0.25, 'z' || (i % 5) FROM range("
+            f"{rng.randint(0, 5000)}, {rng.randint(5000, 6000)}) r(i)"
+        ),
+        lambda: f"UPDATE t SET x = x + {rng.randint(1, 9)} WHERE k = {rng.randint(0, 6)}",
+        lambda: f"DELETE FROM t WHERE x % {rng.randint(3, 40)} = {rng.randint(0, 2)}",
+        lambda: f"UPDATE u SET w = w + {rng.randint(1, 5)}",
+        lambda: (
+            "CREATE OR REPLACE TABLE u AS SELECT i AS k, 'y' || i AS name, i AS w "
+            f"FROM range({rng.randint(3, 7)}) r(i)"
+        ),
+        lambda: f"CREATE OR REPLACE VIEW vt AS SELECT x, k FROM t WHERE k > {rng.randint(0, 5)}",
+        lambda: "BEGIN; UPDATE t SET x = x * 2 WHERE k = 1; ROLLBACK",
+        lambda: "CHECKPOINT",
+    ]
+    queries = [
+        "SELECT k, sum(x), count(*), avg(v), min(s), max(s) FROM t GROUP BY k ORDER BY k",
+        "SELECT u.name, sum(t.x * u.w), count(*) FROM t JOIN u ON t.k = u.k GROUP BY 1 ORDER BY 1",
+        "SELECT x, v, s FROM t WHERE k = 3 ORDER BY x DESC, v LIMIT 7",
+        "SELECT * FROM t LIMIT 5",
+        "SELECT k, count(*), sum(x) FROM vt GROUP BY k ORDER BY k",
+    ]
+    with Session(con, device=device(name)) as session:
+        for _ in range(25):
+            for statement in rng.choice(changes)().split(";"):
+                con.execute(statement).fetchall()
+            sql = rng.choice(queries)
+            expected = con.sql(sql).to_arrow_table()
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                share = rng.choice([0.2, 0.5, 0.8])
+                result = session.sql(sql, posture="collaborative", device_share=share)
+            assert compare_tables(result.table, expected, ordered=True) is None, sql
     con.close()
