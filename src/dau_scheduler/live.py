@@ -30,15 +30,19 @@ def copies_rows(device: object) -> bool:
 
 def shape(session: Session) -> frozenset[tuple[Any, ...]]:
     """What the connection's catalog holds where the Session's tables live: every column of
-    every table and view (its position and type) and every view's definition. One statement
-    (2 ms over 30 tables)."""
+    every table and view (its position and type) and every view's definition; and a digest of
+    every setting, which a plan's types depend on (``SET TimeZone`` retypes a TIMESTAMPTZ's
+    Arrow column: DuckDB's test_icu_strftime.test, one Session kept across the file). One
+    statement, on a cursor that holds the connection's local settings."""
     rows = (
         session.host.cursor()
         .execute(
             "SELECT table_name, column_index, column_name, data_type, NULL FROM duckdb_columns()"
             " WHERE database_name = $1 AND schema_name = $2 AND NOT internal UNION ALL SELECT "
             "view_name, NULL, NULL, NULL, sql FROM duckdb_views() WHERE NOT internal AND NOT "
-            "temporary AND database_name = $1 AND schema_name = $2",
+            "temporary AND database_name = $1 AND schema_name = $2 UNION ALL SELECT NULL, NULL, "
+            "NULL, NULL, md5(string_agg(name || '=' || coalesce(value, ''), chr(1) ORDER BY "
+            "name)) FROM duckdb_settings()",
             list(session.tables_place),
         )
         .fetchall()
@@ -48,8 +52,8 @@ def shape(session: Session) -> frozenset[tuple[Any, ...]]:
 
 def follow(session: Session) -> None:
     """Before a query is planned on a user's connection: where a table or view was created,
-    dropped, altered or redefined since the Session read them, read them again (and forget
-    what was planned over them). Rows changed in place leave the catalog as it was; they are
+    dropped, altered or redefined, or a setting changed, since the Session read them, read the
+    tables again (and forget what was planned over them). Rows changed in place leave the catalog as it was; they are
     :func:`refresh`'s and :func:`fresh_copies`'s."""
     if not session.on_user_connection or session.cluster is not None:
         return
@@ -79,18 +83,20 @@ def refresh(session: Session, table: str | None) -> str | None:
 
 def fresh_copies(session: Session, compiled: CompiledSplit) -> None:
     """Give a copying device the connection's tables the partial reads besides its split rows
-    (which come in chunks), as they are now."""
+    (which come in chunks), as they are now: the split table too where the partial reads it
+    again whole (a self-join read the copy from the Session's opening: DuckDB's
+    test_join_is_not_distinct.test, one Session kept across the file)."""
     if not session.on_user_connection or not copies_rows(session.device):
         return
     if compiled.partial is None:
         return
-    split = compiled.plan.split_table or ""
-    # The partial reads the split table as its placeholder; names of CTEs are no sources.
+    # The partial reads the split rows as its placeholder, and the split table by its name
+    # only where it reads it again whole (a self-join); names of CTEs are no sources.
     named = sorted({table.name.lower() for table in compiled.partial.find_all(exp.Table)})
     fresh = {
         name: source
         for name in named
-        if name != split and isinstance(source := session.source_of(name), ConnectionSource)
+        if isinstance(source := session.source_of(name), ConnectionSource)
     }
     load_resident(fresh, [session.device], session.device)
 
