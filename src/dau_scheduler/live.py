@@ -30,31 +30,30 @@ def copies_rows(device: object) -> bool:
 
 def shape(session: Session) -> frozenset[tuple[Any, ...]]:
     """What the connection's catalog holds where the Session's tables live: every column of
-    every table and view (its position and type) and every view's definition; and a digest of
-    every setting, which a plan's types depend on (``SET TimeZone`` retypes a TIMESTAMPTZ's
-    Arrow column: DuckDB's test_icu_strftime.test, one Session kept across the file). One
-    statement, on a cursor that holds the connection's local settings."""
+    every table and view (its position and type) and every view's definition (one statement);
+    and the digest of every setting the host read with them before the query
+    (``DuckDBArm.settings``), which a plan's types depend on (``SET TimeZone`` retypes a
+    TIMESTAMPTZ's Arrow column: DuckDB's test_icu_strftime.test, one Session kept across the
+    file)."""
     rows = (
         session.host.cursor()
         .execute(
             "SELECT table_name, column_index, column_name, data_type, NULL FROM duckdb_columns()"
             " WHERE database_name = $1 AND schema_name = $2 AND NOT internal UNION ALL SELECT "
             "view_name, NULL, NULL, NULL, sql FROM duckdb_views() WHERE NOT internal AND NOT "
-            "temporary AND database_name = $1 AND schema_name = $2 UNION ALL SELECT NULL, NULL, "
-            "NULL, NULL, md5(string_agg(name || '=' || coalesce(value, ''), chr(1) ORDER BY "
-            "name)) FROM duckdb_settings()",
+            "temporary AND database_name = $1 AND schema_name = $2",
             list(session.tables_place),
         )
         .fetchall()
     )
-    return frozenset(tuple(row) for row in rows)
+    return frozenset([*(tuple(row) for row in rows), ("settings", session.host.settings())])
 
 
 def follow(session: Session) -> None:
     """Before a query is planned on a user's connection: where a table or view was created,
     dropped, altered or redefined, or a setting changed, since the Session read them, read the
-    tables again (and forget what was planned over them). Rows changed in place leave the catalog as it was; they are
-    :func:`refresh`'s and :func:`fresh_copies`'s."""
+    tables again (and forget what was planned over them). Rows changed in place leave the
+    catalog as it was; they are :func:`refresh`'s and :func:`fresh_copies`'s."""
     if not session.on_user_connection or session.cluster is not None:
         return
     now = shape(session)

@@ -174,6 +174,8 @@ class Session:
         #: (database, schema) the Session's tables live in, for qualified references.
         self.tables_place = place or ("memory", "main")
         #: What the connection's catalog held when its tables were read (``live.follow``).
+        if given is not None:
+            self.host.sync_settings()
         self.shape = live.shape(self) if given is not None else frozenset()
         self._take(sources)
         self.cluster: ClusterArm | None = None

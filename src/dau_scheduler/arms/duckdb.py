@@ -64,6 +64,7 @@ class DuckDBArm:
         self._logging = ""
         self._temporary: frozenset[str] = frozenset()
         self._place: str | None = None
+        self._settings: int | None = None
         self._regex = "partial"
         self._shared_from = share
         self._lock = threading.Lock()
@@ -159,39 +160,52 @@ class DuckDBArm:
         not inherit, so every cursor of this arm gets them too. Global ones are shared anyway."""
         if self.owned or self._shared_from is not None:
             return
-        query = "SELECT name, value FROM duckdb_settings() WHERE scope = 'LOCAL'" + "".join(
-            f" UNION ALL SELECT '{name}', current_setting('{name}')::VARCHAR"
+        hidden = "".join(
+            f" UNION ALL SELECT '{name}', current_setting('{name}')::VARCHAR, TRUE"
             for name in HIDDEN_LOCAL_SETTINGS
         )
+        # Every setting, not only the local ones: their digest tells when one changed.
+        every = "SELECT name, value, scope = 'LOCAL' FROM duckdb_settings()" + hidden
         # The same statement also reads what collation() and in_transaction() ask next.
         state = (
-            " UNION ALL SELECT '__dau_collation', current_setting('default_collation')::VARCHAR"
-            " UNION ALL SELECT '__dau_txid', txid_current()::VARCHAR"
+            " UNION ALL SELECT '__dau_collation', current_setting('default_collation')::VARCHAR,"
+            " NULL UNION ALL SELECT '__dau_txid', txid_current()::VARCHAR, NULL"
             " UNION ALL SELECT '__dau_logging', CASE WHEN current_setting('enable_logging')"
             " THEN 'enable_logging' WHEN current_setting('log_query_path') <> ''"
-            " THEN 'log_query_path' ELSE '' END"
-            " UNION ALL SELECT '__dau_place', current_database() || '.' || current_schema()"
+            " THEN 'log_query_path' ELSE '' END, NULL"
+            " UNION ALL SELECT '__dau_place', current_database() || '.' || current_schema(), NULL"
             " UNION ALL SELECT '__dau_temporary', (SELECT string_agg(lower(name), chr(1)) FROM"
             " (SELECT table_name AS name FROM duckdb_tables() WHERE temporary"
-            " UNION ALL SELECT view_name FROM duckdb_views() WHERE temporary))"
+            " UNION ALL SELECT view_name FROM duckdb_views() WHERE temporary)), NULL"
         )
         with self._lock:
             try:
-                mine = dict(self.con.execute(query + state).fetchall())
+                rows = self.con.execute(every + state).fetchall()
             except duckdb.Error:  # an aborted transaction: in_transaction sends the query there
                 return
+        settings = sorted((str(n), str(v)) for n, v, local in rows if local is not None)
+        self._settings = hash(tuple(settings))
+        mine = {n: v for n, v, local in rows if local or local is None}
         self._collation = str(mine.pop("__dau_collation") or "")
         self._txid = mine.pop("__dau_txid")
         self._logging = str(mine.pop("__dau_logging") or "")
         self._place = str(mine.pop("__dau_place") or "")
         self._temporary = frozenset(str(mine.pop("__dau_temporary") or "").split(chr(1))) - {""}
         self._regex = str(mine.get("regex_match_operator_semantics") or "partial").lower()
-        fresh = dict(self.con.cursor().execute(query).fetchall())
+        local = "SELECT name, value FROM duckdb_settings() WHERE scope = 'LOCAL'" + hidden.replace(
+            "::VARCHAR, TRUE", "::VARCHAR"
+        )
+        fresh = dict(self.con.cursor().execute(local).fetchall())
         self._local[:] = [
             f"SET {name} = '{str(value).replace(chr(39), chr(39) * 2)}'"
             for name, value in mine.items()
             if value is not None and fresh.get(name) != value
         ]
+
+    def settings(self) -> int | None:
+        """A digest of every setting of the user's connection at :meth:`sync_settings` (None
+        before it ran, or on a database this arm owns): a plan's types depend on them."""
+        return self._settings
 
     def temporary(self) -> frozenset[str]:
         """Lower-case names of the user's connection's temporary tables and views (seen by
