@@ -1,8 +1,8 @@
 """A user's connection as it is now: its tables may change between two of a Session's queries
 (INSERT, UPDATE, DELETE, a table replaced), and DuckDB cannot say whether they did (decision
-023). Before a query is planned, the catalog is compared with what the Session read (tables
-and views created, dropped, altered, redefined: read again); before a split, the split table
-is counted again; a device that holds copies is given the
+023). Before a query is planned, the catalog and settings are compared with what the Session
+read (tables and views created, dropped, altered, redefined, a SET: the tables read again);
+before a split, the split table is counted again; a device that holds copies is given the
 other tables the partial reads as they are now (the split table's rows come in chunks, read
 when the query runs: such a Session is lazy)."""
 
