@@ -44,6 +44,24 @@ OPTIONS: dict[str, dict[str, Any]] = {
 }
 
 
+def _split(
+    session: Session,
+    con: duckdb.DuckDBPyConnection,
+    sql: str,
+    share: float = 0.5,
+    ordered: bool = True,
+) -> Any:
+    """``sql`` split at ``share``, checked against DuckDB's answer on ``con`` now (its Arrow
+    schema too; rows in order unless ``ordered`` is False)."""
+    expected = con.sql(sql).to_arrow_table()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = session.sql(sql, posture="collaborative", device_share=share)
+    assert result.table.schema == expected.schema, sql
+    assert compare_tables(result.table, expected, ordered=ordered) is None, sql
+    return result
+
+
 @pytest.mark.parametrize("case", sorted(OPTIONS))
 def test_answers_follow_the_connection_as_it_changes(case: str) -> None:
     con = duckdb.connect()
@@ -54,12 +72,7 @@ def test_answers_follow_the_connection_as_it_changes(case: str) -> None:
         for change in ["SELECT 1", *CHANGES]:
             con.execute(change).fetchall()
             for sql in QUERIES:
-                expected = con.sql(sql).to_arrow_table()
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
-                    result = session.sql(sql, posture="collaborative", device_share=0.5)
-                assert compare_tables(result.table, expected, ordered=True) is None, (change, sql)
-                split += result.execution is not None
+                split += _split(session, con, sql).execution is not None
     con.close()
     assert split == len(QUERIES) * (len(CHANGES) + 1)
 
@@ -96,11 +109,7 @@ def test_a_changed_catalog_is_read_again(name: str) -> None:
     with Session(con, device=device(name)) as session:
         for change, sql in SHAPES:
             con.execute(change).fetchall()
-            expected = con.sql(sql).to_arrow_table()
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                result = session.sql(sql, posture="collaborative", device_share=0.5)
-            assert compare_tables(result.table, expected, ordered="ORDER BY" in sql) is None, sql
+            result = _split(session, con, sql, ordered="ORDER BY" in sql)
             assert result.execution is not None, (change, result.refusal, result.fallback)
     con.close()
 
@@ -145,13 +154,7 @@ def test_random_changes_between_queries(name: str, seed: int) -> None:
         for _ in range(25):
             for statement in rng.choice(changes)().split(";"):
                 con.execute(statement).fetchall()
-            sql = rng.choice(queries)
-            expected = con.sql(sql).to_arrow_table()
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                share = rng.choice([0.2, 0.5, 0.8])
-                result = session.sql(sql, posture="collaborative", device_share=share)
-            assert compare_tables(result.table, expected, ordered=True) is None, sql
+            _split(session, con, rng.choice(queries), rng.choice([0.2, 0.5, 0.8]))
     con.close()
 
 
@@ -179,10 +182,5 @@ def test_a_setting_changed_between_queries_is_followed(name: str) -> None:
         ]:
             con.execute(change).fetchall()
             for sql in sqls:
-                expected = con.sql(sql).to_arrow_table()
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
-                    result = session.sql(sql, posture="collaborative", device_share=0.5)
-                assert result.table.schema == expected.schema, (change, sql)
-                assert compare_tables(result.table, expected) is None, (change, sql)
+                _split(session, con, sql)
     con.close()
