@@ -8,6 +8,7 @@ import re
 import threading
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import pyarrow as pa
@@ -65,6 +66,8 @@ class DuckDBArm:
         self._temporary: frozenset[str] = frozenset()
         self._place: str | None = None
         self._settings: int | None = None
+        #: What :meth:`sync_settings` last read (every setting, and the local ones).
+        self._synced: tuple[Any, ...] | None = None
         self._regex = "partial"
         self._shared_from = share
         self._lock = threading.Lock()
@@ -192,6 +195,9 @@ class DuckDBArm:
         self._place = str(mine.pop("__dau_place") or "")
         self._temporary = frozenset(str(mine.pop("__dau_temporary") or "").split(chr(1))) - {""}
         self._regex = str(mine.get("regex_match_operator_semantics") or "partial").lower()
+        if self._synced == (settings, mine):
+            return  # every setting as the last time: the same ones to copy
+        self._synced = (settings, mine)
         local = "SELECT name, value FROM duckdb_settings() WHERE scope = 'LOCAL'" + hidden.replace(
             "::VARCHAR, TRUE", "::VARCHAR"
         )
