@@ -8,8 +8,9 @@ import math
 from typing import TYPE_CHECKING
 
 from dau_scheduler import profiling
-from dau_scheduler.decision import ArmFacts, Decision, decide
+from dau_scheduler.decision import ArmFacts, Decision, decide, host_alone_unplanned
 from dau_scheduler.link import cached_rates, knee_bytes
+from dau_scheduler.posture import WorkSplit
 
 if TYPE_CHECKING:
     from dau_scheduler.rewrite.planner import CompiledSplit
@@ -58,4 +59,27 @@ def decide_for(
     )
 
 
-__all__ = ["arm_facts", "decide_for"]
+def unplanned_host_split(
+    session: Session, posture: str, device_share: float | None, *, auto: bool
+) -> WorkSplit | None:
+    """The host-alone split of a one-shot query (a lazy Session of its own files or tables:
+    ``run_sql``, ``dau run``) where no plan could give the device rows
+    (``decision.host_alone_unplanned``): it does not pay the planner for a split it will not
+    run, and reports an empty plan and no refusal. None where the query is to be planned."""
+    if (
+        not session.lazy
+        or session.connection is not None  # (a connection's Session is not one-shot)
+        or session.cluster is not None
+        or session.mem_budget_mb is not None
+    ):
+        return None
+    facts = arm_facts(session)
+    profiled = auto or (
+        facts is not None and session.cache.holds_profiles_of(profiling.device_identity(facts.name))
+    )
+    return host_alone_unplanned(
+        device=facts, posture=posture, device_share=device_share, device_profiled=profiled
+    )
+
+
+__all__ = ["arm_facts", "decide_for", "unplanned_host_split"]

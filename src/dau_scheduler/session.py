@@ -24,7 +24,6 @@ from dau_scheduler.arms.cluster import ClusterArm
 from dau_scheduler.arms.devices import DEVICES, DUCKDB, device_arm
 from dau_scheduler.arms.duckdb import DuckDBArm, quote
 from dau_scheduler.checks import MIN_BUDGET_MB
-from dau_scheduler.decision import host_alone_unplanned
 from dau_scheduler.errors import ArmError, FoldError, SplitError, SqlError
 from dau_scheduler.guards import (
     VOLATILE,
@@ -474,17 +473,15 @@ class Session:
         why = connection_state(self.host, self._place, self.row_counts)
         if why is not None:
             return self._answered_unsplit(sql, why, strict=strict)
-        if (
-            self.lazy
-            and self._given is None  # (a connection's Session is not one-shot)
-            and self.cluster is None
-            and self.mem_budget_mb is None
-            and not strict
-            and split_table is None
-        ):
-            alone = self._host_alone(sql, posture, device_share, auto=profile == "auto")
+        if not strict and split_table is None:
+            alone = deciding.unplanned_host_split(
+                self, posture, device_share, auto=profile == "auto"
+            )
             if alone is not None:
-                return alone
+                one_query(sql)
+                with contextlib.suppress(duckdb.Error):  # (the planned path names the error)
+                    table = self.host.cursor().sql(sql).to_arrow_table()
+                    return SqlResult(table, None, SplitPlan(), split=alone)
         try:
             compiled = self.compile(sql, split_table)
         except SqlError:
@@ -603,31 +600,6 @@ class Session:
                 rationale=f"refused, runs unsplit: {compiled.plan.refusal}",
             )
         return deciding.decide_for(self, compiled, posture, None, auto=profile == "auto").split
-
-    def _host_alone(
-        self, sql: str, posture: str, device_share: float | None, *, auto: bool
-    ) -> SqlResult | None:
-        """``sql`` run unsplit on the host when no plan could give the device rows
-        (``decision.host_alone_unplanned``), without planning it: a one-shot query (a lazy
-        Session: ``run_sql``, ``dau run``) does not pay the planner for a split it will not
-        run, and reports an empty plan and no refusal. None otherwise, or when DuckDB rejects
-        the query (the planned path then names the error)."""
-        facts = deciding.arm_facts(self)
-        profiled = auto or (
-            facts is not None
-            and self.cache.holds_profiles_of(profiling.device_identity(facts.name))
-        )
-        split = host_alone_unplanned(
-            device=facts, posture=posture, device_share=device_share, device_profiled=profiled
-        )
-        if split is None:
-            return None
-        one_query(sql)
-        try:
-            table = self.host.cursor().sql(sql).to_arrow_table()
-        except duckdb.Error:
-            return None
-        return SqlResult(table, None, SplitPlan(), split=split)
 
 
 def run_sql(
