@@ -236,8 +236,7 @@ class ConnectionSource:
         insertion order, and an ``ORDER BY rowid`` costs a sort (0.7 s of 0.85 for four columns
         of TPC-H SF 1 lineitem), so the rowids come along and the rows are sorted here only
         when they came otherwise."""
-        names = columns if columns else self.arrow_schema_names()
-        cols = ", ".join(_quote(c) for c in names)
+        cols = ", ".join(_quote(c) for c in columns) if columns else "*"
         table = (
             self.con.cursor()
             .sql(f"SELECT rowid AS __dau_rowid, {cols} FROM {self.ref}{where}")
@@ -262,14 +261,10 @@ class ConnectionSource:
             yield self._in_rowid_order(columns, where)
 
 
-@dataclass(frozen=True)
 class ParquetViewSource(ParquetSource):
     """A view of the user's connection that reads Parquet files whole (``CREATE VIEW t AS
-    FROM 'x.parquet'``), split as those files; ``sql`` is its definition, which must not change
-    while a Session splits it."""
-
-    name: str = ""
-    sql: str = ""
+    FROM 'x.parquet'``), split as those files (a Session reads its views again when one is
+    redefined: ``live.follow``)."""
 
 
 #: A path DuckDB would expand (a glob) or read from elsewhere than a local file.
@@ -277,9 +272,9 @@ _NOT_A_FILE = re.compile(r"[*?\[{]|^[a-z][a-z0-9+.-]*://", re.IGNORECASE)
 
 
 def parquet_view_files(sql: str) -> tuple[Path, ...] | None:
-    """The files a view definition reads, when it is ``SELECT * FROM`` one ``read_parquet``
-    (or ``parquet_scan``) of literal local paths with no options, or one quoted ``.parquet``
-    path; None for anything else."""
+    """The files a view definition reads, when it is ``SELECT * FROM`` one ``read_parquet`` of
+    literal local paths with no options, or one quoted ``.parquet`` path; None for anything
+    else."""
     import sqlglot
     from sqlglot import exp
 
@@ -324,27 +319,19 @@ def connection_parquet_views(
     """The persistent views of ``place`` that read Parquet files whole, by lower-case name,
     where DuckDB reads the files under the same column names as pyarrow does (a hive partition
     column DuckDB adds from the path, or files whose columns differ, are left as views)."""
-    rows = con.execute(
-        "SELECT v.view_name, v.sql, list(c.column_name ORDER BY c.column_index) "
-        "FROM duckdb_views() AS v JOIN duckdb_columns() AS c ON c.database_name = "
-        "v.database_name AND c.schema_name = v.schema_name AND c.table_name = v.view_name "
-        "WHERE NOT v.internal AND NOT v.temporary AND v.database_name = $1 "
-        "AND v.schema_name = $2 GROUP BY v.view_name, v.sql",
-        [place[0], place[1]],
-    ).fetchall()
     found: dict[str, ParquetViewSource] = {}
-    for name, sql, columns in rows:
-        files = parquet_view_files(str(sql or ""))
-        if files is None or not _NAME.match(str(name)):
+    for key, view in connection_views(con, place).items():
+        files = parquet_view_files(view.sql)
+        if files is None or not _NAME.match(view.name):
             continue
         try:
-            source = ParquetViewSource(files, name=str(name), sql=str(sql))
+            source = ParquetViewSource(files)
         except SqlError:
             continue
         names = [list(m.schema.to_arrow_schema().names) for m in source._meta]
-        if any(n != list(columns) for n in names):
+        if any(n != list(view.columns) for n in names):
             continue
-        found[str(name).lower()] = source
+        found[key] = source
     return found
 
 
@@ -453,19 +440,20 @@ def connection_tables(con: duckdb.DuckDBPyConnection) -> list[str]:
 
 
 def connection_views(
-    con: duckdb.DuckDBPyConnection, place: tuple[str, str], names: Collection[str]
+    con: duckdb.DuckDBPyConnection, place: tuple[str, str], names: Collection[str] | None = None
 ) -> dict[str, View]:
-    """The persistent views among ``names`` (lower case) in ``place`` (database, schema), by
-    lower-case name: their definitions and output column names as the catalog holds them now.
-    (A temporary view is the connection's own: a cursor does not see it.)"""
+    """The persistent views among ``names`` (lower case; all where None) in ``place``
+    (database, schema), by lower-case name: their definitions and output column names as the
+    catalog holds them now. (A temporary view is the connection's own: a cursor does not see
+    it.)"""
+    among = "" if names is None else "AND lower(v.view_name) IN (SELECT unnest($3)) "
     rows = con.execute(
         "SELECT v.view_name, v.sql, list(c.column_name ORDER BY c.column_index) "
         "FROM duckdb_views() AS v JOIN duckdb_columns() AS c ON c.database_name = "
         "v.database_name AND c.schema_name = v.schema_name AND c.table_name = v.view_name "
         "WHERE NOT v.internal AND NOT v.temporary AND v.database_name = $1 "
-        "AND v.schema_name = $2 AND lower(v.view_name) IN (SELECT unnest($3)) "
-        "GROUP BY v.view_name, v.sql",
-        [place[0], place[1], sorted(names)],
+        f"AND v.schema_name = $2 {among}GROUP BY v.view_name, v.sql",
+        [place[0], place[1]] + ([] if names is None else [sorted(names)]),
     ).fetchall()
     return {
         str(name).lower(): View(str(name), str(sql), tuple(str(c) for c in columns))
