@@ -165,21 +165,10 @@ def parse(text: str, extensions: frozenset[str] = frozenset()) -> tuple[list[Rec
     return records, None
 
 
-def _ordered(sql: str) -> bool:
-    import sqlglot
-    from sqlglot import exp
-
-    try:
-        tree = sqlglot.parse_one(sql, read="duckdb")
-    except sqlglot.errors.SqlglotError:
-        return False
-    return isinstance(tree, exp.Query) and tree.args.get("order") is not None
-
-
-def _order_flows(sql: str) -> bool:
-    """Whether DuckDB's answer keeps an order without a top-level ORDER BY: a SELECT that only
-    filters, projects and limits one source, itself an ordered block, such a SELECT, or a
-    table (read in insertion order). ``--order flow`` compares such answers row by row."""
+def _ordered(sql: str, flow: bool = False) -> bool:
+    """Whether DuckDB's answer has an order: a top-level ORDER BY; with ``flow`` also a SELECT
+    that only filters, projects and limits one source that is itself an ordered block, such
+    a SELECT, or a table (read in insertion order)."""
     import sqlglot
     from sqlglot import exp
 
@@ -207,7 +196,9 @@ def _order_flows(sql: str) -> bool:
             return False
         return flows(source.this)
 
-    return isinstance(tree, exp.Select) and tree.args.get("order") is None and flows(tree)
+    if isinstance(tree, exp.Query) and tree.args.get("order") is not None:
+        return True
+    return flow and isinstance(tree, exp.Select) and flows(tree)
 
 
 def _plain_outputs(tree: Any, names: list[str]) -> set[str]:
@@ -405,8 +396,8 @@ def _one(
     except Exception as exc:  # noqa: BLE001 - every failure where DuckDB answered is reported
         lines = str(exc).strip().splitlines()
         return session, "crashed", f"{type(exc).__name__}: {lines[0] if lines else ''}"
-    ordered = record.sort in (None, "nosort") and (
-        _ordered(record.sql) or (options.get("order") == "flow" and _order_flows(record.sql))
+    ordered = record.sort in (None, "nosort") and _ordered(
+        record.sql, flow=options.get("order") == "flow"
     )
     diff = compare_tables(result.table, expected, ordered=ordered)
     if diff is not None and ordered and _only_ties(record.sql, result.table, expected):
