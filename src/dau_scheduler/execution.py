@@ -118,11 +118,12 @@ def dispatch(
     if session.cluster is not None:
         return on_cluster(session, session.cluster, compiled, decision)
     if session.lazy:
-        live.fresh_copies(session, compiled)
         rows = session.row_counts[compiled.plan.split_table or ""]
-        if memory is None:
-            return strategies.run(session, compiled, decision, "in_memory", max(1, rows))
-        return strategies.run(session, compiled, decision, memory.strategy, memory.chunk_rows)
+        name, chunk_rows = (
+            ("in_memory", max(1, rows)) if memory is None else (memory.strategy, memory.chunk_rows)
+        )
+        with live.fresh_copies(session, compiled):
+            return strategies.run(session, compiled, decision, name, chunk_rows)
     return run(session, compiled, decision)
 
 

@@ -326,20 +326,32 @@ def type_refusal(
     return None
 
 
-def arrow_for_device(name: str, source: Source, device: Any) -> pa.Table:
-    """A table's rows as Arrow for the arms to load; from a user's connection, the columns
-    Arrow cannot carry are left out and named in the device arm's ``unloaded`` (a query that
-    reads one is refused by that arm; the host still answers it on the connection)."""
+def arrow_for_device(
+    name: str,
+    source: Source,
+    device: Any,
+    columns: list[str] | None = None,
+    *,
+    limit: int | None = None,
+) -> pa.Table:
+    """A table's rows (its ``columns``, default all; from a user's connection, at most
+    ``limit`` rows where given, in no set order) as Arrow for the arms to load; from a user's
+    connection, the columns Arrow cannot carry are left out and named in the device arm's
+    ``unloaded`` (a query that reads one is refused by that arm; the host still answers it on
+    the connection)."""
+    read: Callable[[list[str] | None], pa.Table] = source.arrow
+    if isinstance(source, ConnectionSource) and limit is not None:
+        read = functools.partial(source.head, rows=limit)
     try:
-        return source.arrow()
+        return read(columns)
     except (duckdb.Error, pa.ArrowException, ValueError) as exc:
         if not isinstance(source, ConnectionSource):
             raise SqlError(f"table {name!r} cannot be read: {exc}") from exc
     kept: list[pa.Table] = []
     names: list[str] = []
-    for column in source.arrow_schema_names():
+    for column in columns or source.arrow_schema_names():
         try:
-            kept.append(source.arrow([column]))
+            kept.append(read([column]))
             names.append(column)
         except (duckdb.Error, pa.ArrowException, ValueError) as exc:
             unloaded = getattr(device, "unloaded", None)

@@ -8,13 +8,16 @@ when the query runs: such a Session is lazy)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 import duckdb
 from sqlglot import exp
 
 from dau_scheduler.arms.duckdb import DuckDBArm
-from dau_scheduler.guards import load_resident
+from dau_scheduler.guards import arrow_for_device, load_resident
+from dau_scheduler.strategies import columns_read
 from dau_scheduler.tables import ConnectionSource, resolve_sources
 
 if TYPE_CHECKING:
@@ -80,24 +83,40 @@ def refresh(session: Session, table: str | None) -> str | None:
     return None
 
 
-def fresh_copies(session: Session, compiled: CompiledSplit) -> None:
-    """Give a copying device the connection's tables the partial reads besides its split rows
-    (which come in chunks), as they are now: the split table too where the partial reads it
-    again whole (a self-join read the copy from the Session's opening: DuckDB's
-    test_join_is_not_distinct.test, one Session kept across the file)."""
-    if not session.on_user_connection or not copies_rows(session.device):
-        return
-    if compiled.partial is None:
+@contextmanager
+def fresh_copies(session: Session, compiled: CompiledSplit) -> Iterator[None]:
+    """While a split runs: give a copying device the connection's tables the partial reads
+    besides its split rows (which come in chunks), as they are now, only the columns the query
+    reads; the split table too where the partial reads it again whole (a self-join read the
+    copy from the Session's opening: DuckDB's test_join_is_not_distinct.test, one Session kept
+    across the file). The device lets them go after."""
+    device = session.device
+    if not session.on_user_connection or not copies_rows(device) or compiled.partial is None:
+        yield
         return
     # The partial reads the split rows as its placeholder, and the split table by its name
     # only where it reads it again whole (a self-join); names of CTEs are no sources.
     named = sorted({table.name.lower() for table in compiled.partial.find_all(exp.Table)})
-    fresh = {
+    live = {
         name: source
         for name in named
         if isinstance(source := session.source_of(name), ConnectionSource)
     }
-    load_resident(fresh, [session.device], session.device)
+    take = getattr(device, "fresh", None)
+    if not callable(take):  # an arm that holds whole tables only
+        load_resident(live, [device], device)
+        yield
+        return
+    take(
+        {
+            name: arrow_for_device(name, source, device, columns_read(session, compiled, name))
+            for name, source in live.items()
+        }
+    )
+    try:
+        yield
+    finally:
+        take({})
 
 
 __all__ = ["copies_rows", "fresh_copies", "follow", "refresh", "shape"]

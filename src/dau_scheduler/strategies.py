@@ -93,13 +93,19 @@ def strategy(name: str) -> Strategy:
     return found
 
 
-def read_columns(session: Session, compiled: CompiledSplit) -> list[str]:
-    """The split table's columns the query reads, by their names in the table (at least one:
-    an Arrow chunk needs a column to carry its row count)."""
-    table = compiled.plan.split_table or ""
+def columns_read(session: Session, compiled: CompiledSplit, table: str) -> list[str]:
+    """``table``'s columns the query reads, by their names in the table (at least one: an
+    Arrow table needs a column to carry its row count)."""
+    if not compiled.columns_read:
+        compiled.columns_read.update(query_columns(compiled.read_sql, session.schema))
     names = list(session.schema[table])
-    used = query_columns(compiled.read_sql, session.schema).get(table, set())
+    used = compiled.columns_read.get(table, set())
     return [n for n in names if n.lower() in used] or names[:1]
+
+
+def read_columns(session: Session, compiled: CompiledSplit) -> list[str]:
+    """The split table's columns the query reads (:func:`columns_read`)."""
+    return columns_read(session, compiled, compiled.plan.split_table or "")
 
 
 def memory_plan(

@@ -10,7 +10,7 @@ rather than merging as a wrong answer.
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -22,9 +22,10 @@ from sqlglot.errors import SqlglotError
 
 from dau_scheduler.arms.base import cast_partial
 from dau_scheduler.errors import SqlError
+from dau_scheduler.guards import arrow_for_device
 from dau_scheduler.lazy import LazyModule
 from dau_scheduler.rewrite.planner import PLACEHOLDER, CompiledSplit
-from dau_scheduler.tables import ParquetSource, Source
+from dau_scheduler.tables import ConnectionSource, ParquetSource, Source
 
 if TYPE_CHECKING:
     import polars as pl
@@ -122,6 +123,10 @@ class PolarsArm:
         self.probe_runs = engine == "gpu"
         self._collect_engine: Any = "auto"
         self._attached: dict[str, Source] = {}
+        #: A user's connection's tables (decision 023, revised): their frames hold no rows,
+        #: only columns and types; each query is given the rows it reads (:meth:`fresh`).
+        self._live: dict[str, ConnectionSource] = {}
+        self._fresh: dict[str, pl.LazyFrame] = {}
         self._attaching = threading.Lock()
         #: (table, column) -> whether no two rows hold the same value (see ``_many_to_many``).
         self._unique: dict[tuple[str, str], bool] = {}
@@ -155,6 +160,7 @@ class PolarsArm:
         query first reaches this arm (a query the host runs alone never imports Polars)."""
         self.frames, self.types, self.unloaded, self._unique = {}, {}, {}, {}
         self._attached = dict(sources)
+        self._live, self._fresh = {}, {}
 
     def _ready(self) -> None:
         """Make the frames of the sources :meth:`attach` was given, once."""
@@ -162,6 +168,10 @@ class PolarsArm:
             for name, source in self._attached.items():
                 if isinstance(source, ParquetSource):
                     self._hold(name, pl.scan_parquet([str(f) for f in source.files]))
+                elif isinstance(source, ConnectionSource):
+                    empty = arrow_for_device(name, source, self, limit=0)
+                    self._hold(name, self._import(name, empty).lazy())
+                    self._live[name] = source
                 else:
                     self._hold(name, self._import(name, source.arrow()).lazy())
             self._attached = {}
@@ -197,18 +207,27 @@ class PolarsArm:
             if (sql_type := _sql_type(dtype)) is not None
         }
 
+    def fresh(self, tables: dict[str, pa.Table]) -> None:
+        """Hold ``tables``, rows of a user's connection's tables as they are now (the columns
+        one query reads), over the frames of those tables until the next call (``{}`` lets
+        them go): the partials read them, the planning keeps every column's frame."""
+        self._ready()
+        self._fresh = {name: self._lazy(name, table) for name, table in tables.items()}
+
+    def _lazy(self, name: str, rows: pa.Table) -> pl.LazyFrame:
+        # Decimals widened in the plan: only the columns a partial reads, on its engine.
+        kept = [c for c in rows.column_names if (name, c) not in self.unloaded]
+        return _widen_decimals(self._import(name, rows.select(kept)).lazy())
+
     def _context(
         self, split_table: str, start: int, stop: int, rows: pa.Table | None = None
     ) -> pl.SQLContext[Any]:
         self._ready()
-        frames = dict(self.frames)
+        frames = {**self.frames, **self._fresh}
         if rows is None:
-            frames[PLACEHOLDER] = self.frames[split_table].slice(start, stop - start)
+            frames[PLACEHOLDER] = frames[split_table].slice(start, stop - start)
         else:
-            kept = [c for c in rows.column_names if (split_table, c) not in self.unloaded]
-            frames[PLACEHOLDER] = _widen_decimals(
-                self._import(split_table, rows.select(kept))
-            ).lazy()
+            frames[PLACEHOLDER] = self._lazy(split_table, rows)
         return pl.SQLContext(frames=frames)
 
     def sql_for(self, compiled: CompiledSplit) -> str:
@@ -284,10 +303,9 @@ class PolarsArm:
         budget). A column they do not repeat is read whole, by the streaming engine."""
         key = (table, column)
         if key not in self._unique:
-            frame = self.frames[table]
             try:
                 unique = True
-                for part in (frame.head(UNIQUE_PREFIX), frame):
+                for part in self._column_parts(table, column):
                     counted = part.select(pl.col(column).n_unique(), pl.len())
                     distinct, rows = counted.collect(engine="streaming").row(0)
                     unique = distinct == rows
@@ -299,6 +317,17 @@ class PolarsArm:
                 unique = True
             self._unique[key] = unique
         return self._unique[key]
+
+    def _column_parts(self, table: str, column: str) -> Iterator[pl.LazyFrame]:
+        """``table``'s first ``UNIQUE_PREFIX`` rows, then all of them; a user's connection's
+        table (its frame holds no rows) read as it is now, the one column only."""
+        live = self._live.get(table)
+        if live is None:
+            yield self.frames[table].head(UNIQUE_PREFIX)
+            yield self.frames[table]
+            return
+        for limit in (UNIQUE_PREFIX, None):
+            yield self._lazy(table, arrow_for_device(table, live, self, [column], limit=limit))
 
     def _many_to_many(self, text: str, split_table: str) -> str | None:
         """A join on one key that neither side holds once per row. Polars joins in the order

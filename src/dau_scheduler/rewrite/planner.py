@@ -86,6 +86,9 @@ class CompiledSplit:
     #: DISTINCT or LIMIT): the postures run the host alone (decision 018).
     passes_rows_through: bool = False
     arm_sql: dict[str, str] = field(default_factory=dict, compare=False)
+    #: The columns of each base table the query reads (``rewrite.columns.query_columns`` over
+    #: ``read_sql``), worked out once: ``strategies.columns_read``.
+    columns_read: dict[str, set[str]] = field(default_factory=dict, compare=False)
     #: The views the query reads, and the query over their definitions (``rewrite.views``);
     #: with ``inlined_sql`` None, the views are read whole by name on every arm.
     views: tuple[View, ...] = ()
