@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import duckdb
@@ -123,12 +123,20 @@ def dispatch(
             ("in_memory", max(1, rows)) if memory is None else (memory.strategy, memory.chunk_rows)
         )
         with live.fresh_copies(session, compiled):
+            reads = live.device_reads_rowids(session, compiled) if memory is None else None
+            if reads is not None:  # the host reads its rows in place
+                return run(session, compiled, decision, device=reads)
             return strategies.run(session, compiled, decision, name, chunk_rows)
     return run(session, compiled, decision)
 
 
 def run(
-    session: Session, compiled: CompiledSplit, decision: Decision, *, host: Any = None
+    session: Session,
+    compiled: CompiledSplit,
+    decision: Decision,
+    *,
+    host: Any = None,
+    device: Callable[[Any, RowSource], pa.Table] | None = None,
 ) -> SplitExecution:
     """Run ``compiled`` over the split table's resident rows as ``decision`` says; ``host`` is
     the arm in the host's place (default: the Session's DuckDB).
@@ -138,7 +146,8 @@ def run(
     n = session.row_counts[compiled.plan.split_table or ""]
     rule = merge_rule(session, compiled)
     host = _arm_call(host if host is not None else session.host, compiled)
-    device = _arm_call(session.device, compiled) if session.device is not None else host
+    if device is None:
+        device = _arm_call(session.device, compiled) if session.device is not None else host
     if decision.adaptive:
         return execute_adaptive(
             compiled,

@@ -262,8 +262,11 @@ class ConnectionSource:
         """The table's ``columns`` in ``rowid`` order, ``rows`` at a time."""
         total = self.num_rows
         for start in range(0, total, rows):
-            where = f" WHERE rowid >= {start} AND rowid < {start + rows}"
-            yield self._in_rowid_order(columns, where)
+            yield self.rowid_range(columns, start, start + rows)
+
+    def rowid_range(self, columns: list[str], start: int, stop: int) -> pa.Table:
+        """The rows whose ``rowid`` is in ``[start, stop)``, their ``columns``, in that order."""
+        return self._in_rowid_order(columns, f" WHERE rowid >= {start} AND rowid < {stop}")
 
 
 class ParquetViewSource(ParquetSource):
