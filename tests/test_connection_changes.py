@@ -184,3 +184,46 @@ def test_a_setting_changed_between_queries_is_followed(name: str) -> None:
             for sql in sqls:
                 _split(session, con, sql)
     con.close()
+
+
+def test_a_copying_device_keeps_no_rows_of_the_connection() -> None:
+    """The Polars device plans over the connection's columns and types; the rows it computes on
+    are read as each query runs (only the columns it reads) and let go after (decision 023)."""
+    con = duckdb.connect()
+    con.execute("CREATE TABLE t AS SELECT i AS x, i % 7 AS k, i * 0.5 AS v FROM range(8000) r(i)")
+    con.execute("CREATE TABLE u AS SELECT i AS k, 'u' || i AS name, i * 10 AS w FROM range(7) r(i)")
+    with Session(con, device="polars") as session:
+        for sql in QUERIES:
+            _split(session, con, sql)
+        arm: Any = session.device
+        assert {name: frame.collect().height for name, frame in arm.frames.items()} == {
+            "t": 0,
+            "u": 0,
+        }
+        assert arm.frames["u"].collect_schema().names() == ["k", "name", "w"]
+        assert arm._fresh == {}
+    con.close()
+
+
+def test_resident_handles_and_profiles_read_the_connection_as_it_is() -> None:
+    """A resident-data handle over a connection with a Polars shard, and a device profile on a
+    connection, run the partial by row range outside the Session's split: the Polars arm reads
+    the connection's rows as they are then (its frames hold none), by rowid range."""
+    from dau_scheduler.planner import DeviceSpec, Resources, encoded_data
+
+    con = duckdb.connect()
+    con.execute("CREATE TABLE t AS SELECT i AS x, i % 7 AS k, i * 0.5 AS v FROM range(8000) r(i)")
+    con.execute("CREATE TABLE u AS SELECT i AS k, 'u' || i AS name, i * 10 AS w FROM range(7) r(i)")
+    resources = Resources((DeviceSpec("a", throughput=1), DeviceSpec("b", engine="polars")))
+    handle = encoded_data(con, resources=resources)
+    for change in ["SELECT 1", *CHANGES[:5]]:
+        con.execute(change).fetchall()
+        for sql in QUERIES[:2]:
+            expected = con.sql(sql).to_arrow_table()
+            assert compare_tables(handle.fold(sql), expected) is None, (change, sql)
+        assert handle.last_engines == ("duckdb", "polars")
+    handle.close()
+    with Session(con, device="polars") as session:
+        profile = session.profile(QUERIES[1], arm="device")
+        assert profile.per_row_seconds >= 0 and profile.rows > 0
+    con.close()

@@ -220,14 +220,35 @@ class PolarsArm:
         return _widen_decimals(self._import(name, rows.select(kept)).lazy())
 
     def _context(
-        self, split_table: str, start: int, stop: int, rows: pa.Table | None = None
+        self,
+        compiled: CompiledSplit,
+        start: int,
+        stop: int,
+        rows: pa.Table | None = None,
+        *,
+        held: bool = False,
     ) -> pl.SQLContext[Any]:
+        """The frames a partial runs over: the split table's rows ``[start, stop)`` (or
+        ``rows``) as its placeholder, beside the tables held. A user's connection's table is
+        read as it is now where no :meth:`fresh` rows stand for it (its frame holds none), and
+        split rows there are a rowid range, as the host numbers them; ``held`` keeps to the
+        frames held (planning, and the GPU's probe on no rows)."""
         self._ready()
+        split = compiled.plan.split_table or ""
         frames = {**self.frames, **self._fresh}
-        if rows is None:
-            frames[PLACEHOLDER] = frames[split_table].slice(start, stop - start)
+        if not held and self._live and compiled.partial is not None:
+            read = {table.name.lower() for table in compiled.partial.find_all(exp.Table)}
+            for name in sorted(read & self._live.keys() - self._fresh.keys()):
+                frames[name] = self._lazy(name, arrow_for_device(name, self._live[name], self))
+        if rows is not None:
+            frames[PLACEHOLDER] = self._lazy(split, rows)
+        elif split in self._live and not held:
+            columns = self.frames[split].collect_schema().names()
+            frames[PLACEHOLDER] = self._lazy(
+                split, self._live[split].rowid_range(columns, start, stop)
+            )
         else:
-            frames[PLACEHOLDER] = self._lazy(split_table, rows)
+            frames[PLACEHOLDER] = frames[split].slice(start, stop - start)
         return pl.SQLContext(frames=frames)
 
     def sql_for(self, compiled: CompiledSplit) -> str:
@@ -278,7 +299,7 @@ class PolarsArm:
                     )
         try:
             text = self.sql_for(compiled)
-            frame = self._context(compiled.plan.split_table or "", 0, 0).execute(text)
+            frame = self._context(compiled, 0, 0, held=True).execute(text)
             frame.collect_schema()
         except (SqlglotError, pl.exceptions.PolarsError, SqlError) as exc:
             return f"{self.name} arm cannot run this query's partial: {_first_line(exc)}"
@@ -287,7 +308,7 @@ class PolarsArm:
             return many
         if self.probe_runs:
             try:
-                self.run_partial(compiled, 0, 0)
+                self._collect(compiled, self._context(compiled, 0, 0, held=True))
             except Exception as exc:  # noqa: BLE001 - whatever the engine raises, it is a "no"
                 return (
                     f"{self.name} arm failed on an empty slice of this partial: {_first_line(exc)}"
@@ -345,12 +366,11 @@ class PolarsArm:
         return None
 
     def run_partial(self, compiled: CompiledSplit, start: int, stop: int) -> pa.Table:
-        return self._collect(compiled, self._context(compiled.plan.split_table or "", start, stop))
+        return self._collect(compiled, self._context(compiled, start, stop))
 
     def run_partial_rows(self, compiled: CompiledSplit, rows: pa.Table) -> pa.Table:
         """The partial over ``rows``, the split table's rows given as Arrow (a chunk)."""
-        context = self._context(compiled.plan.split_table or "", 0, 0, rows)
-        return self._collect(compiled, context)
+        return self._collect(compiled, self._context(compiled, 0, 0, rows))
 
     def _collect(self, compiled: CompiledSplit, context: pl.SQLContext[Any]) -> pa.Table:
         frame = context.execute(self.sql_for(compiled))

@@ -24,6 +24,7 @@ from dau_scheduler.errors import DauError, SizingError
 from dau_scheduler.planner.jsonfile import JsonFile
 from dau_scheduler.planner.placement import _compiled, _model_bytes, _statistic_bytes, session_for
 from dau_scheduler.planner.resources import DeviceSpec, Resources
+from dau_scheduler.tables import ConnectionSource
 
 #: What can be calibrated: the partial query over a row range of the split table.
 WORKLOADS: tuple[str, ...] = ("partial",)
@@ -153,8 +154,8 @@ def arm_for(session: Any, device: DeviceSpec) -> Any | None:
         return None
     arm = PolarsArm(engine="gpu" if device.engine == "cudf" else "cpu")
     sources = {name: session.source(name) for name in session.row_counts}
-    if session.lazy:
-        arm.attach(sources)
+    if session.lazy or any(isinstance(s, ConnectionSource) for s in sources.values()):
+        arm.attach(sources)  # a user's connection's rows are read as each partial runs
     else:
         for name, source in sources.items():
             arm.load({name: source.arrow()})

@@ -130,8 +130,12 @@ class LocalEncodedData(EncodedDataHandle):
         return arm
 
     def fold(self, sql: str) -> pa.Table:
+        from dau_scheduler import live
+
         compiled = self.session.compile(sql)
-        if compiled.plan.refusal is not None or compiled.partial_schema is None:
+        # Rows a user's connection appended or deleted since are counted (decision 023).
+        gone = live.refresh(self.session, compiled.plan.split_table)
+        if gone is not None or compiled.plan.refusal is not None or compiled.partial_schema is None:
             self.last_engines = ("duckdb",)
             return self.session.host.cursor().sql(compiled.sql).to_arrow_table()
         placement = self.placement_for(sql)
