@@ -227,3 +227,32 @@ def test_resident_handles_and_profiles_read_the_connection_as_it_is() -> None:
         profile = session.profile(QUERIES[1], arm="device")
         assert profile.per_row_seconds >= 0 and profile.rows > 0
     con.close()
+
+
+def test_the_rowid_span_is_read_from_metadata_where_no_row_was_deleted(tmp_path: Any) -> None:
+    """``ConnectionSource.span`` trusts DuckDB's metadata only where the rows it keeps (deleted
+    ones included) equal the rows counted; anything else reads ``max(rowid)``."""
+    from dau_scheduler.tables import resolve_sources
+
+    con = duckdb.connect()
+    con.execute(f"ATTACH '{tmp_path / 'other.db'}' AS other")
+    con.execute("CREATE TABLE other.main.t AS SELECT i AS x FROM range(5000) r(i)")
+    con.execute("USE other")
+
+    def exact() -> tuple[int, int]:
+        found = con.execute("SELECT coalesce(max(rowid) + 1, 0), count(*) FROM t").fetchone()
+        assert found is not None
+        return int(found[0]), int(found[1])
+
+    for change in [
+        "SELECT 1",
+        "DELETE FROM t WHERE x >= 4990",  # the last rowids: no gap, a shorter span
+        "INSERT INTO t SELECT i FROM range(20) r(i)",
+        "DELETE FROM t WHERE x % 100 = 7",
+        "CHECKPOINT",
+        "DELETE FROM t",
+        "INSERT INTO t SELECT i FROM range(3) r(i)",
+    ]:
+        con.execute(change).fetchall()
+        assert resolve_sources(con)["t"].span() == exact(), change
+    con.close()

@@ -180,15 +180,18 @@ class ConnectionSource:
 
     con: duckdb.DuckDBPyConnection
     name: str
-    #: The catalog and schema the table lives in, quoted and dotted: the table is read by its
-    #: full name, which a catalog ATTACHed under the same name with a default table cannot make
-    #: ambiguous (DuckDB's test/sql/attach/attach_default_table.test).
-    within: str = ""
+    #: The catalog and schema the table lives in: the table is read by its full name, which a
+    #: catalog ATTACHed under the same name with a default table cannot make ambiguous
+    #: (DuckDB's test/sql/attach/attach_default_table.test).
+    database: str = ""
+    schema: str = ""
 
     @property
     def ref(self) -> str:
         """The table's name as this source reads it."""
-        return f"{self.within}.{_quote(self.name)}" if self.within else _quote(self.name)
+        if not self.database:
+            return _quote(self.name)
+        return f"{_quote(self.database)}.{_quote(self.schema)}.{_quote(self.name)}"
 
     def _sql(self, columns: list[str] | None) -> str:
         cols = ", ".join(_quote(c) for c in columns) if columns else "*"
@@ -206,12 +209,27 @@ class ConnectionSource:
         return span != count
 
     def span(self) -> tuple[int, int]:
-        """``(rowid span, rows)`` as the table holds them now."""
-        found = (
-            self.con.cursor()
-            .execute(f"SELECT coalesce(max(rowid) + 1, 0), count(*) FROM {self.ref}")
-            .fetchone()
-        )
+        """``(rowid span, rows)`` as the table holds them now.
+
+        The rows DuckDB keeps for the table, deleted ones included (``estimated_size``), and
+        ``count(*)`` both come from its metadata; where they agree, no row was deleted, so the
+        rowids run from 0 to the count. Only where they differ is ``max(rowid)`` read, a scan
+        (7.7 ms of TPC-H SF 1 lineitem against 1 ms)."""
+        cursor = self.con.cursor()
+        if self.database:
+            kept = (
+                "(SELECT max(estimated_size) FROM duckdb_tables() WHERE database_name = $1 "
+                "AND schema_name = $2 AND table_name = $3)"
+            )
+            found = cursor.execute(
+                f"SELECT count(*), {kept} FROM {self.ref}",
+                [self.database, self.schema, self.name],
+            ).fetchone()
+            if found is not None and found[0] == found[1]:
+                return int(found[0]), int(found[0])
+        found = cursor.execute(
+            f"SELECT coalesce(max(rowid) + 1, 0), count(*) FROM {self.ref}"
+        ).fetchone()
         return (int(found[0]), int(found[1])) if found else (0, 0)
 
     def column_nbytes(self, columns: Collection[str] | None = None) -> dict[str, int]:
@@ -386,9 +404,8 @@ def resolve_sources(tables: Any) -> dict[str, Source]:
         if place is None:  # no current database: no table to split, every query unsplit
             return {}
         database, schema = place
-        within = f"{_quote(database)}.{_quote(schema)}"
         found: dict[str, Source] = {
-            name.lower(): ConnectionSource(tables, name, within)
+            name.lower(): ConnectionSource(tables, name, database, schema)
             for name in connection_tables(tables)
         }
         found.update(connection_parquet_views(tables, place))
