@@ -49,6 +49,9 @@ class FailingPolars(PolarsArm):
         super().run_partial(compiled, start, stop)
         raise RuntimeError("injected failure after the engine ran")
 
+    def probe(self, compiled: CompiledSplit) -> pa.Table:
+        return self.run_partial(compiled, 0, 0)
+
 
 @pytest.fixture(autouse=True)
 def _quiet() -> Any:
@@ -93,6 +96,19 @@ def test_an_arm_that_probes_refuses_what_fails_before_any_rows_run(when: str) ->
         result = session.sql(SQL, device_share=0.5)
         assert result.refusal is None and result.execution is not None
         assert compare_tables(result.table, session.host.cursor().sql(SQL).to_arrow_table()) is None
+    # On a user's connection the probe runs over the frames held, which hold no rows there.
+    con = duckdb.connect()
+    con.register("given", data()["t"])
+    con.execute("CREATE TABLE t AS FROM given")
+    con.execute("CREATE TABLE d AS SELECT i AS m, i * 10 AS w FROM range(7) r(i)")
+    joined = "SELECT d.w, sum(t.v), count(*) FROM t JOIN d ON t.m = d.m GROUP BY 1 ORDER BY 1"
+    probing = PolarsArm()
+    probing.probe_runs = True
+    with Session(con, device=probing) as session:
+        result = session.sql(joined, device_share=0.5)
+        assert result.refusal is None and result.execution is not None
+        assert compare_tables(result.table, con.sql(joined).to_arrow_table()) is None
+    con.close()
 
 
 @pytest.mark.parametrize("when", ["before-start", "mid-run"])

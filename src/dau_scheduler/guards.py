@@ -174,7 +174,12 @@ def default_order(cursor: duckdb.DuckDBPyConnection) -> bool:
         "SELECT lower(current_setting('default_order')), "
         "lower(current_setting('default_null_order'))"
     ).fetchone()
-    return row is not None and row[0] in ("asc", "ascending") and row[1] == "nulls_last"
+    return row is not None and ordered_by_default(row[0], row[1])
+
+
+def ordered_by_default(order: object, null_order: object) -> bool:
+    """Whether settings ``default_order`` and ``default_null_order`` are DuckDB's defaults."""
+    return str(order).lower() in ("asc", "ascending") and str(null_order).lower() == "nulls_last"
 
 
 def default_collation(cursor: duckdb.DuckDBPyConnection) -> str:

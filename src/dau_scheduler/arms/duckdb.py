@@ -14,7 +14,7 @@ import duckdb
 import pyarrow as pa
 
 from dau_scheduler.errors import SqlError
-from dau_scheduler.guards import default_collation, default_order
+from dau_scheduler.guards import default_collation, default_order, ordered_by_default
 from dau_scheduler.rewrite.dialect import DIALECT
 from dau_scheduler.rewrite.planner import PARTIALS, PLACEHOLDER, CompiledSplit
 from dau_scheduler.tables import ArrowSource, ParquetSource, Source
@@ -60,6 +60,7 @@ class DuckDBArm:
         self._shared = share is not None or connection is not None
         self.owned = share is None and connection is None
         self._ordered: bool | None = None
+        self._order_seen: bool | None = None
         self._collation: str | None = None
         self._txid: str | None = None
         self._logging = ""
@@ -90,7 +91,8 @@ class DuckDBArm:
         connection, whose settings may change between queries."""
         if self.owned and self._ordered is not None:
             return self._ordered
-        self._ordered = default_order(self.cursor())
+        seen, self._order_seen = self._order_seen, None  # read by sync_settings, if it ran
+        self._ordered = seen if seen is not None else default_order(self.cursor())
         return self._ordered
 
     def collation(self) -> str:
@@ -191,6 +193,10 @@ class DuckDBArm:
         mine = {n: v for n, v, local in rows if local or local is None}
         self._collation = str(mine.pop("__dau_collation") or "")
         self._txid = mine.pop("__dau_txid")
+        every_value = dict(settings)
+        self._order_seen = ordered_by_default(
+            every_value.get("default_order"), every_value.get("default_null_order")
+        )
         self._logging = str(mine.pop("__dau_logging") or "")
         self._place = str(mine.pop("__dau_place") or "")
         self._temporary = frozenset(str(mine.pop("__dau_temporary") or "").split(chr(1))) - {""}

@@ -308,7 +308,7 @@ class PolarsArm:
             return many
         if self.probe_runs:
             try:
-                self._collect(compiled, self._context(compiled, 0, 0, held=True))
+                self.probe(compiled)
             except Exception as exc:  # noqa: BLE001 - whatever the engine raises, it is a "no"
                 return (
                     f"{self.name} arm failed on an empty slice of this partial: {_first_line(exc)}"
@@ -364,6 +364,11 @@ class PolarsArm:
                     "to many, which Polars runs in the order written (its rows can outgrow memory)"
                 )
         return None
+
+    def probe(self, compiled: CompiledSplit) -> pa.Table:
+        """The partial over no rows of the split table and the frames this arm holds (a
+        connection's tables none): what the GPU engine cannot run fails here."""
+        return self._collect(compiled, self._context(compiled, 0, 0, held=True))
 
     def run_partial(self, compiled: CompiledSplit, start: int, stop: int) -> pa.Table:
         return self._collect(compiled, self._context(compiled, start, stop))
