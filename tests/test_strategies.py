@@ -242,3 +242,44 @@ def test_a_device_the_budget_leaves_without_rows_is_not_asked_to_plan(
         assert getattr(session.device, "_unique", None) == {}  # no join key was read
     with Session(sf01, device="polars") as roomy:  # no budget: the arm is asked as before
         assert not strategies.device_excluded(roomy, roomy.compile(tpch.queries()["q18"]))
+
+
+def test_split_rows_are_read_from_the_files_by_row_number(tmp_path: Path) -> None:
+    """A lazy Session without a budget reads each arm's rows from the Parquet files where they
+    are: DuckDB by ``file_row_number`` (``ParquetSource.range_sql``), Polars by its scan's
+    slice. Three files of several row groups each; ranges that start and end inside files and
+    row groups, span them, or hold no row, read the rows the files hold there, in order; and
+    splits over them at any share equal DuckDB's answer."""
+    import duckdb
+    import pyarrow.parquet as pq
+
+    from dau_scheduler.tables import resolve_sources
+
+    folder = tmp_path / "data"
+    (folder / "t").mkdir(parents=True)
+    sizes, start = [1300, 1, 2699], 0
+    for index, size in enumerate(sizes):
+        part = pa.table(
+            {
+                "k": pa.array(range(start, start + size), pa.int64()),
+                "g": pa.array([f"g{i % 7}" for i in range(start, start + size)]),
+                "v": pa.array([(i % 97) / 4 for i in range(start, start + size)]),
+            }
+        )
+        pq.write_table(part, folder / "t" / f"part{index}.parquet", row_group_size=500)
+        start += size
+    source = resolve_sources(folder)["t"]
+    con = duckdb.connect()
+    for lo, hi in [(0, 4000), (0, 0), (17, 1299), (1299, 1301), (1300, 1301), (640, 3999)]:
+        sql = source.range_sql(lo, hi)
+        assert sql is not None
+        assert con.sql(f"SELECT k FROM ({sql})").fetchall() == [(k,) for k in range(lo, hi)]
+    query = "SELECT g, count(*), sum(v), min(k), max(k) FROM t WHERE v > 3 GROUP BY g ORDER BY g"
+    expected = con.sql(query.replace("FROM t", f"FROM read_parquet('{folder}/t/*.parquet')"))
+    for device in ("polars", "duckdb"):
+        with Session(folder, device=device, lazy=True) as session:
+            for share in (0.05, 0.3, 0.325, 0.9):
+                result = session.sql(query, posture="collaborative", device_share=share)
+                assert result.execution is not None, (device, share)
+                assert compare_tables(result.table, expected.to_arrow_table()) is None
+    con.close()

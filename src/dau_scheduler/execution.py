@@ -19,6 +19,8 @@ import pyarrow as pa
 from dau_scheduler import live, strategies
 from dau_scheduler.adaptive import execute_adaptive
 from dau_scheduler.arms.base import Arm, cast_partial
+from dau_scheduler.arms.duckdb import DuckDBArm
+from dau_scheduler.arms.polars import PolarsArm
 from dau_scheduler.decision import ADAPTIVE_LARGEST, Decision
 from dau_scheduler.errors import ArmError, ClusterError, FoldError, SplitError
 from dau_scheduler.lazy import empty_table
@@ -29,6 +31,7 @@ from dau_scheduler.rewrite.dialect import DIALECT
 from dau_scheduler.rewrite.moments import CONDITION_LIMIT, ILL_CONDITIONED
 from dau_scheduler.rows import RowRange, RowSource
 from dau_scheduler.split import SplitExecution, execute_split
+from dau_scheduler.tables import ParquetSource
 
 if TYPE_CHECKING:
     from dau_scheduler.arms.cluster import ClusterArm
@@ -123,11 +126,27 @@ def dispatch(
             ("in_memory", max(1, rows)) if memory is None else (memory.strategy, memory.chunk_rows)
         )
         with live.fresh_copies(session, compiled):
-            reads = live.device_reads_rowids(session, compiled) if memory is None else None
-            if reads is not None:  # the host reads its rows in place
-                return run(session, compiled, decision, device=reads)
+            if memory is None:
+                reads = live.device_reads_rowids(session, compiled)
+                if reads is not None:  # the host reads its rows in place
+                    return run(session, compiled, decision, device=reads)
+                if files_in_place(session, compiled):
+                    return run(session, compiled, decision)
             return strategies.run(session, compiled, decision, name, chunk_rows)
     return run(session, compiled, decision)
+
+
+def files_in_place(session: Session, compiled: CompiledSplit) -> bool:
+    """Whether both arms read their rows of the split table from its Parquet files
+    themselves, by row number (DuckDB's ``file_row_number``, a Polars scan's slice), rather
+    than through Arrow chunks: a lazy Session without a budget over Parquet files or views."""
+    source = session.source_of(compiled.plan.split_table)
+    device = session.device
+    if not isinstance(source, ParquetSource) or source.range_sql(0, 0) is None:
+        return False
+    if isinstance(device, PolarsArm):
+        return device.scans_as_arrow(compiled.plan.split_table or "")
+    return device is None or isinstance(device, DuckDBArm)
 
 
 def run(

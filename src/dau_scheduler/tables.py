@@ -149,6 +149,37 @@ class ParquetSource:
             return schema.empty_table() if columns is None else schema.empty_table().select(columns)
         return pa.concat_tables(pieces)
 
+    def range_sql(self, start: int, stop: int) -> str | None:
+        """DuckDB's query of rows ``[start, stop)`` of the files, scanned where they are (by
+        each file's ``file_row_number``, which DuckDB's scan filters by row group); None where
+        a column of the files is itself named ``file_row_number`` or ``filename``."""
+        if {"file_row_number", "filename"} & {n.lower() for n in self.arrow_schema_names()}:
+            return None
+        pieces: list[tuple[str, int, int]] = []
+        offset = 0
+        for path, meta in zip(self.files, self._meta, strict=True):
+            size = int(meta.num_rows)
+            lo, hi = max(start, offset), min(stop, offset + size)
+            if lo < hi:
+                pieces.append((str(path).replace("'", "''"), lo - offset, hi - offset))
+            offset += size
+        if not pieces:
+            listed = str(self.files[0]).replace("'", "''")
+            return f"SELECT * FROM read_parquet('{listed}') WHERE false"
+        if len(pieces) == 1:
+            only, lo, hi = pieces[0]
+            return (
+                f"SELECT * EXCLUDE (file_row_number) FROM read_parquet('{only}', "
+                f"file_row_number = true) WHERE file_row_number >= {lo} AND file_row_number < {hi}"
+            )
+        listed = ", ".join(f"'{piece}'" for piece, _, _ in pieces)
+        (first, lo, _), (last, _, hi) = pieces[0], pieces[-1]
+        return (
+            "SELECT * EXCLUDE (file_row_number, filename) FROM read_parquet("
+            f"[{listed}], file_row_number = true, filename = true) WHERE (filename <> '{first}' "
+            f"OR file_row_number >= {lo}) AND (filename <> '{last}' OR file_row_number < {hi})"
+        )
+
     def batches(self, columns: list[str], rows: int) -> Iterator[pa.Table]:
         """The files' ``columns`` in row order, ``rows`` at a time (the last may be short).
 

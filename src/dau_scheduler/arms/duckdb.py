@@ -71,6 +71,9 @@ class DuckDBArm:
         self._synced: tuple[Any, ...] | None = None
         self._regex = "partial"
         self._shared_from = share
+        #: Tables attached as their Parquet files: split rows are read from the files by row
+        #: number (a view has no rowid).
+        self._parquet: dict[str, ParquetSource] = {}
         self._lock = threading.Lock()
         #: SET statements every cursor runs first (see ``sync_settings``).
         self._local: list[str] = share._local if share is not None else []
@@ -132,6 +135,7 @@ class DuckDBArm:
         """Make every source queryable: Parquet as a view DuckDB scans on demand (nothing
         loaded), Arrow copied in as ``load`` does. Split rows then come to the partial as Arrow
         (:meth:`run_partial_rows`), since views have no ``rowid``."""
+        self._parquet = {n: s for n, s in sources.items() if isinstance(s, ParquetSource)}
         if self._shared:
             return
         self.con.execute("SET preserve_insertion_order = true")
@@ -291,9 +295,17 @@ class DuckDBArm:
     def run_partial_on(
         self, cursor: duckdb.DuckDBPyConnection, compiled: CompiledSplit, start: int, stop: int
     ) -> pa.Table:
-        """The partial over rows ``[start, stop)`` on a given cursor (e.g. one profiling)."""
-        table = quote(compiled.plan.split_table or "")
-        rows = f"(SELECT * FROM {table} WHERE rowid >= {int(start)} AND rowid < {int(stop)})"
+        """The partial over rows ``[start, stop)`` on a given cursor (e.g. one profiling): a
+        rowid range of a table, or the files' rows of a table attached as Parquet files."""
+        name = compiled.plan.split_table or ""
+        files = (self._shared_from or self)._parquet.get(name)
+        scan = files.range_sql(int(start), int(stop)) if files is not None else None
+        if scan is not None:
+            rows = f"({scan})"
+        else:
+            rows = (
+                f"(SELECT * FROM {quote(name)} WHERE rowid >= {int(start)} AND rowid < {int(stop)})"
+            )
         sql = _TOKEN.sub(lambda _m: rows, self.sql_for(compiled))
         return cursor.sql(sql).to_arrow_table()
 

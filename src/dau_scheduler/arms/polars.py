@@ -126,6 +126,8 @@ class PolarsArm:
         #: A user's connection's tables (decision 023, revised): their frames hold no rows,
         #: only columns and types; each query is given the rows it reads (:meth:`fresh`).
         self._live: dict[str, ConnectionSource] = {}
+        #: Tables held as scans of their Parquet files, read with Arrow's types.
+        self._scans_as_arrow: set[str] = set()
         self._fresh: dict[str, pl.LazyFrame] = {}
         self._attaching = threading.Lock()
         #: (table, column) -> whether no two rows hold the same value (see ``_many_to_many``).
@@ -146,13 +148,31 @@ class PolarsArm:
         through Arrow) otherwise."""
         try:
             frame = pl.read_parquet([str(f) for f in files])
-            through_arrow = pl.from_arrow(pq.read_schema(files[0]).empty_table())
         except _import_errors():
             return False
-        if not isinstance(through_arrow, pl.DataFrame) or frame.schema != through_arrow.schema:
+        if not self._as_arrow(frame.lazy(), files):
             return False
         self._hold(name, frame.lazy())
         return True
+
+    @staticmethod
+    def _as_arrow(frame: pl.LazyFrame, files: Sequence[Path]) -> bool:
+        """Whether Polars reads ``files`` as ``frame`` with the types it gives them through
+        Arrow (as the host and a chunk see them)."""
+        try:
+            through_arrow = pl.from_arrow(pq.read_schema(files[0]).empty_table())
+            return (
+                isinstance(through_arrow, pl.DataFrame)
+                and frame.collect_schema() == through_arrow.schema
+            )
+        except _import_errors():
+            return False
+
+    def scans_as_arrow(self, name: str) -> bool:
+        """Whether table ``name`` is held as a scan of its Parquet files that reads them with
+        the types Arrow gives them: a row range of it is then read by the scan itself."""
+        self._ready()
+        return name in self._scans_as_arrow
 
     def attach(self, sources: dict[str, Source]) -> None:
         """Every source as a lazy frame: Parquet scanned when a query runs (only the columns
@@ -160,14 +180,17 @@ class PolarsArm:
         query first reaches this arm (a query the host runs alone never imports Polars)."""
         self.frames, self.types, self.unloaded, self._unique = {}, {}, {}, {}
         self._attached = dict(sources)
-        self._live, self._fresh = {}, {}
+        self._live, self._fresh, self._scans_as_arrow = {}, {}, set()
 
     def _ready(self) -> None:
         """Make the frames of the sources :meth:`attach` was given, once."""
         with self._attaching:
             for name, source in self._attached.items():
                 if isinstance(source, ParquetSource):
-                    self._hold(name, pl.scan_parquet([str(f) for f in source.files]))
+                    scan = pl.scan_parquet([str(f) for f in source.files])
+                    if self._as_arrow(scan, source.files):
+                        self._scans_as_arrow.add(name)
+                    self._hold(name, scan)
                 elif isinstance(source, ConnectionSource):
                     empty = arrow_for_device(name, source, self, limit=0)
                     self._hold(name, self._import(name, empty).lazy())
