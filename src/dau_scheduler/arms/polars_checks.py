@@ -403,6 +403,10 @@ def refuse_divergent(tree: exp.Expr) -> None:
             why = _string_divergence(node)
         if why is None and isinstance(node, (exp.Concat, exp.DPipe)):
             why = _concat_divergence(node)
+        if why is None and isinstance(node, exp.Length):
+            kind = node.this.type
+            if kind is None or not kind.is_type(*exp.DataType.TEXT_TYPES):
+                why = "length of a value not known to be text (a list's length is its items)"
         if why is None and isinstance(node, exp.Sign):
             kind = node.this.type
             if kind is None or kind.is_type(exp.DType.UNKNOWN, *exp.DataType.FLOAT_TYPES):
