@@ -4,6 +4,7 @@
         --host-threads 1 --device-threads 1          # the CPU stand-in: each arm on its own core
     python bench-queries/coprocessing.py --data DIR --device cudf   # the real pair, on a GPU host
     python bench-queries/coprocessing.py --benchmark tpcds --queries q05,q36 --scale 1 ...
+    python bench-queries/coprocessing.py --connection ...   # over a user's DuckDB connection
 
 For each query (profiles of both arms measured first, not timed): host alone (share 0), device
 alone (share 1), fixed shares 0.1 ... 0.9, adaptive, collaborative, and both arms running all the
@@ -38,14 +39,31 @@ QUERIES = "q01,q03,q05,q06,q08,q09,q10,q12,q14,q19"
 FIXED = tuple(round(0.1 * i, 1) for i in range(11))
 
 
-def _session(data: Path, device: str, host_threads: int | None, cache: Path) -> Any:
+def _session(
+    data: Path, device: str, host_threads: int | None, cache: Path, connection: bool = False
+) -> Any:
+    """A Session over the folder, or (``connection``) over a DuckDB connection holding its
+    tables, as a user's connection would (the device reads its rows from it as each query
+    runs: decision 023)."""
     from dau_scheduler import Session
     from dau_scheduler.arms import PolarsArm
 
     arm: Any = device
     if device == "polars-separate":
         arm = PolarsArm(own_cores=True)
-    return Session(data, device=arm, threads=host_threads, cache=cache)
+    if not connection:
+        return Session(data, device=arm, threads=host_threads, cache=cache)
+    import duckdb
+
+    from dau_scheduler.tables import discover
+
+    con = duckdb.connect()
+    if host_threads is not None:
+        con.execute(f"SET threads = {int(host_threads)}")
+    for name, path in discover(data).items():
+        files = f"{path}/*.parquet" if path.is_dir() else str(path)
+        con.execute(f"CREATE TABLE {name} AS FROM read_parquet('{files}')")
+    return Session(con, device=arm, cache=cache)
 
 
 def _both_at_once(session: Any, compiled: Any, n: int) -> float:
@@ -243,6 +261,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--json", type=Path, help="write the figures here")
     parser.add_argument(
+        "--connection",
+        action="store_true",
+        help="the tables in a DuckDB connection the Session is given, not the folder",
+    )
+    parser.add_argument(
         "--processes",
         type=int,
         default=1,
@@ -264,7 +287,7 @@ def main(argv: list[str] | None = None) -> int:
     data = args.data or benchmark.cached(args.scale)
     cache = Path(tempfile.mkdtemp(prefix="dau-bench-coproc-"))
     rows = []
-    with _session(data, args.device, args.host_threads, cache) as session:
+    with _session(data, args.device, args.host_threads, cache, args.connection) as session:
         for name in (args.queries or QUERIES).split(","):
             rows.append(bench_query(session, name, benchmark.queries()[name], args.runs))
             print(f"{name}: done", file=sys.stderr, flush=True)
@@ -276,6 +299,7 @@ def report(rows: list[dict[str, Any]], args: argparse.Namespace, command: str) -
     result = {
         "command": command,
         "data": str(args.data or f"{args.benchmark} sf{args.scale:g}"),
+        "connection": bool(getattr(args, "connection", False)),
         "device": args.device,
         "runs": args.runs,
         "processes": args.processes,

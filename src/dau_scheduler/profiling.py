@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 import sqlglot
 
+from dau_scheduler import strategies
 from dau_scheduler.decision import Profiles
 from dau_scheduler.duckdb_profile import profile_from_duckdb
 from dau_scheduler.errors import PostureError, ProfileError
@@ -186,6 +187,8 @@ def measure(
     device = session.device
     if device is None:
         raise ProfileError("this session has no device arm to profile")
+    # Only the columns the query reads are read where rows are read per run (a connection's).
+    strategies.columns_read(session, compiled, compiled.plan.split_table)
     device.run_partial(compiled, 0, sizes[0])  # warm-up: first-call costs are not per query
     points: list[tuple[int, float]] = []
     for rows in sizes:
