@@ -369,7 +369,8 @@ class PolarsArm:
         """``table``'s first ``UNIQUE_PREFIX`` rows, then all of them; a user's connection's
         table (its frame holds no rows) read as it is now, the one column only."""
         live = self._live.get(table)
-        if live is None:
+        if live is None or column not in self.frames[table].collect_schema().names():
+            # (a name the table lacks fails in Polars: not known to repeat)
             yield self.frames[table].head(UNIQUE_PREFIX)
             yield self.frames[table]
             return
