@@ -95,3 +95,31 @@ def test_only_whole_plain_reads_of_local_files_are_split_as_files(tmp_path: Path
             result = session.sql(sql, posture="collaborative", device_share=0.5)
             assert compare_tables(result.table, expected, ordered=False) is None, sql
     con.close()
+
+
+def test_a_key_value_folder_is_no_partition_of_a_split(tmp_path: Path) -> None:
+    """DuckDB reads a file under ``a=5/`` as a hive partition: 5 stands for the file's own
+    column ``a``, which Polars and pyarrow read from the file. A view of such a file is left a
+    view (500 for 300 on the Polars device before); a Session over a folder of such files reads
+    every file's own columns on both arms (``hive_partitioning = false``)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    folder = tmp_path / "a=5"
+    folder.mkdir()
+    table = pa.table({"a": pa.array([1] * 100, pa.int32()), "b": list(range(100))})
+    pq.write_table(table, folder / "t.parquet", row_group_size=30)
+    query = "SELECT sum(a), count(*), sum(b) FROM t"
+    con = duckdb.connect()
+    con.execute(f"CREATE VIEW t AS FROM read_parquet('{folder / 't.parquet'}')")
+    for name in ("polars", "duckdb"):
+        with Session(con, device=device(name)) as session:
+            assert session.parquet_views == {}
+            result = session.sql(query, device_share=0.5)
+            assert compare_tables(result.table, con.sql(query).to_arrow_table()) is None
+        for lazy in (False, True):
+            with Session(folder, device=device(name), lazy=lazy) as session:
+                result = session.sql(query, device_share=0.5)
+                assert result.execution is not None
+                assert result.table.column(0).to_pylist() == [100]
+    con.close()

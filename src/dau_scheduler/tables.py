@@ -163,20 +163,21 @@ class ParquetSource:
             if lo < hi:
                 pieces.append((str(path).replace("'", "''"), lo - offset, hi - offset))
             offset += size
+        options = "hive_partitioning = false, file_row_number = true"
         if not pieces:
             listed = str(self.files[0]).replace("'", "''")
-            return f"SELECT * FROM read_parquet('{listed}') WHERE false"
+            return f"SELECT * FROM read_parquet('{listed}', hive_partitioning = false) WHERE false"
         if len(pieces) == 1:
             only, lo, hi = pieces[0]
             return (
-                f"SELECT * EXCLUDE (file_row_number) FROM read_parquet('{only}', "
-                f"file_row_number = true) WHERE file_row_number >= {lo} AND file_row_number < {hi}"
+                f"SELECT * EXCLUDE (file_row_number) FROM read_parquet('{only}', {options}) "
+                f"WHERE file_row_number >= {lo} AND file_row_number < {hi}"
             )
         listed = ", ".join(f"'{piece}'" for piece, _, _ in pieces)
         (first, lo, _), (last, _, hi) = pieces[0], pieces[-1]
         return (
             "SELECT * EXCLUDE (file_row_number, filename) FROM read_parquet("
-            f"[{listed}], file_row_number = true, filename = true) WHERE (filename <> '{first}' "
+            f"[{listed}], {options}, filename = true) WHERE (filename <> '{first}' "
             f"OR file_row_number >= {lo}) AND (filename <> '{last}' OR file_row_number < {hi})"
         )
 
@@ -375,11 +376,17 @@ def connection_parquet_views(
 ) -> dict[str, ParquetViewSource]:
     """The persistent views of ``place`` that read Parquet files whole, by lower-case name,
     where DuckDB reads the files under the same column names as pyarrow does (a hive partition
-    column DuckDB adds from the path, or files whose columns differ, are left as views)."""
+    column DuckDB adds from the path, a file under a `key=value` folder at all, or files whose
+    columns differ, are left as views)."""
     found: dict[str, ParquetViewSource] = {}
     for key, view in connection_views(con, place).items():
         files = parquet_view_files(view.sql)
         if files is None or not _NAME.match(view.name):
+            continue
+        if any("=" in part for f in files for part in f.parent.parts):
+            # DuckDB reads a `key=value` folder as a hive partition: its value stands for the
+            # file's own column `key`, which another reader reads from the file (a=5/x.parquet
+            # holding a = 1: 500 for 300 on the Polars device).
             continue
         try:
             source = ParquetViewSource(files)

@@ -336,7 +336,9 @@ def _over_partials(cursor: duckdb.DuckDBPyConnection, sql: str, partials: pa.Tab
 def read_parquet_sql(files: Sequence[str | Path]) -> str:
     """DuckDB's scan of Parquet ``files``, in order, as SQL text."""
     listed = ", ".join("'" + str(f).replace("'", "''") + "'" for f in files)
-    return f"read_parquet([{listed}])"
+    # A `key=value` folder is no partition of ours: each file's own columns, as the other
+    # readers (Polars, pyarrow) read them.
+    return f"read_parquet([{listed}], hive_partitioning = false)"
 
 
 __all__ = ["DuckDBArm", "quote", "read_parquet_sql"]
