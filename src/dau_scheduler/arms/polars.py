@@ -117,6 +117,8 @@ class PolarsArm:
         #: table -> column -> SQL type of the frames held; columns Polars could not import.
         self.types: dict[str, dict[str, str]] = {}
         self.unloaded: dict[tuple[str, str], str] = {}
+        #: table -> why no frame of it could be made (a query that reads it is refused).
+        self.unreadable: dict[str, str] = {}
         #: Whether ``refusal`` also runs the partial on an empty slice of the split table. The GPU
         #: engine finds what it does not support only when it runs (``raise_on_fail``); planning
         #: is enough on the CPU. It costs one run over the other tables, once per query.
@@ -179,25 +181,40 @@ class PolarsArm:
         and rows it needs), Arrow imported as :meth:`load` does. The frames are made when a
         query first reaches this arm (a query the host runs alone never imports Polars)."""
         self.frames, self.types, self.unloaded, self._unique = {}, {}, {}, {}
+        self.unreadable = {}
         self._attached = dict(sources)
         self._live, self._fresh, self._scans_as_arrow = {}, {}, set()
 
     def _ready(self) -> None:
         """Make the frames of the sources :meth:`attach` was given, once."""
         with self._attaching:
+            unreadable: tuple[type[BaseException], ...] = (*_import_errors(), OSError, SqlError)
             for name, source in self._attached.items():
-                if isinstance(source, ParquetSource):
-                    scan = pl.scan_parquet([str(f) for f in source.files])
-                    if self._as_arrow(scan, source.files):
-                        self._scans_as_arrow.add(name)
-                    self._hold(name, scan)
-                elif isinstance(source, ConnectionSource):
-                    empty = arrow_for_device(name, source, self, limit=0)
-                    self._hold(name, self._import(name, empty).lazy())
-                    self._live[name] = source
-                else:
-                    self._hold(name, self._import(name, source.arrow()).lazy())
+                try:
+                    self._make_frame(name, source)
+                except unreadable as exc:
+                    # A file Polars' reader finds out of specification (DuckDB's
+                    # parquet-testing dict-page-offset-zero.parquet), and pyarrow's too.
+                    self.unreadable[name] = _first_line(exc)
             self._attached = {}
+
+    def _make_frame(self, name: str, source: Source) -> None:
+        if isinstance(source, ParquetSource):
+            scan = pl.scan_parquet([str(f) for f in source.files])
+            try:
+                scan.collect_schema()
+            except _import_errors():  # Polars cannot read the files: pyarrow's reading
+                self._hold(name, self._import(name, source.arrow()).lazy())
+                return
+            if self._as_arrow(scan, source.files):
+                self._scans_as_arrow.add(name)
+            self._hold(name, scan)
+        elif isinstance(source, ConnectionSource):
+            empty = arrow_for_device(name, source, self, limit=0)
+            self._hold(name, self._import(name, empty).lazy())
+            self._live[name] = source
+        else:
+            self._hold(name, self._import(name, source.arrow()).lazy())
 
     def limit_memory(self, megabytes: float) -> None:
         """Polars has no byte limit: under a memory budget the CPU engine runs streaming
@@ -318,6 +335,8 @@ class PolarsArm:
             split = compiled.plan.split_table or ""
             for table in compiled.partial.find_all(exp.Table):
                 name = split if table.name == PLACEHOLDER else table.name.lower()
+                if name in self.unreadable:
+                    return f"{self.name} arm cannot read table {name}: {self.unreadable[name]}"
                 if name in self.frames and not self.types.get(name):
                     return (
                         f"{self.name} arm: no column of table {name} has a type its SQL "

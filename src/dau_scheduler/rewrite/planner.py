@@ -23,6 +23,7 @@ import pyarrow as pa
 import sqlglot
 from pydantic import BaseModel, ConfigDict
 from sqlglot import exp
+from sqlglot.errors import SqlglotError
 from sqlglot.optimizer.scope import Scope, build_scope
 
 from dau_scheduler.errors import SplitError
@@ -505,7 +506,14 @@ def _compile_candidate(
     for node in built.replacement.walk():
         if "dau_cast" in node.meta:
             index = node.meta.pop("dau_cast")
-            node.set("to", exp.DataType.build(types_out[width + index], dialect=DIALECT))
+            try:
+                to = exp.DataType.build(types_out[width + index], dialect=DIALECT)
+            except SqlglotError as exc:  # TIMESTAMPTZ_NS, "NULL" (DuckDB's parquet-testing)
+                raise Refuse(
+                    f"the partial's type {types_out[width + index]} is one the rewrite cannot "
+                    "write back"
+                ) from exc
+            node.set("to", to)
 
     final_tree = tree.copy()
     target = _marked(final_tree, "block")
