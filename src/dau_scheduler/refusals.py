@@ -24,6 +24,7 @@ from dau_scheduler.guards import (
 from dau_scheduler.rewrite.blocks import function_name
 from dau_scheduler.rewrite.dialect import DIALECT
 from dau_scheduler.strategies import device_excluded
+from dau_scheduler.tables import ParquetSource
 
 if TYPE_CHECKING:
     from dau_scheduler.rewrite.planner import CompiledSplit
@@ -205,6 +206,8 @@ class Refusals:
                 f"table {cut} has a column named rowid, which hides the row numbers a split "
                 "cuts it by"
             )
+        if refusal is None and s.lazy and isinstance(s.source_of(cut), ParquetSource):
+            refusal = parquet_float_extremum(compiled, s.schema.get(cut or "", {}))
         if refusal is None and s.cluster is not None:
             refusal = s.cluster.refusal(compiled)
         if refusal is None and s.device is not None and not device_excluded(s, compiled):
@@ -223,4 +226,25 @@ class Refusals:
         return refusal
 
 
-__all__ = ["Refusals", "connection_state"]
+_FLOATS = ("FLOAT", "DOUBLE", "REAL", "FLOAT4", "FLOAT8")
+
+
+def parquet_float_extremum(compiled: CompiledSplit, columns: dict[str, str]) -> str | None:
+    """MIN or MAX of a floating-point column of a split table the host scans as Parquet: DuckDB
+    answers ``max(f)`` over a Parquet scan from the files' statistics, which skip NaN (3.0 for
+    1.0, NaN, 3.0, a filter or not), where every arm's partial over a row range computes it
+    (NaN): the unsplit answer is DuckDB's, so such a query is answered unsplit."""
+    if compiled.partial is None:
+        return None
+    floats = {name.lower() for name, kind in columns.items() if kind.upper() in _FLOATS}
+    for node in compiled.partial.find_all(exp.Min, exp.Max):
+        for column in node.this.find_all(exp.Column) if node.this is not None else ():
+            if column.name.lower() in floats:
+                return (
+                    f"{node.sql(dialect=DIALECT)} over a Parquet file's floating-point column: "
+                    "DuckDB answers it from the file's statistics, which skip NaN"
+                )
+    return None
+
+
+__all__ = ["Refusals", "connection_state", "parquet_float_extremum"]
