@@ -169,6 +169,64 @@ def refuse_deep_correlation(tree: exp.Expr) -> None:
             )
 
 
+def refuse_empty_group_forms(tree: exp.Expr) -> None:
+    """Raise ``SqlError`` for a correlated subquery Polars answers wrongly where the outer row
+    matches no inner row: one whose value is an expression over an aggregate that need not be
+    NULL over NULL (``SUM(x) IS NULL``, ``COALESCE(SUM(x), 0)``: NULL for TRUE and 0, DuckDB's
+    test_count_star_subquery.test at share 0.7), and one with a LIMIT or OFFSET (``(SELECT
+    CASE WHEN t.a = 11 THEN b END FROM t LIMIT 1)``: 22 for NULL, test_scalar_subquery.test).
+    A bare aggregate's value, EXISTS and IN were found right."""
+    for select in tree.find_all(exp.Select):
+        if select is tree:
+            continue
+        own = _defined(select)
+        correlated = any(
+            column.table and column.table not in own
+            for column in select.find_all(exp.Column)
+            if column.find_ancestor(exp.Select) is select
+        )
+        if not correlated:
+            continue
+        if select.args.get("limit") is not None or select.args.get("offset") is not None:
+            raise SqlError(
+                f"{select.sql(dialect='duckdb')[:80]}: a correlated subquery with LIMIT or "
+                "OFFSET, which Polars answers wrongly"
+            )
+        if select.args.get("group") is not None:
+            continue
+        for item in select.expressions:
+            value = item.this if isinstance(item, exp.Alias) else item
+            if isinstance(value, exp.AggFunc) or value.find(exp.AggFunc) is None:
+                continue
+            lenient = value.find(*_NOT_NULL_STRICT)
+            if lenient is not None:
+                raise SqlError(
+                    f"{value.sql(dialect='duckdb')}: {type(lenient).__name__} over an aggregate "
+                    "in a correlated subquery, which Polars answers wrongly where no row matches"
+                )
+
+
+#: Expressions whose value over NULL may be other than NULL (and COUNT, which is 0 over no
+#: rows): over a correlated subquery's aggregate where no inner row matches, Polars gives NULL
+#: (``COUNT(*) + 1``: NULL for 1; ``GREATEST(MAX(x), 0)``: NULL for 0; ``... OR TRUE``). An
+#: expression NULL gives NULL for (``0.2 * AVG(x)``, TPC-H Q17) is answered right.
+_NOT_NULL_STRICT = (
+    exp.Count,
+    exp.Is,
+    exp.Coalesce,
+    exp.Case,
+    exp.If,
+    exp.Or,
+    exp.And,
+    exp.Xor,
+    exp.Greatest,
+    exp.Least,
+    exp.Nullif,
+    exp.Concat,
+    exp.ConcatWs,
+)
+
+
 #: Why kinds that Polars' SQL computes differently from DuckDB's (found by a sweep against DuckDB)
 #: are refused. None is in ``_CHECKED``, so each is refused anyway; this only names the reason.
 _DIVERGENT: dict[type[exp.Expr], str] = {
@@ -421,4 +479,4 @@ def refuse_divergent(tree: exp.Expr) -> None:
             raise SqlError(f"{node.sql(dialect='duckdb')}: {why}")
 
 
-__all__ = ["refuse_deep_correlation", "refuse_divergent"]
+__all__ = ["refuse_deep_correlation", "refuse_divergent", "refuse_empty_group_forms"]

@@ -36,7 +36,11 @@ from sqlglot.dialects.postgres import Postgres
 from sqlglot.errors import SqlglotError
 
 from dau_scheduler.arms.polars_arithmetic import checked_arithmetic
-from dau_scheduler.arms.polars_checks import refuse_deep_correlation, refuse_divergent
+from dau_scheduler.arms.polars_checks import (
+    refuse_deep_correlation,
+    refuse_divergent,
+    refuse_empty_group_forms,
+)
 from dau_scheduler.errors import SqlError
 from dau_scheduler.rewrite.blocks import conjuncts
 from dau_scheduler.rewrite.planner import PLACEHOLDER, CompiledSplit
@@ -401,6 +405,7 @@ def polars_sql(compiled: CompiledSplit, types: dict[str, dict[str, str]] | None 
     if compiled.partial is None:
         raise SqlError("this query has no partial to run")
     partial = _join_explicitly(_translated(compiled.partial)).transform(_flat_join_condition)
+    refuse_empty_group_forms(partial)  # (before the LIMIT 2 a one-row subquery is given)
     partial = partial.transform(_bounded_scalar_subquery)
     partial = partial.transform(_filter_joined_table).transform(_inner_conditions_to_where)
     _refuse_unpaired_conditions(partial)
