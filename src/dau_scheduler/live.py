@@ -2,9 +2,9 @@
 (INSERT, UPDATE, DELETE, a table replaced), and DuckDB cannot say whether they did (decision
 023). Before a query is planned, the catalog and settings are compared with what the Session
 read (tables and views created, dropped, altered, redefined, a SET: the tables read again);
-before a split, the split table is counted again; a device that holds copies is given the
-other tables the partial reads as they are now (the split table's rows come in chunks, read
-when the query runs: such a Session is lazy)."""
+before a split, the split table is counted again; a device that holds copies keeps no rows
+of them (such a Session is lazy): it reads its own rowid range of the split table when the
+query runs, and is given the other tables' columns the query reads as they are now."""
 
 from __future__ import annotations
 
@@ -88,7 +88,7 @@ def refresh(session: Session, table: str | None) -> str | None:
 @contextmanager
 def fresh_copies(session: Session, compiled: CompiledSplit) -> Iterator[None]:
     """While a split runs: give a copying device the connection's tables the partial reads
-    besides its split rows (which come in chunks), as they are now, only the columns the query
+    besides its split rows (read by rowid range, or in chunks under a budget), as they are now, only the columns the query
     reads; the split table too where the partial reads it again whole (a self-join read the
     copy from the Session's opening: DuckDB's test_join_is_not_distinct.test, one Session kept
     across the file). The device lets them go after."""
