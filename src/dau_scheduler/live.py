@@ -88,10 +88,11 @@ def refresh(session: Session, table: str | None) -> str | None:
 @contextmanager
 def fresh_copies(session: Session, compiled: CompiledSplit) -> Iterator[None]:
     """While a split runs: give a copying device the connection's tables the partial reads
-    besides its split rows (read by rowid range, or in chunks under a budget), as they are now, only the columns the query
-    reads; the split table too where the partial reads it again whole (a self-join read the
-    copy from the Session's opening: DuckDB's test_join_is_not_distinct.test, one Session kept
-    across the file). The device lets them go after."""
+    besides its split rows (read by rowid range, or in chunks under a budget), as they are
+    now, only the columns the query reads; the split table too where the partial reads it
+    again whole (a self-join read the copy from the Session's opening: DuckDB's
+    test_join_is_not_distinct.test, one Session kept across the file). The device lets them
+    go after."""
     device = session.device
     if not session.on_user_connection or not copies_rows(device) or compiled.partial is None:
         yield
