@@ -98,6 +98,7 @@ def columns_read(session: Session, compiled: CompiledSplit, table: str) -> list[
     Arrow table needs a column to carry its row count)."""
     if not compiled.columns_read:
         compiled.columns_read.update(query_columns(compiled.read_sql, session.schema))
+        compiled.columns_read.setdefault("", set())  # worked out (a query may read no column)
     names = list(session.schema[table])
     used = compiled.columns_read.get(table, set())
     return [n for n in names if n.lower() in used] or names[:1]

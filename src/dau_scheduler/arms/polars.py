@@ -284,8 +284,8 @@ class PolarsArm:
             frames[PLACEHOLDER] = self._lazy(split, rows)
         elif split in self._live and not held:
             columns = self.frames[split].collect_schema().names()
-            used = compiled.columns_read.get(split)  # where worked out (strategies.columns_read)
-            if used is not None:
+            if compiled.columns_read:  # worked out (strategies.columns_read): only those
+                used = compiled.columns_read.get(split, set())
                 columns = [c for c in columns if c.lower() in used] or columns[:1]
             frames[PLACEHOLDER] = self._lazy(
                 split, self._live[split].rowid_range(columns, start, stop)
