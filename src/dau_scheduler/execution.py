@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import duckdb
@@ -31,7 +31,7 @@ from dau_scheduler.rewrite.dialect import DIALECT
 from dau_scheduler.rewrite.moments import CONDITION_LIMIT, ILL_CONDITIONED
 from dau_scheduler.rows import RowRange, RowSource
 from dau_scheduler.split import SplitExecution, execute_split
-from dau_scheduler.tables import ParquetSource
+from dau_scheduler.tables import ConnectionSource, ParquetSource
 
 if TYPE_CHECKING:
     from dau_scheduler.arms.cluster import ClusterArm
@@ -126,26 +126,29 @@ def dispatch(
             ("in_memory", max(1, rows)) if memory is None else (memory.strategy, memory.chunk_rows)
         )
         with live.fresh_copies(session, compiled):
-            if memory is None:
-                reads = live.device_reads_rowids(session, compiled)
-                if reads is not None:  # the host reads its rows in place
-                    return run(session, compiled, decision, device=reads)
-                if files_in_place(session, compiled):
-                    return run(session, compiled, decision)
+            if memory is None and reads_in_place(session, compiled):
+                return run(session, compiled, decision)
             return strategies.run(session, compiled, decision, name, chunk_rows)
     return run(session, compiled, decision)
 
 
-def files_in_place(session: Session, compiled: CompiledSplit) -> bool:
-    """Whether both arms read their rows of the split table from its Parquet files
-    themselves, by row number (DuckDB's ``file_row_number``, a Polars scan's slice), rather
-    than through Arrow chunks: a lazy Session without a budget over Parquet files or views."""
-    source = session.source_of(compiled.plan.split_table)
+def reads_in_place(session: Session, compiled: CompiledSplit) -> bool:
+    """Whether each arm reads its own rows of the split table where they are, by row number,
+    rather than through Arrow chunks (decision 024): a user's connection's table by rowid range
+    (the host where it is, the Polars device from the connection as it runs, the columns the
+    query reads), Parquet files by DuckDB's ``file_row_number`` and a Polars scan's slice."""
+    table = compiled.plan.split_table or ""
+    source = session.source_of(table)
     device = session.device
+    if isinstance(source, ConnectionSource):
+        if not isinstance(device, PolarsArm):
+            return False
+        strategies.columns_read(session, compiled, table)  # what the device reads of it
+        return True
     if not isinstance(source, ParquetSource) or source.range_sql(0, 0) is None:
         return False
     if isinstance(device, PolarsArm):
-        return device.scans_as_arrow(compiled.plan.split_table or "")
+        return device.scans_as_arrow(table)
     return device is None or isinstance(device, DuckDBArm)
 
 
@@ -155,7 +158,6 @@ def run(
     decision: Decision,
     *,
     host: Any = None,
-    device: Callable[[Any, RowSource], pa.Table] | None = None,
 ) -> SplitExecution:
     """Run ``compiled`` over the split table's resident rows as ``decision`` says; ``host`` is
     the arm in the host's place (default: the Session's DuckDB).
@@ -165,8 +167,7 @@ def run(
     n = session.row_counts[compiled.plan.split_table or ""]
     rule = merge_rule(session, compiled)
     host = _arm_call(host if host is not None else session.host, compiled)
-    if device is None:
-        device = _arm_call(session.device, compiled) if session.device is not None else host
+    device = _arm_call(session.device, compiled) if session.device is not None else host
     if decision.adaptive:
         return execute_adaptive(
             compiled,

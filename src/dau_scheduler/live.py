@@ -8,17 +8,15 @@ query runs, and is given the other tables' columns the query reads as they are n
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 import duckdb
-import pyarrow as pa
 from sqlglot import exp
 
 from dau_scheduler.arms.duckdb import DuckDBArm
 from dau_scheduler.guards import arrow_for_device, load_resident
-from dau_scheduler.rows import RowSource
 from dau_scheduler.strategies import columns_read
 from dau_scheduler.tables import ConnectionSource, resolve_sources
 
@@ -122,25 +120,4 @@ def fresh_copies(session: Session, compiled: CompiledSplit) -> Iterator[None]:
         take({})
 
 
-def device_reads_rowids(
-    session: Session, compiled: CompiledSplit
-) -> Callable[[Any, RowSource], pa.Table] | None:
-    """Where the split table is a connection's table and the device copies rows: the device's
-    call over a rowid range, which reads those rows (the columns the query reads) from the
-    connection as it runs, beside the host reading its own range where it is; None elsewhere
-    (a Parquet view has no rowid: both arms read its chunks)."""
-    table = compiled.plan.split_table or ""
-    source = session.source_of(table)
-    device = session.device
-    if not isinstance(source, ConnectionSource) or not copies_rows(device):
-        return None
-    columns = columns_read(session, compiled, table)
-
-    def call(query: Any, rows: RowSource) -> pa.Table:
-        chunk = source.rowid_range(columns, rows.start, rows.stop)
-        return device.run_partial_rows(compiled, chunk)  # type: ignore[union-attr]
-
-    return call
-
-
-__all__ = ["copies_rows", "device_reads_rowids", "fresh_copies", "follow", "refresh", "shape"]
+__all__ = ["copies_rows", "fresh_copies", "follow", "refresh", "shape"]
