@@ -65,46 +65,49 @@ def check_file(
     path: Path, device: str, share: float, ways: Sequence[str] = WAYS
 ) -> list[dict[str, Any]]:
     """Every way and query over ``path``: one record per query with its outcome."""
-    from dau_scheduler.session import Session
-
     records: list[dict[str, Any]] = []
     for way in ways:
         folder = Path(tempfile.mkdtemp(prefix="dau-parquet-check-"))
         con = duckdb.connect()
         try:
-            if way == "view":
-                con.execute(f"CREATE VIEW t AS FROM read_parquet('{path}')")
-            else:
-                shutil.copy(path, folder / "t.parquet")
-                con.execute(f"CREATE VIEW t AS FROM read_parquet('{folder / 't.parquet'}')")
-            asked = queries(con)
-        except duckdb.Error:
-            records.append({"file": str(path), "way": way, "outcome": "unreadable"})
+            records += [
+                {"file": str(path), "way": way, **r}
+                for r in _way(path, way, folder, con, device, share)
+            ]
+        finally:
             con.close()
             shutil.rmtree(folder)
-            continue
-        try:
-            session = (
-                Session(con, device=device)
-                if way == "view"
-                else Session(folder, device=device, lazy=way == "lazy")
-            )
-        except DauError as exc:
-            records.append({"file": str(path), "way": way, "outcome": "error", "why": str(exc)})
-            con.close()
-            shutil.rmtree(folder)
-            continue
-        # The oracle: DuckDB on the user's connection, or the folder Session's own host (a
-        # resident one has loaded the rows: DuckDB answers max(f) over a Parquet scan from the
-        # file's statistics, which skip NaN, and over the loaded rows NaN).
-        oracle = con if way == "view" else session.host.cursor()
-        with session:
-            for sql in asked:
-                outcome = _one(session, oracle, sql, share)
-                records.append({"file": str(path), "way": way, "sql": sql, **outcome})
-        con.close()
-        shutil.rmtree(folder)
     return records
+
+
+def _way(
+    path: Path, way: str, folder: Path, con: duckdb.DuckDBPyConnection, device: str, share: float
+) -> list[dict[str, Any]]:
+    from dau_scheduler.session import Session
+
+    try:
+        if way == "view":
+            con.execute(f"CREATE VIEW t AS FROM read_parquet('{path}')")
+        else:
+            shutil.copy(path, folder / "t.parquet")
+            con.execute(f"CREATE VIEW t AS FROM read_parquet('{folder / 't.parquet'}')")
+        asked = queries(con)
+    except duckdb.Error:
+        return [{"outcome": "unreadable"}]
+    try:
+        session = (
+            Session(con, device=device)
+            if way == "view"
+            else Session(folder, device=device, lazy=way == "lazy")
+        )
+    except DauError as exc:
+        return [{"outcome": "error", "why": str(exc)}]
+    # The oracle: DuckDB on the user's connection, or the folder Session's own host (a
+    # resident one has loaded the rows: DuckDB answers max(f) over a Parquet scan from the
+    # file's statistics, which skip NaN, and over the loaded rows NaN).
+    oracle = con if way == "view" else session.host.cursor()
+    with session:
+        return [{"sql": sql, **_one(session, oracle, sql, share)} for sql in asked]
 
 
 def _one(session: Any, con: duckdb.DuckDBPyConnection, sql: str, share: float) -> dict[str, Any]:
