@@ -5,8 +5,8 @@
                                         [--lazy | --mem-budget MB [--strategy S]
                                          [--chunks K]]
 
-Every ``.test`` file under the paths is replayed into a fresh DuckDB connection: its statements
-run as written; each query DuckDB answers is also run through ``Session(con)`` at device share
+Every ``.test`` file under the paths (with ``--slow``, every ``.test_slow`` one too) is replayed
+into a fresh DuckDB connection: its statements run as written; each query DuckDB answers is also run through ``Session(con)`` at device share
 ``--share`` and compared with DuckDB's own answer (names, Arrow types, rows; doubles within 1e-9
 relative; as multisets unless the query has a top-level ORDER BY). Each query is reported as:
 
@@ -418,11 +418,15 @@ def reason_kind(refusal: str) -> str:
     return _NAMES.sub("_", refusal.splitlines()[0])[:120]
 
 
-def test_files(paths: list[Path]) -> Iterator[Path]:
+def test_files(paths: list[Path], slow: bool = False) -> Iterator[Path]:
+    """The ``.test`` files under the paths (and ``.test_slow`` ones with ``slow``); a file named
+    on its own is run whatever its suffix says of its speed."""
+    suffixes = (".test", ".test_slow") if slow else (".test",)
     for path in paths:
         if path.is_dir():
-            yield from sorted(p for p in path.rglob("*.test") if p.is_file())
-        elif path.suffix == ".test":
+            found = (p for s in suffixes for p in path.rglob("*" + s))
+            yield from sorted(p for p in found if p.is_file())
+        elif path.suffix in (".test", ".test_slow"):
             yield path
 
 
@@ -450,6 +454,9 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="keep one Session per file across statements (the connection changes under it)",
     )
+    parser.add_argument(
+        "--slow", action="store_true", help="also run the folders' .test_slow files"
+    )
     parser.add_argument("--json", type=Path)
     parser.add_argument("--verbose", action="store_true", help="print every wrong and crash")
     parser.add_argument(
@@ -472,7 +479,7 @@ def main(argv: list[str] | None = None) -> int:
     totals: Counter[str] = Counter()
     reports = []
     left_out = 0
-    for path in test_files(args.paths):
+    for path in test_files(args.paths, args.slow):
         report = run_file(path, device, args.share, args.settings, options)
         reports.append(report)
         if report.left_out:

@@ -11,6 +11,30 @@ from sqlglot.optimizer.scope import traverse_scope
 from dau_scheduler.errors import SqlError
 from dau_scheduler.rewrite.dialect import DIALECT
 
+#: What sqlglot raises on a query it cannot analyse: the query is refused, never failed.
+UNANALYSABLE = (
+    SqlglotError,
+    ValueError,
+    KeyError,
+    TypeError,
+    AssertionError,
+    AttributeError,  # sqlglot's qualify on a recursive CTE of a CTE (DuckDB's test_cte.test)
+    RecursionError,
+)
+
+
+def alias_subqueries(tree: exp.Expr) -> exp.Expr:
+    """Each unaliased scalar subquery among a SELECT's outputs wrapped in an alias of sqlglot's
+    own ``_col_<i>`` name. Left as it is, the subquery carries the name itself, and sqlglot's
+    qualify cannot read ``ORDER BY <i+1>`` (SQLite's select1.test: ``ORDER BY 4,2,1,3`` over
+    ``(SELECT count(*) ...)`` raised an AssertionError)."""
+    for select in tree.find_all(exp.Select):
+        for position, projection in enumerate(select.expressions):
+            if isinstance(projection, exp.Subquery) and not projection.alias:
+                name = exp.to_identifier(f"_col_{position}")
+                projection.replace(exp.Alias(this=projection.copy(), alias=name))
+    return tree
+
 
 def _named_elsewhere(column: exp.Column) -> bool:
     """A bare name that is not a table's column: a lambda's parameter, or an output alias the
@@ -49,12 +73,12 @@ def query_columns(sql: str, schema: dict[str, dict[str, str]]) -> dict[str, set[
     few changes what ``COLUMNS(*)`` expands to, DuckDB's test_columns_unpacked.test)."""
     try:
         tree = qualify(
-            sqlglot.parse_one(sql, read=DIALECT),
+            alias_subqueries(sqlglot.parse_one(sql, read=DIALECT)),
             schema=dict(schema),
             dialect=DIALECT,
             validate_qualify_columns=False,
         )
-    except SqlglotError as exc:
+    except UNANALYSABLE as exc:
         raise SqlError(f"cannot read the columns this query uses: {exc}") from exc
     out: dict[str, set[str]] = {}
     if _reads_whole_rows(tree):
@@ -71,4 +95,4 @@ def query_columns(sql: str, schema: dict[str, dict[str, str]]) -> dict[str, set[
     return out
 
 
-__all__ = ["query_columns"]
+__all__ = ["UNANALYSABLE", "alias_subqueries", "query_columns"]

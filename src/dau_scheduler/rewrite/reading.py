@@ -8,10 +8,10 @@ from collections.abc import Callable, Sequence
 
 import pyarrow as pa
 from sqlglot import exp
-from sqlglot.errors import SqlglotError
 from sqlglot.optimizer.qualify import qualify
 
 from dau_scheduler.errors import SplitError
+from dau_scheduler.rewrite.columns import UNANALYSABLE, alias_subqueries
 from dau_scheduler.rewrite.dialect import DIALECT
 from dau_scheduler.rewrite.steps import STEPS
 
@@ -25,7 +25,7 @@ def _name_as_duckdb(tree: exp.Expr) -> exp.Expr:
     literal ``'a'`` ``a``), so ``ORDER BY i``, ``GROUP BY i`` and ``WHERE i`` read the cast; in
     DuckDB that output is named ``CAST(i AS BOOLEAN)`` and ``i`` is the column (DuckDB's
     test/sql/types/numeric/*_try_cast.test ordered by the cast)."""
-    for select in tree.find_all(exp.Select):
+    for select in alias_subqueries(tree).find_all(exp.Select):
         for projection in select.expressions:
             named_after = projection.output_name
             if (
@@ -85,18 +85,6 @@ def _analyse(tree: exp.Expr, schema: dict[str, dict[str, str]]) -> exp.Expr:
     for step in STEPS:
         tree = step(tree)
     return tree
-
-
-#: What sqlglot raises on a query it cannot analyse: the query is refused, never failed.
-UNANALYSABLE = (
-    SqlglotError,
-    ValueError,
-    KeyError,
-    TypeError,
-    AssertionError,
-    AttributeError,  # sqlglot's qualify on a recursive CTE of a CTE (DuckDB's test_cte.test)
-    RecursionError,
-)
 
 
 def read_back(
