@@ -14,7 +14,14 @@ from dau_scheduler import slt
 CORPUS = Path(__file__).parent / "slt"
 FILES = sorted(CORPUS.glob("*.test"))
 #: Files whose queries the splitter is expected to split (at least one equal and split).
-SPLITS = {"aggregate_", "join_kinds", "count_forms", "deleted_rows", "order_by_position"}
+SPLITS = {
+    "aggregate_",
+    "join_kinds",
+    "count_forms",
+    "deleted_rows",
+    "order_by_position",
+    "constant_keys",
+}
 
 
 @pytest.mark.parametrize("device", ["duckdb", "polars"])

@@ -6,9 +6,10 @@
                                          [--chunks K]]
 
 Every ``.test`` file under the paths (with ``--slow``, every ``.test_slow`` one too) is replayed
-into a fresh DuckDB connection: its statements run as written; each query DuckDB answers is also run through ``Session(con)`` at device share
-``--share`` and compared with DuckDB's own answer (names, Arrow types, rows; doubles within 1e-9
-relative; as multisets unless the query has a top-level ORDER BY). Each query is reported as:
+into a fresh DuckDB connection: its statements run as written; each query DuckDB answers is also
+run through ``Session(con)`` at device share ``--share`` and compared with DuckDB's own answer
+(names, Arrow types, rows; doubles within 1e-9 relative; as multisets unless the query has a
+top-level ORDER BY). Each query is reported as:
 
 - ``equal``: split, and the same answer;
 - ``refused``: not split (refused by name, or the device arm refused), answered unsplit, the same;

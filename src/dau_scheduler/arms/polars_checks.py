@@ -435,6 +435,28 @@ def _float_extremum(node: exp.Expr) -> str | None:
     return None
 
 
+def refuse_constant_groups(tree: exp.Expr) -> None:
+    """Raise ``SqlError`` for a GROUP BY whose every key is a constant (read through the
+    outputs' names it groups by): over no rows Polars gives one group, DuckDB none
+    (``SELECT count(*), 7 FROM t WHERE ... GROUP BY 2`` gave a row where DuckDB gives none)."""
+    for select in tree.find_all(exp.Select):
+        group = select.args.get("group")
+        if group is None or not group.expressions:
+            continue
+        named = {
+            item.alias: item.this for item in select.expressions if isinstance(item, exp.Alias)
+        }
+        keys = [
+            named.get(key.name, key) if isinstance(key, exp.Column) and not key.table else key
+            for key in group.expressions
+        ]
+        if not any(key.find(exp.Column, exp.Subquery, exp.Select) for key in keys):
+            raise SqlError(
+                f"{group.sql(dialect='duckdb')}: every key is a constant, and Polars gives "
+                "one group over no rows"
+            )
+
+
 def refuse_divergent(tree: exp.Expr) -> None:
     """Raise ``SqlError`` naming the first expression the arm cannot vouch for: a kind outside
     ``_CHECKED`` (with the reason from ``_DIVERGENT`` where one is known), ``round`` with a digit
@@ -479,4 +501,9 @@ def refuse_divergent(tree: exp.Expr) -> None:
             raise SqlError(f"{node.sql(dialect='duckdb')}: {why}")
 
 
-__all__ = ["refuse_deep_correlation", "refuse_divergent", "refuse_empty_group_forms"]
+__all__ = [
+    "refuse_constant_groups",
+    "refuse_deep_correlation",
+    "refuse_divergent",
+    "refuse_empty_group_forms",
+]

@@ -37,6 +37,7 @@ from sqlglot.errors import SqlglotError
 
 from dau_scheduler.arms.polars_arithmetic import checked_arithmetic
 from dau_scheduler.arms.polars_checks import (
+    refuse_constant_groups,
     refuse_deep_correlation,
     refuse_divergent,
     refuse_empty_group_forms,
@@ -410,6 +411,7 @@ def polars_sql(compiled: CompiledSplit, types: dict[str, dict[str, str]] | None 
     partial = partial.transform(_filter_joined_table).transform(_inner_conditions_to_where)
     _refuse_unpaired_conditions(partial)
     refuse_deep_correlation(partial)
+    refuse_constant_groups(partial)
     if types is not None:
         split = compiled.plan.split_table
         schema = dict(types) | ({PLACEHOLDER: types[split]} if split in types else {})

@@ -260,6 +260,30 @@ def grouping_keys(group: exp.Group | None) -> tuple[list[exp.Expr], bool]:
     return keys, sets
 
 
+def _positions_read(block: exp.Select, keys: list[exp.Expr], grouping_sets: bool) -> list[exp.Expr]:
+    """The keys with each integer left in GROUP BY read as the output at that position: sqlglot
+    leaves ``GROUP BY 2`` as it is where output 2 is a constant (``SELECT count(*), 7 ...``),
+    and that constant is the key's value (SQLite's select tests)."""
+    if not any(isinstance(key, exp.Literal) and key.is_int for key in keys):
+        return keys
+    if grouping_sets:
+        raise Refuse("GROUP BY a position under grouping sets or parentheses")
+    read = []
+    for key in keys:
+        if isinstance(key, exp.Literal) and key.is_int:
+            position = int(key.name)
+            if not 1 <= position <= len(block.expressions):
+                raise Refuse(f"GROUP BY {position}: no output at that position")
+            key = block.expressions[position - 1].unalias()
+        read.append(key)
+    return read
+
+
+def _reads_anything(node: exp.Expr) -> bool:
+    """Whether the expression reads a column or a subquery (else it is a constant)."""
+    return any(isinstance(n, (exp.Column, exp.Subquery, exp.Select)) for n in node.walk())
+
+
 def distinct_argument(call: exp.Expr) -> exp.Expr | None:
     """The one argument of a DISTINCT aggregate of ``DISTINCT_KINDS`` without FILTER, or None."""
     if isinstance(call, exp.Filter) or aggregate_kind(call) not in DISTINCT_KINDS:
@@ -287,6 +311,7 @@ def build_aggregate(block: exp.Select, names: frozenset[str]) -> BuiltBlock:
     keys, grouping_sets = grouping_keys(group)
     # GROUP BY () or GROUP BY (a, b): the partial groups by the plain keys, the final as written.
     grouping_sets = grouping_sets or (group is not None and keys != list(group.expressions))
+    keys = _positions_read(block, keys, grouping_sets)
     # DISTINCT aggregates: their arguments become keys of the partial only (see DISTINCT_KINDS).
     distinct_of = {call.sql(dialect=DIALECT): distinct_argument(call) for call in calls}
     extras: list[exp.Expr] = []
@@ -352,9 +377,17 @@ def build_aggregate(block: exp.Select, names: frozenset[str]) -> BuiltBlock:
     partial.set("expressions", projections)
     for key in ("having", "order", "limit", "offset", "distinct"):
         partial.set(key, None)
-    if grouping_sets or extras:
-        flat = exp.Group(expressions=[k.copy() for k in partial_keys]) if partial_keys else None
-        partial.set("group", flat)
+    constant = [not _reads_anything(key) for key in partial_keys]
+    if grouping_sets or extras or any(constant):
+        # A constant key is grouped by its output's name: DuckDB reads an integer constant in
+        # GROUP BY as a position (``count(DISTINCT 7)`` made ``GROUP BY 7``).
+        flat = exp.Group(
+            expressions=[
+                exp.column(f"__dau_g{i}") if constant[i] else key.copy()
+                for i, key in enumerate(partial_keys)
+            ]
+        )
+        partial.set("group", flat if partial_keys else None)
 
     aliases = {p.alias for p in block.expressions if p.alias}
 
