@@ -21,6 +21,7 @@ SPLITS = {
     "deleted_rows",
     "order_by_position",
     "constant_keys",
+    "group_by_all",
 }
 
 

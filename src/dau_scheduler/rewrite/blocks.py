@@ -279,6 +279,38 @@ def _positions_read(block: exp.Select, keys: list[exp.Expr], grouping_sets: bool
     return read
 
 
+def _group_by_all_keys(block: exp.Select, names: frozenset[str]) -> list[exp.Expr]:
+    """The keys ``GROUP BY ALL`` groups by, as DuckDB's binder picks them: each output that
+    reads a column of the block and no aggregate (a constant output, or an uncorrelated
+    subquery, is no key; DuckDB rejects an output that mixes both, and a window)."""
+    keys: list[exp.Expr] = []
+    for item in block.expressions:
+        value = item.unalias()
+        aggregated = [n for n in value.walk() if is_aggregate(n, names)]
+        reads = any(
+            column.find_ancestor(exp.Select) is block
+            and not any(call in aggregated for call in _ancestors(column))
+            for column in value.find_all(exp.Column)
+        )
+        if not reads:
+            continue
+        if aggregated or value.find(exp.Window) is not None:
+            raise Refuse(
+                f"GROUP BY ALL over {output_name(item, block)}: an output mixing a "
+                "column with an aggregate or window"
+            )
+        if value not in keys:
+            keys.append(value)
+    return keys
+
+
+def _ancestors(node: exp.Expr) -> Iterator[exp.Expr]:
+    parent = node.parent
+    while parent is not None:
+        yield parent
+        parent = parent.parent
+
+
 def _reads_anything(node: exp.Expr) -> bool:
     """Whether the expression reads a column or a subquery (else it is a constant)."""
     return any(isinstance(n, (exp.Column, exp.Subquery, exp.Select)) for n in node.walk())
@@ -308,10 +340,15 @@ def build_aggregate(block: exp.Select, names: frozenset[str]) -> BuiltBlock:
                 "whose value depends on the order of all rows"
             )
     group = block.args.get("group")
-    keys, grouping_sets = grouping_keys(group)
-    # GROUP BY () or GROUP BY (a, b): the partial groups by the plain keys, the final as written.
-    grouping_sets = grouping_sets or (group is not None and keys != list(group.expressions))
-    keys = _positions_read(block, keys, grouping_sets)
+    by_all = group is not None and bool(group.args.get("all")) and not group.expressions
+    if by_all:
+        keys, grouping_sets = _group_by_all_keys(block, names), False
+    else:
+        keys, grouping_sets = grouping_keys(group)
+        # GROUP BY () or GROUP BY (a, b): the partial groups by the plain keys, the final as
+        # written.
+        grouping_sets = grouping_sets or (group is not None and keys != list(group.expressions))
+        keys = _positions_read(block, keys, grouping_sets)
     # DISTINCT aggregates: their arguments become keys of the partial only (see DISTINCT_KINDS).
     distinct_of = {call.sql(dialect=DIALECT): distinct_argument(call) for call in calls}
     extras: list[exp.Expr] = []
@@ -378,7 +415,7 @@ def build_aggregate(block: exp.Select, names: frozenset[str]) -> BuiltBlock:
     for key in ("having", "order", "limit", "offset", "distinct"):
         partial.set(key, None)
     constant = [not _reads_anything(key) for key in partial_keys]
-    if grouping_sets or extras or any(constant):
+    if grouping_sets or extras or any(constant) or by_all:
         # A constant key is grouped by its output's name: DuckDB reads an integer constant in
         # GROUP BY as a position (``count(DISTINCT 7)`` made ``GROUP BY 7``).
         flat = exp.Group(
