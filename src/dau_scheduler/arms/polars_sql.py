@@ -378,6 +378,23 @@ def _inner_conditions_to_where(select: exp.Expr) -> exp.Expr:
     return select
 
 
+def _group_by_key_names(node: exp.Expr) -> exp.Expr:
+    """A partial's GROUP BY keys named by the outputs they are (``__dau_g*``): Polars names a
+    key after the column it reads, so ``GROUP BY col1, col1 + 1`` failed on two keys named
+    ``col1``."""
+    group = node.args.get("group") if isinstance(node, exp.Select) else None
+    if group is None or not group.expressions:
+        return node
+    named = {
+        item.this: item.alias
+        for item in node.expressions
+        if isinstance(item, exp.Alias) and item.alias.startswith("__dau_g")
+    }
+    keys = [exp.column(named[key]) if key in named else key for key in group.expressions]
+    group.set("expressions", keys)
+    return node
+
+
 def _refuse_unpaired_conditions(tree: exp.Expr) -> None:
     """Raise ``SqlError`` for a join condition that is not an equality between an expression of
     the joined item and one of the sources before it. Polars' SQL takes every ``=`` in ON as a
@@ -406,6 +423,7 @@ def polars_sql(compiled: CompiledSplit, types: dict[str, dict[str, str]] | None 
     if compiled.partial is None:
         raise SqlError("this query has no partial to run")
     partial = _join_explicitly(_translated(compiled.partial)).transform(_flat_join_condition)
+    partial = partial.transform(_group_by_key_names)
     refuse_empty_group_forms(partial)  # (before the LIMIT 2 a one-row subquery is given)
     partial = partial.transform(_bounded_scalar_subquery)
     partial = partial.transform(_filter_joined_table).transform(_inner_conditions_to_where)
