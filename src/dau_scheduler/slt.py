@@ -175,7 +175,9 @@ def _ordered(sql: str, flow: bool = False) -> bool:
 
     try:
         tree = sqlglot.parse_one(sql, read="duckdb")
-    except sqlglot.errors.SqlglotError:
+    except (sqlglot.errors.SqlglotError, RecursionError):
+        # A query too deep for sqlglot (test_nested_table_subquery.test_slow) is refused by the
+        # Session for the same reason: DuckDB's own answer is compared with itself.
         return False
 
     def flows(node: Any) -> bool:
@@ -265,7 +267,7 @@ def _only_ties(sql: str, got: Any, expected: Any) -> bool:
 
     try:
         tree = sqlglot.parse_one(sql, read="duckdb")
-    except sqlglot.errors.SqlglotError:
+    except (sqlglot.errors.SqlglotError, RecursionError):
         return False
     keys_got, keys_expected = _order_keys(tree, got), _order_keys(tree, expected)
     if keys_got is None or keys_expected is None:
