@@ -457,6 +457,27 @@ def refuse_constant_groups(tree: exp.Expr) -> None:
             )
 
 
+def _reads_no_column(node: exp.Expr) -> bool:
+    return node.find(exp.Column, exp.Star, exp.Select) is None
+
+
+def _constant_divergence(node: exp.Expr) -> str | None:
+    """Where Polars computes a constant once instead of per row (SQLite's random/aggregates
+    tests): an aggregate of a constant (``count(-21)`` gave 1 over any rows, ``max(46)`` 46
+    over none; a plain non-NULL literal counted, ``count(1)``, was found right), and a
+    comparison of a constant with NULL (``WHERE 66 <> NULL`` kept every row)."""
+    if isinstance(node, exp.AggFunc) and all(
+        _reads_no_column(arg) for arg in node.iter_expressions()
+    ):
+        counted = node.this if isinstance(node, exp.Count) else None
+        if not (isinstance(counted, (exp.Star, exp.Literal)) and node.this is not None):
+            return "an aggregate of a constant (Polars takes the constant once, not per row)"
+    sides = (node.this, node.expression) if isinstance(node, _COMPARISONS) else ()
+    if any(isinstance(side, exp.Null) for side in sides) and _reads_no_column(node):
+        return "a comparison of a constant with NULL (Polars drops such a filter)"
+    return None
+
+
 def refuse_divergent(tree: exp.Expr) -> None:
     """Raise ``SqlError`` naming the first expression the arm cannot vouch for: a kind outside
     ``_CHECKED`` (with the reason from ``_DIVERGENT`` where one is known), ``round`` with a digit
@@ -497,6 +518,8 @@ def refuse_divergent(tree: exp.Expr) -> None:
             why = _blob_against_text(node)
         if why is None and isinstance(node, _EXTREMA):
             why = _float_extremum(node)
+        if why is None:
+            why = _constant_divergence(node)
         if why is not None:
             raise SqlError(f"{node.sql(dialect='duckdb')}: {why}")
 
