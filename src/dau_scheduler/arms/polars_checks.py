@@ -464,10 +464,13 @@ def _reads_no_column(node: exp.Expr) -> bool:
 def _constant_divergence(node: exp.Expr) -> str | None:
     """Where Polars computes a constant once instead of per row (SQLite's random/aggregates
     tests): an aggregate of a constant (``count(-21)`` gave 1 over any rows, ``max(46)`` 46
-    over none; a plain non-NULL literal counted, ``count(1)``, was found right), and a
-    comparison of a constant with NULL (``WHERE 66 <> NULL`` kept every row)."""
-    if isinstance(node, exp.AggFunc) and all(
-        _reads_no_column(arg) for arg in node.iter_expressions()
+    over none; a plain non-NULL literal counted, ``count(1)``, was found right, and a sum of
+    one is left to ``polars_arithmetic``, which keeps only a bare integer), and a comparison of
+    a constant with NULL (``WHERE 66 <> NULL`` kept every row)."""
+    if (
+        isinstance(node, exp.AggFunc)
+        and not isinstance(node, exp.Sum)
+        and all(_reads_no_column(arg) for arg in node.iter_expressions())
     ):
         counted = node.this if isinstance(node, exp.Count) else None
         if not (isinstance(counted, (exp.Star, exp.Literal)) and node.this is not None):
