@@ -287,9 +287,9 @@ def _group_by_all_keys(block: exp.Select, names: frozenset[str]) -> list[exp.Exp
     for item in block.expressions:
         value = item.unalias()
         aggregated = [n for n in value.walk() if is_aggregate(n, names)]
+        inside = {id(c) for call in aggregated for c in call.find_all(exp.Column)}
         reads = any(
-            column.find_ancestor(exp.Select) is block
-            and not any(call in aggregated for call in _ancestors(column))
+            column.find_ancestor(exp.Select) is block and id(column) not in inside
             for column in value.find_all(exp.Column)
         )
         if not reads:
@@ -302,13 +302,6 @@ def _group_by_all_keys(block: exp.Select, names: frozenset[str]) -> list[exp.Exp
         if value not in keys:
             keys.append(value)
     return keys
-
-
-def _ancestors(node: exp.Expr) -> Iterator[exp.Expr]:
-    parent = node.parent
-    while parent is not None:
-        yield parent
-        parent = parent.parent
 
 
 def _reads_anything(node: exp.Expr) -> bool:
