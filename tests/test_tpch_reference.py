@@ -4,6 +4,9 @@ split answers on every device, share, posture and memory strategy."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pyarrow as pa
@@ -94,3 +97,20 @@ def test_the_command_exits_zero_when_every_answer_holds(
     assert "22 split" in capsys.readouterr().out
     with pytest.raises(SystemExit):
         tpch.main(["--scale", "2"])
+
+
+def test_processes_filling_the_cache_at_once_take_turns(tmp_path: Path) -> None:
+    """Two processes asking for the same uncached scale both get the whole folder (pytest's
+    workers did on a fresh machine: one's rename failed under the other's)."""
+    script = "from dau_scheduler import tpch; print(tpch.cached(0.01))"
+    env = {**os.environ, "DAU_DATA_DIR": str(tmp_path)}
+    runs = [
+        subprocess.Popen([sys.executable, "-c", script], env=env, stdout=subprocess.PIPE)
+        for _ in range(3)
+    ]
+    outs = [run.communicate(timeout=120)[0].decode().strip() for run in runs]
+    assert [run.returncode for run in runs] == [0, 0, 0]
+    folder = Path(outs[0])
+    assert set(outs) == {str(folder)}
+    assert sorted(p.name for p in folder.iterdir()) == sorted(f"{t}.parquet" for t in tpch.TABLES)
+    assert not folder.with_name(folder.name + ".partial").exists()

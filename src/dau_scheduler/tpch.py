@@ -15,6 +15,7 @@ the cache) serve :mod:`dau_scheduler.tpcds` too.
 from __future__ import annotations
 
 import csv
+import fcntl
 import math
 import shutil
 import subprocess
@@ -114,15 +115,29 @@ def generate(scale: float, out: Path | str) -> Path:
 
 def cache_folder(name: str, tables: Sequence[str], make: Callable[[Path], Path]) -> Path:
     """``data_root()/name``, made by ``make(folder)`` the first time (written beside it and
-    renamed, so an interrupted run leaves no half folder)."""
+    renamed, so an interrupted run leaves no half folder).
+
+    Processes that ask at once (pytest's workers on a fresh machine) take turns on a lock file
+    beside the folder: the first makes it, the others find it whole. Without the lock two of
+    them wrote into one ``.partial`` folder and one's rename failed under the other.
+    """
     folder = data_root() / name
-    if all((folder / f"{t}.parquet").exists() for t in tables):
+
+    def whole() -> bool:
+        return all((folder / f"{t}.parquet").exists() for t in tables)
+
+    if whole():
         return folder
-    partial = folder.with_name(folder.name + ".partial")
-    shutil.rmtree(partial, ignore_errors=True)
-    make(partial)
-    shutil.rmtree(folder, ignore_errors=True)
-    partial.rename(folder)
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    with open(folder.with_name(folder.name + ".lock"), "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        if whole():  # another process made it while this one waited
+            return folder
+        partial = folder.with_name(folder.name + ".partial")
+        shutil.rmtree(partial, ignore_errors=True)
+        make(partial)
+        shutil.rmtree(folder, ignore_errors=True)
+        partial.rename(folder)
     return folder
 
 
