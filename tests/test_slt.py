@@ -92,6 +92,17 @@ SELECT i FROM t
     ]
 
 
+def test_conditions_are_read_for_the_engine_named() -> None:
+    """SQLite's evidence files halt for every engine but SQLite before their DISTINCT and IN
+    queries (``skipif sqlite`` then ``halt``); a halt under a condition that fails is passed."""
+    text = "query I\nSELECT 1\n\nskipif sqlite\nhalt\n\nonlyif sqlite\nquery I\nSELECT 2\n"
+    as_duckdb, _ = slt.parse(text)
+    as_sqlite, _ = slt.parse(text, engine="sqlite")
+    assert [r.sql for r in as_duckdb] == ["SELECT 1"]
+    assert [r.sql for r in as_sqlite] == ["SELECT 1", "SELECT 2"]
+    assert [r.sql for r in slt.parse("onlyif mysql\nhalt\nquery I\nSELECT 3\n")[0]] == ["SELECT 3"]
+
+
 def test_command_reports_and_exits(tmp_path: Path) -> None:
     out = tmp_path / "report.json"
     code = slt.main([str(CORPUS / "count_forms.test"), "--device", "duckdb", "--json", str(out)])
