@@ -67,6 +67,14 @@ def test_errors_are_named_with_exit_code_2(tpch_dir: Path, tmp_path: Path) -> No
     assert missing.exit_code == 2 and "does not exist" in missing.stderr
     share = runner.invoke(app, ["run", "q01", "--data", str(tpch_dir), "--share", "2"])
     assert share.exit_code == 2 and "device_share" in share.stderr
+    unknown = runner.invoke(app, ["run", "q23", "--data", str(tpch_dir)])
+    assert unknown.exit_code == 2 and "unknown query 'q23'" in unknown.stderr
+
+
+def test_a_query_number_without_its_zero_is_the_query(tpch_dir: Path) -> None:
+    short = runner.invoke(app, ["explain", "q6", "--data", str(tpch_dir)])
+    assert short.exit_code == 0, short.output
+    assert short.stdout == runner.invoke(app, ["explain", "q06", "--data", str(tpch_dir)]).stdout
 
 
 def test_tpch_generate(tmp_path: Path) -> None:

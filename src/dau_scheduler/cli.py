@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 import time
 from pathlib import Path
@@ -56,7 +57,13 @@ def _query_text(query: str) -> str:
             raise DauError(f"query file {query} does not exist")
         return path.read_text()
     named = tpch.queries()
-    return named.get(query.lower(), query)
+    number = re.fullmatch(r"q(\d+)", query.strip().lower())
+    if number is None:
+        return query
+    name = f"q{int(number[1]):02d}"  # q1 is q01
+    if name not in named:
+        raise DauError(f"unknown query {query!r}: the TPC-H queries are q01 .. q{len(named):02d}")
+    return named[name]
 
 
 def _fail(exc: Exception) -> typer.Exit:
