@@ -22,6 +22,7 @@ SPLITS = {
     "order_by_position",
     "constant_keys",
     "group_by_all",
+    "temporal_extremes",
 }
 
 

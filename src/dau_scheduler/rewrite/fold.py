@@ -56,6 +56,22 @@ def _arrow(kind: str) -> tuple[tuple[str, ...], Callable[[Any], pa.Array]]:
     return step.arrow, step.finish
 
 
+def _python_values(column: pa.ChunkedArray) -> list[Any]:
+    """A partial column's values as Python objects that group and order as the column does.
+
+    Dates, times, timestamps and durations are read as the integers Arrow stores: DuckDB's
+    ``infinity`` dates and timestamps, and years before 1 or after 9999, have no Python
+    ``datetime`` (``to_pylist`` raised OverflowError and the split crashed). Their integers
+    order as the values do, and the fold takes each kept value from its partial row, not from
+    these integers.
+    """
+    kind = column.type
+    if pa.types.is_temporal(kind) and not pa.types.is_interval(kind):
+        storage = pa.int32() if kind.bit_width == 32 else pa.int64()
+        return list(column.combine_chunks().view(storage).to_pylist())
+    return list(column.to_pylist())
+
+
 @dataclass(frozen=True)
 class FoldCall:
     """One aggregate of the block: its kind and the partial columns it was split into."""
@@ -90,7 +106,7 @@ class FastFold:
         28 digits) and built from buffers (``lazy.numeric_array``).
         """
         names = list(dict.fromkeys([*self.keys, *(c for c, _ in wanted)]))
-        values = {name: partials.column(name).to_pylist() for name in names}
+        values = {name: _python_values(partials.column(name)) for name in names}
         groups: dict[tuple[Any, ...], list[Any]] = {}
         first: list[int] = []
         with decimal.localcontext(EXACT_DECIMAL):
