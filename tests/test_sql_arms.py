@@ -240,7 +240,9 @@ def test_polars_integer_overflow_fails_as_duckdb_does() -> None:
             session.sql(sql, device_share=0.5)
 
 
-def test_columns_polars_cannot_import_are_refused_by_name() -> None:
+def test_columns_polars_cannot_import_are_refused_by_name(
+    capfd: pytest.CaptureFixture[str],
+) -> None:
     with Session(wide_data(), device="polars") as session:
         sql = "select k, max(iv) as m from t group by k order by k"
         result = session.sql(sql, device_share=0.5)
@@ -248,6 +250,18 @@ def test_columns_polars_cannot_import_are_refused_by_name() -> None:
         assert result.execution is None
         fine = session.sql("select k, count(*) as n from t group by k order by k", device_share=0.5)
         assert fine.refusal is None and fine.execution is not None
+    # Over a connection too, where an interval is left out before Polars sees it: its import
+    # from DuckDB's record batches panicked, caught, but Rust printed the panic (and a
+    # backtrace under RUST_BACKTRACE) on every Session first.
+    con = duckdb.connect()
+    con.execute(
+        "CREATE TABLE t AS SELECT i, to_days(i) AS iv, [to_days(i)] AS l FROM range(10) r(i)"
+    )
+    with Session(con, device="polars") as session:
+        assert session.sql("select sum(i) from t", device_share=0.5).execution is not None
+        refused = session.sql("select max(iv) from t", device_share=0.5)
+        assert refused.refusal is not None and "t.iv" in refused.refusal
+    assert "panicked" not in capfd.readouterr().err
 
 
 SWEEP_EXPRESSIONS = [
