@@ -493,8 +493,12 @@ def test_text_and_halves_on_polars_are_exact_or_refused() -> None:
 
 def test_strftime_on_polars_is_exact_or_refused() -> None:
     """Polars' STRFTIME formats DuckDB's specifiers alike but for a few (``%f`` in nanoseconds,
-    ``%x``, ``%c``, ``%g``; time specifiers fail on a date): those are refused by name."""
-    dates = "['2020-01-31', '2020-02-29', '0001-01-01', '9999-12-30', NULL, '1969-12-31']"
+    ``%x``, ``%c``, ``%g``; time specifiers fail on a date; the year's beyond 0 to 9999): those
+    are refused by name."""
+    dates = (
+        "['12000-06-02', '0002-11-28 (BC)', '4001-03-01 (BC)', '2020-01-31', '2020-02-29', "
+        "'0001-01-01', '9999-12-30', NULL, '1969-12-31']"  # the device's half first
+    )
     con = duckdb.connect()
     con.execute(
         "CREATE TABLE t AS SELECT i % 3 AS k, d::DATE AS d, "
@@ -503,7 +507,17 @@ def test_strftime_on_polars_is_exact_or_refused() -> None:
     )
     split = []
     with Session(con, device="polars") as session:
-        for form in ["%Y-%m", "%Y-%m-%d %H:%M:%S", "%j %a %b %V %G %u %w %%", "%f", "%x", "%c"]:
+        for form in [
+            "%m-%d",
+            "%Y-%m",
+            "%y",
+            "%m-%d %H:%M:%S",
+            "%j %a %b %V %G %u %w %%",
+            "%j %a %b %V %u %w %%",
+            "%f",
+            "%x",
+            "%c",
+        ]:
             for column in ("d", "ts"):
                 sql = f"select k, strftime({column}, '{form}') as v from t where k >= 0"
                 expected = con.sql(sql).to_arrow_table()
@@ -512,10 +526,9 @@ def test_strftime_on_polars_is_exact_or_refused() -> None:
                 assert compare_tables(result.table, expected, ordered=False) is None, sql
                 if result.refusal is None:
                     split.append((form, column))
-    assert {("%Y-%m", "d"), ("%Y-%m-%d %H:%M:%S", "ts"), ("%j %a %b %V %G %u %w %%", "d")} <= set(
-        split
-    )
-    assert not {("%Y-%m-%d %H:%M:%S", "d"), ("%f", "ts"), ("%x", "d"), ("%c", "ts")} & set(split)
+    assert {("%m-%d", "d"), ("%m-%d %H:%M:%S", "ts"), ("%j %a %b %V %u %w %%", "d")} <= set(split)
+    refused = {("%m-%d %H:%M:%S", "d"), ("%f", "ts"), ("%x", "d"), ("%c", "ts"), ("%Y-%m", "d")}
+    assert not (refused | {("%y", "ts"), ("%j %a %b %V %G %u %w %%", "ts")}) & set(split)
 
 
 def test_round_of_doubles_on_polars_rounds_halves_away_from_zero() -> None:
@@ -543,3 +556,32 @@ def test_round_of_doubles_on_polars_rounds_halves_away_from_zero() -> None:
             assert result.fallback is None, (sql, result.fallback)
             assert compare_tables(result.table, expected, ordered=False) is None, sql
             assert (result.refusal is None) == runs, (sql, result.refusal)
+
+
+@pytest.mark.parametrize("way", ["resident", "lazy", "arrow"])
+def test_polars_leaves_out_columns_holding_duckdb_infinity(tmp_path: Any, way: str) -> None:
+    """DuckDB's ``infinity`` dates and timestamps are plain far dates to Polars (dayofweek of one
+    is a number where DuckDB's is NULL, a cast to DATE is another date): a date or timestamp
+    column holding one is not loaded into Polars, whether Polars reads the Parquet file itself
+    (a resident or lazy folder) or is handed Arrow; the far finite years split exactly."""
+    con = duckdb.connect()
+    con.execute(
+        f"COPY (SELECT i AS k, CASE i % 4 WHEN 0 THEN 'infinity'::TIMESTAMP "
+        "WHEN 1 THEN '-infinity'::TIMESTAMP ELSE TIMESTAMP '2020-01-01' + to_hours(i) END AS ts, "
+        "DATE '12000-06-01' + i::INTEGER AS fd FROM range(40) r(i)) "
+        f"TO '{tmp_path}/t.parquet'"
+    )
+    con.execute(f"CREATE VIEW t AS FROM '{tmp_path}/t.parquet'")
+    data = {"t": con.sql("FROM t").to_arrow_table()} if way == "arrow" else tmp_path
+    with Session(data, device="polars", lazy=way == "lazy") as session:
+        for sql in ["select dayofweek(ts), count(*) from t group by 1", "select ts::DATE from t"]:
+            result = session.sql(sql, device_share=0.5)
+            assert (
+                compare_tables(result.table, con.sql(sql).to_arrow_table(), ordered=False) is None
+            )
+            assert result.refusal is not None and "t.ts" in result.refusal
+            assert "infinity" in result.refusal
+        sql = "select year(fd), count(*) from t group by 1"
+        result = session.sql(sql, device_share=0.5)
+        assert compare_tables(result.table, con.sql(sql).to_arrow_table(), ordered=False) is None
+        assert result.execution is not None and result.execution.device_rows > 0

@@ -29,10 +29,12 @@ from dau_scheduler.tables import ConnectionSource, ParquetSource, Source
 
 if TYPE_CHECKING:
     import polars as pl
+    import pyarrow.compute as pc
 
     from dau_scheduler.arms import polars_sql as _sql
 else:
     pl = LazyModule("polars")  # imported when a query first reaches this arm
+    pc = LazyModule("pyarrow.compute")
     # The translation (and sqlglot's Postgres dialect under it, ~45 ms) likewise.
     _sql = LazyModule("dau_scheduler.arms.polars_sql")
 
@@ -100,6 +102,54 @@ def _panics_on_import(kind: pa.DataType) -> bool:
     )
 
 
+def _holds_infinity(column: pa.ChunkedArray) -> bool:
+    """Whether a date or timestamp column holds DuckDB's ``infinity`` or ``-infinity``: the
+    largest and smallest-but-one integers of its storage, which DuckDB keeps apart (its parts
+    are NULL, a cast keeps it infinite) and Polars reads as a plain far date (``dayofweek``,
+    ``ts::DATE`` and ``d < ts`` gave other answers)."""
+    kind = column.type
+    if not (pa.types.is_date(kind) or pa.types.is_timestamp(kind)) or column.null_count == len(
+        column
+    ):
+        return False
+    storage = pa.int32() if kind.bit_width == 32 else pa.int64()
+    top = 2**31 - 1 if kind.bit_width == 32 else 2**63 - 1
+    ends = pc.min_max(column.combine_chunks().view(storage))
+    return bool(ends["max"].as_py() >= top or ends["min"].as_py() <= -top)
+
+
+def _parquet_infinities(files: Sequence[Path]) -> dict[str, str]:
+    """The date and timestamp columns of Parquet files that hold DuckDB's infinity, by name,
+    with their type: from each row group's statistics, or the column itself where a row group
+    has none (Polars reads such files itself, not through :meth:`PolarsArm._import`)."""
+    temporal = {
+        f.name: f.type
+        for f in pq.read_schema(files[0])
+        if pa.types.is_date(f.type) or pa.types.is_timestamp(f.type)
+    }
+    found: dict[str, str] = {}
+    for path in files if temporal else ():
+        meta = pq.ParquetFile(path).metadata
+        for group in (meta.row_group(g) for g in range(meta.num_row_groups)):
+            for chunk in (group.column(j) for j in range(group.num_columns)):
+                name, stats = chunk.path_in_schema, chunk.statistics
+                if name not in temporal or name in found:
+                    continue
+                top = 2**31 - 1 if temporal[name].bit_width == 32 else 2**63 - 1
+                if (
+                    stats is not None
+                    and stats.has_min_max
+                    and isinstance(stats.min_raw, int)
+                    and isinstance(stats.max_raw, int)
+                ):
+                    reaches = stats.max_raw >= top or stats.min_raw <= -top
+                else:
+                    reaches = _holds_infinity(pq.read_table(path, columns=[name]).column(name))
+                if reaches:
+                    found[name] = f"{temporal[name]} holding DuckDB's infinity"
+    return found
+
+
 class PolarsArm:
     """Runs partial queries with Polars; ``engine="gpu"`` makes it the ``cudf`` arm."""
 
@@ -163,8 +213,17 @@ class PolarsArm:
             return False
         if not self._as_arrow(frame.lazy(), files):
             return False
-        self._hold(name, frame.lazy())
+        self._hold(name, self._without_infinities(name, frame.lazy(), files))
         return True
+
+    def _without_infinities(
+        self, name: str, frame: pl.LazyFrame, files: Sequence[Path]
+    ) -> pl.LazyFrame:
+        """``frame`` (Polars' own reading of ``files``) less the columns holding DuckDB's
+        infinity, which are named in :attr:`unloaded` as :meth:`_import` names them."""
+        found = _parquet_infinities(files)
+        self.unloaded.update({(name, column): why for column, why in found.items()})
+        return frame.drop(list(found)) if found else frame
 
     @staticmethod
     def _as_arrow(frame: pl.LazyFrame, files: Sequence[Path]) -> bool:
@@ -217,7 +276,7 @@ class PolarsArm:
                 return
             if self._as_arrow(scan, source.files):
                 self._scans_as_arrow.add(name)
-            self._hold(name, scan)
+            self._hold(name, self._without_infinities(name, scan, source.files))
         elif isinstance(source, ConnectionSource):
             empty = arrow_for_device(name, source, self, limit=0)
             self._hold(name, self._import(name, empty).lazy())
@@ -232,8 +291,14 @@ class PolarsArm:
             self._collect_engine = "streaming"
 
     def _import(self, name: str, table: pa.Table) -> pl.DataFrame:
-        for column in [f.name for f in table.schema if _panics_on_import(f.type)]:
-            self.unloaded[(name, column)] = str(table.schema.field(column).type)
+        for column in table.column_names:
+            kind = table.schema.field(column).type
+            if _panics_on_import(kind):
+                self.unloaded[(name, column)] = str(kind)
+            elif _holds_infinity(table.column(column)):
+                self.unloaded[(name, column)] = f"{kind} holding DuckDB's infinity"
+            else:
+                continue
             table = table.drop_columns([column])
         try:
             frame = pl.from_arrow(table)
@@ -336,13 +401,9 @@ class PolarsArm:
                     f"{self.name} arm: partial column {column} is {type_name}, finer than the "
                     f"{_sql.DECIMAL_SCALE} decimal digits the Polars arm computes exactly"
                 )
-        if self.unloaded and compiled.partial is not None:
-            read = {c.name for c in compiled.partial.find_all(exp.Column)}
-            missing = sorted(
-                f"{t}.{c} ({kind})" for (t, c), kind in self.unloaded.items() if c in read
-            )
-            if missing:
-                return f"{self.name} arm could not load column {', '.join(missing)} into Polars"
+        unloaded = self._unloaded_read(compiled)
+        if unloaded is not None:
+            return unloaded
         if compiled.partial is not None:
             split = compiled.plan.split_table or ""
             for table in compiled.partial.find_all(exp.Table):
@@ -435,7 +496,24 @@ class PolarsArm:
         """The partial over ``rows``, the split table's rows given as Arrow (a chunk)."""
         return self._collect(compiled, self._context(compiled, 0, 0, rows))
 
+    def _unloaded_read(self, compiled: CompiledSplit) -> str | None:
+        """Why the partial cannot run here: it reads a column left out of Polars, or None."""
+        if not self.unloaded or compiled.partial is None:
+            return None
+        read = {c.name for c in compiled.partial.find_all(exp.Column)}
+        missing = sorted(
+            f"{t}.{c} ({kind})" for (t, c), kind in list(self.unloaded.items()) if c in read
+        )
+        if not missing:
+            return None
+        return f"{self.name} arm could not load column {', '.join(missing)} into Polars"
+
     def _collect(self, compiled: CompiledSplit, context: pl.SQLContext[Any]) -> pa.Table:
+        # Rows read as the partial runs (a user's connection's) may hold what planning's did
+        # not: an arm failure, the host then answers unsplit.
+        unloaded = self._unloaded_read(compiled)
+        if unloaded is not None:
+            raise SqlError(unloaded)
         frame = context.execute(self.sql_for(compiled))
         result = frame.lazy().collect(engine=self._collect_engine)
         return cast_partial(result.to_arrow(), compiled.partial_schema, self.name)

@@ -102,11 +102,16 @@ def _concat_divergence(node: exp.Expr) -> str | None:
 
 #: strftime specifiers Polars formats as DuckDB does, on dates and plain timestamps, and those
 #: it formats on plain timestamps only (a sweep over years 1 to 9999, before 1970; eighth
-#: session). Others differ: ``%f`` (Polars writes nanoseconds), ``%x``, ``%c``, ``%g``, ``%n``,
-#: ``%e``; or fail on a date: ``%H``.
+#: session; and over years -29000 to 29000, twelfth). Others differ: ``%f`` (Polars writes
+#: nanoseconds), ``%x``, ``%c``, ``%g``, ``%n``, ``%e``; or fail on a date: ``%H``; and the
+#: year's, :data:`_STRFTIME_YEARS`.
 _STRFTIME_ANY = frozenset(
-    ["Y", "m", "d", "y", "j", "a", "A", "b", "B", "U", "W", "V", "G", "u", "w", "%", "-m", "-d"]
+    ["m", "d", "j", "a", "A", "b", "B", "U", "W", "V", "u", "w", "%", "-m", "-d"]
 )
+#: The year's specifiers agree only on years 0 to 9999: Polars writes '+12000' and '-0001'
+#: where DuckDB writes '12000' and '-1' (``%Y``, ``%G``), and '99' for '01' (``%y`` before
+#: year 0). A date's year is not known before the rows are read, so these are refused.
+_STRFTIME_YEARS = frozenset(["Y", "y", "G"])
 _STRFTIME_TIMESTAMP = frozenset(["H", "M", "S", "I", "p", "X"])
 _SPECIFIER = re.compile(r"%(-?.)")
 
@@ -122,6 +127,11 @@ def _strftime_divergence(node: exp.TimeToStr) -> str | None:
         return "strftime of other than a date or a plain timestamp"
     allowed = _STRFTIME_ANY | (_STRFTIME_TIMESTAMP if timestamp else frozenset())
     for specifier in _SPECIFIER.findall(str(form.this)):
+        if specifier in _STRFTIME_YEARS:
+            return (
+                f"strftime's %{specifier} (Polars writes years before 0 or after 9999 its own "
+                "way: '+12000', '-0001')"
+            )
         if specifier not in allowed:
             return f"strftime's %{specifier} (Polars formats it differently, or not on a date)"
     return None
