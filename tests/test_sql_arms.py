@@ -561,26 +561,31 @@ def test_round_of_doubles_on_polars_rounds_halves_away_from_zero() -> None:
 @pytest.mark.parametrize("way", ["resident", "lazy", "arrow"])
 def test_polars_leaves_out_columns_holding_duckdb_infinity(tmp_path: Any, way: str) -> None:
     """DuckDB's ``infinity`` dates and timestamps are plain far dates to Polars (dayofweek of one
-    is a number where DuckDB's is NULL, a cast to DATE is another date): a date or timestamp
-    column holding one is not loaded into Polars, whether Polars reads the Parquet file itself
+    is a number where DuckDB's is NULL, a cast to DATE is another date), and its TIME
+    '24:00:00' no time of day: a date, time or timestamp column holding one is not loaded into
+    Polars, whether Polars reads the Parquet file itself
     (a resident or lazy folder) or is handed Arrow; the far finite years split exactly."""
     con = duckdb.connect()
     con.execute(
         f"COPY (SELECT i AS k, CASE i % 4 WHEN 0 THEN 'infinity'::TIMESTAMP "
         "WHEN 1 THEN '-infinity'::TIMESTAMP ELSE TIMESTAMP '2020-01-01' + to_hours(i) END AS ts, "
-        "DATE '12000-06-01' + i::INTEGER AS fd FROM range(40) r(i)) "
+        "DATE '12000-06-01' + i::INTEGER AS fd, "
+        "CASE WHEN i = 3 THEN TIME '24:00:00' ELSE TIME '10:00:00' END AS tm "
+        "FROM range(40) r(i)) "
         f"TO '{tmp_path}/t.parquet'"
     )
     con.execute(f"CREATE VIEW t AS FROM '{tmp_path}/t.parquet'")
     data = {"t": con.sql("FROM t").to_arrow_table()} if way == "arrow" else tmp_path
     with Session(data, device="polars", lazy=way == "lazy") as session:
-        for sql in ["select dayofweek(ts), count(*) from t group by 1", "select ts::DATE from t"]:
+        for sql, why in [
+            ("select dayofweek(ts), count(*) from t group by 1", "t.ts (timestamp[us] holding"),
+            ("select ts::DATE from t", "DuckDB's infinity"),
+            ("select hour(tm), max(tm) from t group by 1", "t.tm (time64[us] holding 24:00:00)"),
+        ]:
             result = session.sql(sql, device_share=0.5)
-            assert (
-                compare_tables(result.table, con.sql(sql).to_arrow_table(), ordered=False) is None
-            )
-            assert result.refusal is not None and "t.ts" in result.refusal
-            assert "infinity" in result.refusal
+            expected = con.sql(sql).to_arrow_table()
+            assert compare_tables(result.table, expected, ordered=False) is None
+            assert result.refusal is not None and why in result.refusal, result.refusal
         sql = "select year(fd), count(*) from t group by 1"
         result = session.sql(sql, device_share=0.5)
         assert compare_tables(result.table, con.sql(sql).to_arrow_table(), ordered=False) is None

@@ -102,31 +102,42 @@ def _panics_on_import(kind: pa.DataType) -> bool:
     )
 
 
-def _holds_infinity(column: pa.ChunkedArray) -> bool:
-    """Whether a date or timestamp column holds DuckDB's ``infinity`` or ``-infinity``: the
-    largest and smallest-but-one integers of its storage, which DuckDB keeps apart (its parts
-    are NULL, a cast keeps it infinite) and Polars reads as a plain far date (``dayofweek``,
-    ``ts::DATE`` and ``d < ts`` gave other answers)."""
-    kind = column.type
-    if not (pa.types.is_date(kind) or pa.types.is_timestamp(kind)) or column.null_count == len(
-        column
-    ):
-        return False
-    storage = pa.int32() if kind.bit_width == 32 else pa.int64()
-    top = 2**31 - 1 if kind.bit_width == 32 else 2**63 - 1
+def _polars_bounds(kind: pa.DataType) -> tuple[int, int, str] | None:
+    """For a date, time or timestamp type, the least and greatest integers of its storage that
+    Polars reads as DuckDB means them, and what lies beyond them; None for other types.
+
+    DuckDB's ``infinity`` and ``-infinity`` dates and timestamps are the largest and the
+    smallest-but-one integers, which DuckDB keeps apart (their parts are NULL, a cast keeps them
+    infinite) and Polars reads as plain far dates (``dayofweek``, ``ts::DATE`` and ``d < ts``
+    gave other answers). DuckDB's ``TIME '24:00:00'`` is a whole day, which Polars' time of day
+    does not hold (``max(tm)`` and ``hour(tm)`` differed).
+    """
+    if pa.types.is_date(kind) or pa.types.is_timestamp(kind):
+        top = 2**31 - 1 if kind.bit_width == 32 else 2**63 - 1
+        return -top + 1, top - 1, "DuckDB's infinity"
+    if pa.types.is_time(kind):
+        day = 86_400 * {"s": 1, "ms": 10**3, "us": 10**6, "ns": 10**9}[str(kind.unit)]
+        return 0, day - 1, "24:00:00"
+    return None
+
+
+def _beyond_polars(column: pa.ChunkedArray) -> str | None:
+    """What in a date, time or timestamp column Polars reads otherwise than DuckDB, or None."""
+    bounds = _polars_bounds(column.type)
+    if bounds is None or column.null_count == len(column):
+        return None
+    low, high, what = bounds
+    storage = pa.int32() if column.type.bit_width == 32 else pa.int64()
     ends = pc.min_max(column.combine_chunks().view(storage))
-    return bool(ends["max"].as_py() >= top or ends["min"].as_py() <= -top)
+    return what if ends["min"].as_py() < low or ends["max"].as_py() > high else None
 
 
-def _parquet_infinities(files: Sequence[Path]) -> dict[str, str]:
-    """The date and timestamp columns of Parquet files that hold DuckDB's infinity, by name,
-    with their type: from each row group's statistics, or the column itself where a row group
-    has none (Polars reads such files itself, not through :meth:`PolarsArm._import`)."""
-    temporal = {
-        f.name: f.type
-        for f in pq.read_schema(files[0])
-        if pa.types.is_date(f.type) or pa.types.is_timestamp(f.type)
-    }
+def _parquet_beyond_polars(files: Sequence[Path]) -> dict[str, str]:
+    """The date, time and timestamp columns of Parquet files holding what Polars reads
+    otherwise than DuckDB (see :func:`_polars_bounds`), by name, with why: from each row
+    group's statistics, or the column itself where a row group has none (Polars reads such
+    files itself, not through :meth:`PolarsArm._import`)."""
+    temporal = {f.name: f.type for f in pq.read_schema(files[0]) if _polars_bounds(f.type)}
     found: dict[str, str] = {}
     for path in files if temporal else ():
         meta = pq.ParquetFile(path).metadata
@@ -135,18 +146,18 @@ def _parquet_infinities(files: Sequence[Path]) -> dict[str, str]:
                 name, stats = chunk.path_in_schema, chunk.statistics
                 if name not in temporal or name in found:
                     continue
-                top = 2**31 - 1 if temporal[name].bit_width == 32 else 2**63 - 1
+                low, high, what = _polars_bounds(temporal[name]) or (0, 0, "")
                 if (
                     stats is not None
                     and stats.has_min_max
                     and isinstance(stats.min_raw, int)
                     and isinstance(stats.max_raw, int)
                 ):
-                    reaches = stats.max_raw >= top or stats.min_raw <= -top
+                    beyond = what if stats.min_raw < low or stats.max_raw > high else None
                 else:
-                    reaches = _holds_infinity(pq.read_table(path, columns=[name]).column(name))
-                if reaches:
-                    found[name] = f"{temporal[name]} holding DuckDB's infinity"
+                    beyond = _beyond_polars(pq.read_table(path, columns=[name]).column(name))
+                if beyond is not None:
+                    found[name] = f"{temporal[name]} holding {beyond}"
     return found
 
 
@@ -213,15 +224,15 @@ class PolarsArm:
             return False
         if not self._as_arrow(frame.lazy(), files):
             return False
-        self._hold(name, self._without_infinities(name, frame.lazy(), files))
+        self._hold(name, self._without_beyond(name, frame.lazy(), files))
         return True
 
-    def _without_infinities(
+    def _without_beyond(
         self, name: str, frame: pl.LazyFrame, files: Sequence[Path]
     ) -> pl.LazyFrame:
-        """``frame`` (Polars' own reading of ``files``) less the columns holding DuckDB's
-        infinity, which are named in :attr:`unloaded` as :meth:`_import` names them."""
-        found = _parquet_infinities(files)
+        """``frame`` (Polars' own reading of ``files``) less the columns holding what Polars
+        reads otherwise than DuckDB, named in :attr:`unloaded` as :meth:`_import` names them."""
+        found = _parquet_beyond_polars(files)
         self.unloaded.update({(name, column): why for column, why in found.items()})
         return frame.drop(list(found)) if found else frame
 
@@ -276,7 +287,7 @@ class PolarsArm:
                 return
             if self._as_arrow(scan, source.files):
                 self._scans_as_arrow.add(name)
-            self._hold(name, self._without_infinities(name, scan, source.files))
+            self._hold(name, self._without_beyond(name, scan, source.files))
         elif isinstance(source, ConnectionSource):
             empty = arrow_for_device(name, source, self, limit=0)
             self._hold(name, self._import(name, empty).lazy())
@@ -295,8 +306,8 @@ class PolarsArm:
             kind = table.schema.field(column).type
             if _panics_on_import(kind):
                 self.unloaded[(name, column)] = str(kind)
-            elif _holds_infinity(table.column(column)):
-                self.unloaded[(name, column)] = f"{kind} holding DuckDB's infinity"
+            elif (beyond := _beyond_polars(table.column(column))) is not None:
+                self.unloaded[(name, column)] = f"{kind} holding {beyond}"
             else:
                 continue
             table = table.drop_columns([column])
