@@ -112,6 +112,16 @@ def test_command_reports_and_exits(tmp_path: Path) -> None:
     assert report["totals"]["equal"] == 3
 
 
+def test_a_posture_chooses_the_split_over_morsels(tmp_path: Path) -> None:
+    """``--posture adaptive`` on ``polars-separate`` (the GPU's code path on the CPU): the arms
+    take morsels from both ends, and the partials of every morsel fold to DuckDB's answer."""
+    out = tmp_path / "report.json"
+    argv = [str(CORPUS / "aggregate_integers.test"), "--device", "polars-separate"]
+    assert slt.main([*argv, "--posture", "adaptive", "--json", str(out)]) == 0
+    report = json.loads(out.read_text())
+    assert report["totals"]["equal"] > 0 and not report["totals"].get("wrong")
+
+
 def test_refusals_are_counted_by_kind(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """``--reasons N`` prints the commonest refusals with names and numbers blanked (the
     aggregate kind kept), and the JSON report holds them per file."""

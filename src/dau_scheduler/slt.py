@@ -396,11 +396,11 @@ def _one(
             chunks = options.get("chunks")
             session = Session(
                 con,
-                device=device,
+                device=_device(device),
                 **{
                     k: v
                     for k, v in options.items()
-                    if k not in ("chunks", "order", "keep", "engine")
+                    if k not in ("chunks", "order", "keep", "engine", "posture")
                 },
             )
             if chunks:  # the file's largest table in about that many chunks, so chunks fold
@@ -408,7 +408,12 @@ def _one(
                 session.chunk_rows = max(1, -(-most // chunks))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            result = session.sql(record.sql, device_share=share)
+            posture = options.get("posture")
+            result = (
+                session.sql(record.sql, posture=posture)
+                if posture
+                else session.sql(record.sql, device_share=share)
+            )
     except Exception as exc:  # noqa: BLE001 - every failure where DuckDB answered is reported
         lines = str(exc).strip().splitlines()
         return session, "crashed", f"{type(exc).__name__}: {lines[0] if lines else ''}"
@@ -422,6 +427,16 @@ def _one(
     if diff is None and result.execution is None:
         outcome = "refused"
     return session, outcome, diff or result.refusal or result.fallback
+
+
+def _device(name: Any) -> Any:
+    """The device a Session is given for ``name``; ``polars-separate`` is a new Polars arm
+    declared as its own hardware (each Session its own)."""
+    if name == "polars-separate":
+        from dau_scheduler.arms import PolarsArm
+
+        return PolarsArm(own_cores=True)
+    return name
 
 
 #: Quoted names and numbers, but not the aggregate kind a refusal names.
@@ -449,8 +464,18 @@ def test_files(paths: list[Path], slow: bool = False) -> Iterator[Path]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("paths", nargs="+", type=Path)
-    parser.add_argument("--device", default="duckdb", help="duckdb, polars, cudf or none")
+    parser.add_argument(
+        "--device",
+        default="duckdb",
+        help="duckdb, polars, cudf, none, or polars-separate (the Polars arm on hardware of "
+        "its own, so postures treat it as the GPU: adaptive takes morsels from both ends)",
+    )
     parser.add_argument("--share", type=float, default=0.5)
+    parser.add_argument(
+        "--posture",
+        choices=("cpu", "offload", "collaborative", "adaptive"),
+        help="let this posture choose the split instead of --share",
+    )
     parser.add_argument("--no-settings", dest="settings", action="store_false")
     parser.add_argument("--lazy", action="store_true", help="Session(lazy=True)")
     parser.add_argument("--mem-budget", type=float, metavar="MB", help="Session(mem_budget_mb=)")
@@ -501,6 +526,8 @@ def main(argv: list[str] | None = None) -> int:
         options["keep"] = True
     if args.engine != "duckdb":
         options["engine"] = args.engine
+    if args.posture:
+        options["posture"] = args.posture
     totals: Counter[str] = Counter()
     reports = []
     left_out = 0
