@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Collection
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import sqlglot
 from sqlglot import exp
@@ -206,6 +206,8 @@ class Refusals:
                 f"table {cut} has a column named rowid, which hides the row numbers a split "
                 "cuts it by"
             )
+        if refusal is None:
+            refusal = reserved_names(s.shape)
         if refusal is None and s.lazy and isinstance(s.source_of(cut), ParquetSource):
             refusal = parquet_float_extremum(compiled, s.schema.get(cut or "", {}))
         if refusal is None and s.cluster is not None:
@@ -224,6 +226,20 @@ class Refusals:
                     "sets another NULL or sort order (default_null_order / default_order)"
                 )
         return refusal
+
+
+def reserved_names(shape: frozenset[tuple[Any, ...]]) -> str | None:
+    """Why a split cannot run where the user's connection holds a table or view named like the
+    split's own (``__dau_``, in the catalog ``shape`` of ``live.shape``): the final query reads
+    the partials as ``__dau_partials``, and a catalog table of that name comes before them (a
+    table ``__dau_partials`` holding a column ``__dau_p0`` made ``count(*) + 1`` 1001 for 11)."""
+    names = sorted({str(row[0]) for row in shape if str(row[0]).lower().startswith("__dau_")})
+    if not names:
+        return None
+    return (
+        f"the connection holds {names[0]}, a name starting with __dau_, which is reserved for "
+        "the split's own tables"
+    )
 
 
 _FLOATS = ("FLOAT", "DOUBLE", "REAL", "FLOAT4", "FLOAT8")
@@ -247,4 +263,4 @@ def parquet_float_extremum(compiled: CompiledSplit, columns: dict[str, str]) -> 
     return None
 
 
-__all__ = ["Refusals", "connection_state", "parquet_float_extremum"]
+__all__ = ["Refusals", "connection_state", "parquet_float_extremum", "reserved_names"]
