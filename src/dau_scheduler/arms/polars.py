@@ -128,8 +128,11 @@ def _beyond_polars(column: pa.ChunkedArray) -> str | None:
         return None
     low, high, what = bounds
     storage = pa.int32() if column.type.bit_width == 32 else pa.int64()
-    ends = pc.min_max(column.combine_chunks().view(storage))
-    return what if ends["min"].as_py() < low or ends["max"].as_py() > high else None
+    for chunk in column.chunks:  # each chunk viewed as its integers, nothing copied
+        ends = pc.min_max(chunk.view(storage))
+        if ends["min"].is_valid and (ends["min"].as_py() < low or ends["max"].as_py() > high):
+            return what
+    return None
 
 
 def _parquet_beyond_polars(files: Sequence[Path]) -> dict[str, str]:
