@@ -1,0 +1,97 @@
+"""What the Polars arm cannot hold as DuckDB means it, found from the data rather than the
+query: Arrow types Polars' import panics on, and values of a date, time or timestamp column
+that Polars reads otherwise (DuckDB's infinities, a TIME of 24:00:00). Such columns are left
+out of Polars (``PolarsArm.unloaded``); a query reading one is refused, or fails on the arm
+where the rows are read only as it runs (the host then answers). The expression kinds Polars
+computes otherwise are :mod:`dau_scheduler.arms.polars_checks`'.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from dau_scheduler.lazy import LazyModule
+
+if TYPE_CHECKING:
+    import pyarrow.compute as pc
+else:
+    pc = LazyModule("pyarrow.compute")
+
+
+def panics_on_import(kind: pa.DataType) -> bool:
+    """Arrow types Polars' import panics on, also inside lists, structs and maps. The panic is
+    caught, but Rust prints it (with a backtrace under ``RUST_BACKTRACE``) to stderr first, on
+    every Session over a table with an INTERVAL column; such columns are left out unread."""
+    return pa.types.is_interval(kind) or any(
+        panics_on_import(kind.field(i).type) for i in range(kind.num_fields)
+    )
+
+
+def polars_bounds(kind: pa.DataType) -> tuple[int, int, str] | None:
+    """For a date, time or timestamp type, the least and greatest integers of its storage that
+    Polars reads as DuckDB means them, and what lies beyond them; None for other types.
+
+    DuckDB's ``infinity`` and ``-infinity`` dates and timestamps are the largest and the
+    smallest-but-one integers, which DuckDB keeps apart (their parts are NULL, a cast keeps them
+    infinite) and Polars reads as plain far dates (``dayofweek``, ``ts::DATE`` and ``d < ts``
+    gave other answers). DuckDB's ``TIME '24:00:00'`` is a whole day, which Polars' time of day
+    does not hold (``max(tm)`` and ``hour(tm)`` differed).
+    """
+    if pa.types.is_date(kind) or pa.types.is_timestamp(kind):
+        top = 2**31 - 1 if kind.bit_width == 32 else 2**63 - 1
+        return -top + 1, top - 1, "DuckDB's infinity"
+    if pa.types.is_time(kind):
+        day = 86_400 * {"s": 1, "ms": 10**3, "us": 10**6, "ns": 10**9}[str(kind.unit)]
+        return 0, day - 1, "24:00:00"
+    return None
+
+
+def beyond_polars(column: pa.ChunkedArray) -> str | None:
+    """What in a date, time or timestamp column Polars reads otherwise than DuckDB, or None."""
+    bounds = polars_bounds(column.type)
+    if bounds is None or column.null_count == len(column):
+        return None
+    low, high, what = bounds
+    storage = pa.int32() if column.type.bit_width == 32 else pa.int64()
+    for chunk in column.chunks:  # each chunk viewed as its integers, nothing copied
+        ends = pc.min_max(chunk.view(storage))
+        if ends["min"].is_valid and (ends["min"].as_py() < low or ends["max"].as_py() > high):
+            return what
+    return None
+
+
+def parquet_beyond_polars(files: Sequence[Path]) -> dict[str, str]:
+    """The date, time and timestamp columns of Parquet files holding what Polars reads
+    otherwise than DuckDB (see :func:`polars_bounds`), by name, with why: from each row
+    group's statistics, or the column itself where a row group has none (Polars reads such
+    files itself, not through :meth:`PolarsArm._import`)."""
+    temporal = {f.name: f.type for f in pq.read_schema(files[0]) if polars_bounds(f.type)}
+    found: dict[str, str] = {}
+    for path in files if temporal else ():
+        meta = pq.ParquetFile(path).metadata
+        for group in (meta.row_group(g) for g in range(meta.num_row_groups)):
+            for chunk in (group.column(j) for j in range(group.num_columns)):
+                name, stats = chunk.path_in_schema, chunk.statistics
+                if name not in temporal or name in found:
+                    continue
+                low, high, what = polars_bounds(temporal[name]) or (0, 0, "")
+                if (
+                    stats is not None
+                    and stats.has_min_max
+                    and isinstance(stats.min_raw, int)
+                    and isinstance(stats.max_raw, int)
+                ):
+                    beyond = what if stats.min_raw < low or stats.max_raw > high else None
+                else:
+                    beyond = beyond_polars(pq.read_table(path, columns=[name]).column(name))
+                if beyond is not None:
+                    found[name] = f"{temporal[name]} holding {beyond}"
+    return found
+
+
+__all__ = ["beyond_polars", "panics_on_import", "parquet_beyond_polars", "polars_bounds"]
