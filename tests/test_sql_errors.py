@@ -150,6 +150,12 @@ def test_every_kind_of_tables_argument(tmp_path: Path) -> None:
             {"k": 2, "s": 2.5, "n": 2},
             {"k": 3, "s": 4.0, "n": 1},
         ]
+    # Two tables one name to SQL: the second hid the first without a word.
+    with pytest.raises(SqlError, match="'T' has the name of another table given"):
+        run_sql(sql, {"t": data, "T": data.slice(0, 1)}, device="duckdb")
+    pq.write_table(data, tmp_path / "parts" / "t.parquet")  # beside the folder t/
+    with pytest.raises(SqlError, match="has the name of another table given"):
+        run_sql(sql, tmp_path / "parts", device="duckdb")
 
 
 def test_words_of_statements_in_text_and_names_still_run(session: Any) -> None:

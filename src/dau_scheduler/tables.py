@@ -39,6 +39,18 @@ def _check_name(name: str) -> str:
     return name.lower()
 
 
+def _new_key(found: Mapping[str, object], name: str, where: str = "") -> str:
+    """``name``'s key (see :func:`_check_name`), or a named error where another of ``found``
+    has it: SQL reads names without case, so a second would hide the first."""
+    key = _check_name(name)
+    if key in found:
+        raise SqlError(
+            f"table {name!r}{where} has the name of another table given (SQL reads names "
+            "without case; a file and a folder of parts are one name): rename one of them"
+        )
+    return key
+
+
 def _wanted(columns: Collection[str] | None) -> set[str] | None:
     return None if columns is None else {c.lower() for c in columns}
 
@@ -424,9 +436,9 @@ def discover(folder: Path) -> dict[str, Path]:
     found: dict[str, Path] = {}
     for entry in sorted(folder.iterdir()):
         if entry.is_file() and entry.suffix == ".parquet":
-            found[_check_name(entry.stem)] = entry
+            found[_new_key(found, entry.stem, f" ({entry})")] = entry
         elif entry.is_dir() and any(entry.glob("*.parquet")):
-            found[_check_name(entry.name)] = entry
+            found[_new_key(found, entry.name, f" ({entry})")] = entry
     if not found:
         raise SqlError(f"data folder {folder} holds no <name>.parquet files or <name>/ folders")
     return found
@@ -453,7 +465,7 @@ def resolve_sources(tables: Any) -> dict[str, Source]:
             raise SqlError("tables is an empty mapping")
         out: dict[str, Source] = {}
         for name, value in tables.items():
-            key = _check_name(name)
+            key = _new_key(out, name)
             if isinstance(value, pa.Table):
                 out[key] = ArrowSource(value)
             elif isinstance(value, (str, Path)):
