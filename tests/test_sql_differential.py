@@ -33,8 +33,11 @@ FACT = pa.schema(
         ("big", pa.int64()),  # near 2**62: two of them overflow a 64-bit sum
         ("r", pa.float32()),
         ("w", pa.decimal128(38, 2)),  # past Python's 28 decimal digits
+        ("fd", pa.date32()),  # DuckDB's infinities and years Python's datetime cannot hold
     ]
 )
+#: Day numbers: DuckDB's infinity and -infinity, years after 9999 and before 1, and ordinary.
+FAR_DAYS = st.sampled_from([2**31 - 1, -(2**31) + 1, 4_452_059, -800_000, 18_262, 18_263])
 #: NaN and the infinities: DuckDB takes NaN as the largest value, pyarrow and Polars skip it.
 SPECIAL = st.sampled_from([float("nan"), float("inf"), float("-inf")])
 
@@ -51,11 +54,12 @@ rows = st.lists(
         maybe(st.integers(2**62 - 100, 2**62)),
         maybe(st.floats(-1e3, 1e3, width=32, allow_nan=False, allow_infinity=False) | SPECIAL),
         maybe(st.integers(-(10**4), 10**4).map(lambda i: Decimal(f"{10**27 + i}.{i % 100:02d}"))),
+        maybe(FAR_DAYS),
     ),
     max_size=40,
 )
 
-KEYS = ["f.k1", "f.k2", "f.d", "g.name", "f.k1 % 2"]
+KEYS = ["f.k1", "f.k2", "f.d", "g.name", "f.k1 % 2", "f.fd", "dayofweek(f.fd)"]
 AGGREGATES = [
     "sum(f.v)",
     "sum(f.i)",
@@ -89,6 +93,9 @@ AGGREGATES = [
     "sum(f.w)",
     "max(f.w) - min(f.w)",
     "avg(f.w)",
+    "min(f.fd)",
+    "max(f.fd)",
+    "count(distinct f.fd)",
 ]
 FILTERS = [
     "",
