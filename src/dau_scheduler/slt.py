@@ -1,6 +1,7 @@
 """A sqllogictest runner that uses DuckDB as the oracle for split queries.
 
-    python -m dau_scheduler.slt PATH... [--device duckdb|polars|...] [--share 0.5]
+    python -m dau_scheduler.slt PATH... [--device duckdb|polars|polars-separate|...]
+                                        [--share 0.5 | --posture P] [--engine NAME]
                                         [--no-settings] [--json FILE] [--verbose]
                                         [--lazy | --mem-budget MB [--strategy S]
                                          [--chunks K]]
@@ -53,6 +54,8 @@ _MACRO = re.compile(r"\b(macro|function)\b", re.IGNORECASE)
 #: A sample draws other rows each run unless seeded (the files seed it with a directive).
 _SAMPLE = re.compile(r"\b(using\s+sample|tablesample)\b", re.IGNORECASE)
 OUTCOMES = ("equal", "refused", "wrong", "crashed", "skipped")
+#: The runner's own options, beside the Session's (``lazy``, ``mem_budget_mb``, ``strategy``).
+_RUNNER_OPTIONS = frozenset({"chunks", "order", "keep", "engine", "posture"})
 #: Directives that make a file depend on what this runner does not model.
 _UNSUPPORTED = ("loop", "foreach", "concurrentloop", "load", "restart", "reconnect")
 #: ``require`` flags a release build of DuckDB (as in the Python wheel) meets: sqllogictest's
@@ -397,11 +400,7 @@ def _one(
             session = Session(
                 con,
                 device=_device(device),
-                **{
-                    k: v
-                    for k, v in options.items()
-                    if k not in ("chunks", "order", "keep", "engine", "posture")
-                },
+                **{k: v for k, v in options.items() if k not in _RUNNER_OPTIONS},
             )
             if chunks:  # the file's largest table in about that many chunks, so chunks fold
                 most = max(session.row_counts.values(), default=1)
