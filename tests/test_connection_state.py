@@ -209,3 +209,22 @@ def test_a_connection_standing_in_no_database_is_answered_on_it() -> None:
             expected = con.sql(sql).to_arrow_table()
             assert compare_tables(result.table, expected, ordered=False) is None
     con.close()
+
+
+def test_settings_that_change_arithmetic_keep_the_polars_arm_out(
+    con: duckdb.DuckDBPyConnection,
+) -> None:
+    """Under ``ieee_floating_point_ops = false`` DuckDB raises on ``sqrt`` of a negative number
+    where Polars gives NaN: the split answered where the unsplit query fails. An arm that is
+    not DuckDB is refused while the connection sets such a setting otherwise, and the unsplit
+    query's own error reaches the user."""
+    con.execute("CREATE TABLE f AS SELECT (i - 5) * 0.5 AS x FROM range(10) r(i)")
+    con.execute("SET ieee_floating_point_ops = false")
+    with Session(con, device="polars") as session:
+        with pytest.raises(duckdb.Error, match="square root of a negative number"):
+            session.sql("select sum(sqrt(x)) from f", device_share=0.5)
+        refused = session.sql("select sum(x) from f", device_share=0.5)
+        assert refused.refusal is not None and "ieee_floating_point_ops" in refused.refusal
+        con.execute("RESET ieee_floating_point_ops")
+        split = session.sql("select sum(x) from f", device_share=0.5)
+        assert split.refusal is None and split.execution is not None

@@ -213,6 +213,13 @@ class Refusals:
         if refusal is None and s.cluster is not None:
             refusal = s.cluster.refusal(compiled)
         if refusal is None and s.device is not None and not device_excluded(s, compiled):
+            changed = () if isinstance(s.device, DuckDBArm) else s.host.semantics_changed()
+            if changed:
+                refusal = (
+                    f"the connection sets {changed[0]}, which the {s.device.name} arm does not "
+                    "follow (it computes as DuckDB's defaults do)"
+                )
+        if refusal is None and s.device is not None and not device_excluded(s, compiled):
             refusal = self.device(compiled)
             if (
                 refusal is None

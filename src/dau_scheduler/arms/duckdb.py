@@ -34,6 +34,11 @@ def quote(name: str) -> str:
 #: ``regex_match_operator_semantics`` decides whether ``~`` parses as a full or partial match
 #: (DuckDB's test/sql/function/string/regex_operators.test).
 HIDDEN_LOCAL_SETTINGS = ("regex_match_operator_semantics",)
+#: Settings that change what an expression computes, at DuckDB's defaults. An arm that is not
+#: DuckDB follows the defaults only: under ``integer_division = true`` Polars' ``/`` of two
+#: integers gave another sum, and under ``ieee_floating_point_ops = false`` its ``sqrt(-1)``
+#: gave NaN where DuckDB raises.
+SEMANTIC_DEFAULTS = {"integer_division": "false", "ieee_floating_point_ops": "true"}
 
 
 class DuckDBArm:
@@ -70,6 +75,7 @@ class DuckDBArm:
         #: What :meth:`sync_settings` last read (every setting, and the local ones).
         self._synced: tuple[Any, ...] | None = None
         self._regex = "partial"
+        self._semantics: tuple[str, ...] = ()
         self._shared_from = share
         #: Tables attached as their Parquet files: split rows are read from the files by row
         #: number (a view has no rowid).
@@ -205,6 +211,11 @@ class DuckDBArm:
         self._place = str(mine.pop("__dau_place") or "")
         self._temporary = frozenset(str(mine.pop("__dau_temporary") or "").split(chr(1))) - {""}
         self._regex = str(mine.get("regex_match_operator_semantics") or "partial").lower()
+        self._semantics = tuple(
+            f"{name} = {every_value[name]}"
+            for name, default in SEMANTIC_DEFAULTS.items()
+            if str(every_value.get(name, default)).lower() != default
+        )
         if self._synced == (settings, mine):
             return  # every setting as the last time: the same ones to copy
         self._synced = (settings, mine)
@@ -228,6 +239,11 @@ class DuckDBArm:
         :meth:`sync_settings`). DuckDB looks a name up there first, even written ``main.t``
         (the temporary catalog's schema is ``main`` too), and only the connection sees them."""
         return self._temporary
+
+    def semantics_changed(self) -> tuple[str, ...]:
+        """The :data:`SEMANTIC_DEFAULTS` the user's connection sets otherwise, as ``name =
+        value`` (seen by :meth:`sync_settings`; none on a database this arm owns)."""
+        return self._semantics
 
     def regex_semantics(self) -> str:
         """How this arm's cursors read ``~``: 'partial' (DuckDB's default) unless the user's
