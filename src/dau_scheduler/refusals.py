@@ -208,6 +208,11 @@ class Refusals:
             )
         if refusal is None:
             refusal = reserved_names(s.shape)
+        if refusal is None and s.host.arrow_changed():
+            refusal = (
+                f"the connection sets {s.host.arrow_changed()[0]}, which changes the Arrow the "
+                "partials cross in"
+            )
         if refusal is None and s.lazy and isinstance(s.source_of(cut), ParquetSource):
             refusal = parquet_float_extremum(compiled, s.schema.get(cut or "", {}))
         if refusal is None and s.cluster is not None:

@@ -39,6 +39,10 @@ HIDDEN_LOCAL_SETTINGS = ("regex_match_operator_semantics",)
 #: integers gave another sum, and under ``ieee_floating_point_ops = false`` its ``sqrt(-1)``
 #: gave NaN where DuckDB raises.
 SEMANTIC_DEFAULTS = {"integer_division": "false", "ieee_floating_point_ops": "true"}
+#: Settings that change the Arrow every partial crosses in, at DuckDB's defaults: under
+#: ``arrow_lossless_conversion = true`` a HUGEINT partial came out as an opaque extension type
+#: the fold has no kernel for (a crash where DuckDB answered), whatever the device.
+ARROW_DEFAULTS = {"arrow_lossless_conversion": "false"}
 
 
 class DuckDBArm:
@@ -76,6 +80,7 @@ class DuckDBArm:
         self._synced: tuple[Any, ...] | None = None
         self._regex = "partial"
         self._semantics: tuple[str, ...] = ()
+        self._arrow: tuple[str, ...] = ()
         self._shared_from = share
         #: Tables attached as their Parquet files: split rows are read from the files by row
         #: number (a view has no rowid).
@@ -211,10 +216,13 @@ class DuckDBArm:
         self._place = str(mine.pop("__dau_place") or "")
         self._temporary = frozenset(str(mine.pop("__dau_temporary") or "").split(chr(1))) - {""}
         self._regex = str(mine.get("regex_match_operator_semantics") or "partial").lower()
-        self._semantics = tuple(
-            f"{name} = {every_value[name]}"
-            for name, default in SEMANTIC_DEFAULTS.items()
-            if str(every_value.get(name, default)).lower() != default
+        self._semantics, self._arrow = (
+            tuple(
+                f"{name} = {every_value[name]}"
+                for name, default in defaults.items()
+                if str(every_value.get(name, default)).lower() != default
+            )
+            for defaults in (SEMANTIC_DEFAULTS, ARROW_DEFAULTS)
         )
         if self._synced == (settings, mine):
             return  # every setting as the last time: the same ones to copy
@@ -244,6 +252,11 @@ class DuckDBArm:
         """The :data:`SEMANTIC_DEFAULTS` the user's connection sets otherwise, as ``name =
         value`` (seen by :meth:`sync_settings`; none on a database this arm owns)."""
         return self._semantics
+
+    def arrow_changed(self) -> tuple[str, ...]:
+        """The :data:`ARROW_DEFAULTS` the user's connection sets otherwise, as ``name =
+        value`` (seen by :meth:`sync_settings`; none on a database this arm owns)."""
+        return self._arrow
 
     def regex_semantics(self) -> str:
         """How this arm's cursors read ``~``: 'partial' (DuckDB's default) unless the user's
