@@ -73,8 +73,17 @@ class _PolarsSQL(Postgres):
 
 
 def _decimal_literal(node: exp.Expr) -> exp.Expr | None:
+    """A number literal with a fraction as a decimal of scale ``DECIMAL_SCALE``; one with more
+    fractional digits than that is refused: rounded to that scale, ``f > 0.1234567890123456789``
+    compared with another number (20 rows for 0) and ``f < 0.12345678901234`` (20 for 40)."""
     if isinstance(node, exp.Literal) and not node.is_string and not node.is_int:
         text = str(node.this)
+        fraction = text.partition(".")[2].rstrip("0")
+        if "e" not in text.lower() and len(fraction) > DECIMAL_SCALE:
+            raise SqlError(
+                f"the number {text} has more than the {DECIMAL_SCALE} decimal digits the "
+                "Polars arm computes exactly"
+            )
         if "e" not in text.lower():
             return exp.Cast(
                 this=exp.Literal.string(text),
