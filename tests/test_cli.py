@@ -140,3 +140,21 @@ def test_run_under_a_budget_reports_the_strategy(tpch_dir: Path) -> None:
     )
     assert result.exit_code == 0, result.output
     assert "streamed" in result.stderr and "of 20000 rows" in result.stderr
+
+
+@pytest.mark.parametrize("fmt", ["table", "csv", "json"])
+def test_values_python_cannot_hold_print_as_duckdb_writes_them(tpch_dir: Path, fmt: str) -> None:
+    """DuckDB's infinity, a year past 9999 and TIME '24:00:00': the table and JSON crashed
+    (Python's datetime holds none of them), CSV wrote '<value out of range: ...>', and pyarrow
+    read 24:00:00 as 00:00:00."""
+    sql = (
+        "select 'infinity'::DATE as d, DATE '12000-01-01' as e, TIME '24:00:00' as t, "
+        "count(*) as n from nation"
+    )
+    result = runner.invoke(app, ["run", sql, "--data", str(tpch_dir), "--format", fmt])
+    assert result.exit_code == 0, result.output
+    for text in ("infinity", "12000-01-01", "24:00:00", "25"):
+        assert text in result.stdout
+    assert "out of range" not in result.stdout and "00:00:00" not in result.stdout.replace(
+        "24:00:00", ""
+    )

@@ -71,7 +71,41 @@ def _fail(exc: Exception) -> typer.Exit:
     return typer.Exit(code=2)
 
 
+def _displayable(table: pa.Table) -> pa.Table:
+    """``table`` with each column Python cannot hold (DuckDB's ``infinity`` dates and
+    timestamps, years past 9999, a TIME of 24:00:00) as DuckDB's own text of it: ``to_pylist``
+    raised, and pyarrow's CSV writer wrote ``<value out of range: 2147483647>``."""
+    import duckdb
+
+    for index, column in enumerate(table.columns):
+        if _python_holds(column):
+            continue
+        with duckdb.connect() as con:
+            con.register("shown", pa.table({"c": column}))
+            text = con.sql("SELECT CAST(c AS VARCHAR) AS c FROM shown").to_arrow_table()
+            table = table.set_column(index, table.field(index).name, text.column(0))
+    return table
+
+
+def _python_holds(column: pa.ChunkedArray) -> bool:
+    """Whether Python's values of ``column`` are its values: pyarrow raises on a date past
+    9999, and reads DuckDB's TIME '24:00:00' as 00:00:00 without a word."""
+    if pa.types.is_time(column.type) and len(column) > column.null_count:
+        import pyarrow.compute as pc
+
+        day = 86_400 * {"s": 1, "ms": 10**3, "us": 10**6, "ns": 10**9}[str(column.type.unit)]
+        storage = pa.int32() if column.type.bit_width == 32 else pa.int64()
+        top = pc.max(pa.chunked_array([c.view(storage) for c in column.chunks], storage))
+        return bool(top.as_py() < day)
+    try:
+        column.to_pylist()
+    except (OverflowError, ValueError, pa.ArrowException):
+        return False
+    return True
+
+
 def _print_table(table: pa.Table, fmt: str) -> None:
+    table = _displayable(table)
     if fmt == "csv":
         import pyarrow.csv as pacsv
 
