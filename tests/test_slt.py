@@ -162,6 +162,19 @@ def test_ordered_answers_that_differ_only_in_ties_are_equal() -> None:
     assert not slt._only_ties("SELECT k, v FROM t ORDER BY t.k", swapped, keys)
 
 
+def test_the_comparator_tells_24_00_from_00_00() -> None:
+    """pyarrow reads DuckDB's TIME '24:00:00' as 00:00:00: the comparator, every oracle's,
+    compared the two equal, so a split that answered one for the other would pass."""
+    import duckdb
+
+    from dau_scheduler.compare import compare_tables
+
+    day_end = duckdb.sql("SELECT TIME '24:00:00' AS t").to_arrow_table()
+    midnight = duckdb.sql("SELECT TIME '00:00:00' AS t").to_arrow_table()
+    assert compare_tables(day_end, midnight) is not None
+    assert compare_tables(day_end, day_end) is None
+
+
 def test_corpus_with_one_session_per_file() -> None:
     """Every corpus file with one Session kept across its statements (``--keep-session``): the
     connection's tables and catalog change under it (decision 023), on the device that holds

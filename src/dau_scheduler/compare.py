@@ -43,7 +43,11 @@ def _same_value(a: Any, b: Any, rel: float) -> bool:
 
 def _values(column: pa.ChunkedArray) -> list[Any]:
     """Python values of a column; as text where Python cannot hold them (a timestamp outside
-    Python's datetime range, say), so such values still compare exactly."""
+    Python's datetime range, say), so such values still compare exactly. A time of day is its
+    integer: pyarrow reads DuckDB's TIME '24:00:00' as 00:00:00, and the two compared equal."""
+    if pa.types.is_time(column.type):
+        storage = pa.int32() if column.type.bit_width == 32 else pa.int64()
+        return [v for chunk in column.chunks for v in chunk.view(storage).to_pylist()]
     try:
         return list(column.to_pylist())
     except (OverflowError, ValueError, pa.ArrowException):
