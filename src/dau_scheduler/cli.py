@@ -15,7 +15,7 @@ from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
 
-from dau_scheduler import tpch
+from dau_scheduler import temporal, tpch
 from dau_scheduler.compare import compare_tables
 from dau_scheduler.errors import DauError
 from dau_scheduler.profile import ProfileCache
@@ -93,10 +93,7 @@ def _python_holds(column: pa.ChunkedArray) -> bool:
     if pa.types.is_time(column.type) and len(column) > column.null_count:
         import pyarrow.compute as pc
 
-        day = 86_400 * {"s": 1, "ms": 10**3, "us": 10**6, "ns": 10**9}[str(column.type.unit)]
-        storage = pa.int32() if column.type.bit_width == 32 else pa.int64()
-        top = pc.max(pa.chunked_array([c.view(storage) for c in column.chunks], storage))
-        return bool(top.as_py() < day)
+        return bool(pc.max(temporal.integers(column)).as_py() < temporal.day(column.type))
     try:
         column.to_pylist()
     except (OverflowError, ValueError, pa.ArrowException):

@@ -9,6 +9,8 @@ from typing import Any
 
 import pyarrow as pa
 
+from dau_scheduler import temporal
+
 #: Relative tolerance for floating-point values (DOUBLE, FLOAT).
 FLOAT_REL = 1e-9
 
@@ -46,8 +48,7 @@ def _values(column: pa.ChunkedArray) -> list[Any]:
     Python's datetime range, say), so such values still compare exactly. A time of day is its
     integer: pyarrow reads DuckDB's TIME '24:00:00' as 00:00:00, and the two compared equal."""
     if pa.types.is_time(column.type):
-        storage = pa.int32() if column.type.bit_width == 32 else pa.int64()
-        return [v for chunk in column.chunks for v in chunk.view(storage).to_pylist()]
+        return list(temporal.integers(column).to_pylist())
     try:
         return list(column.to_pylist())
     except (OverflowError, ValueError, pa.ArrowException):

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from dau_scheduler import temporal
 from dau_scheduler.lazy import LazyModule
 
 if TYPE_CHECKING:
@@ -46,8 +47,7 @@ def polars_bounds(kind: pa.DataType) -> tuple[int, int, str] | None:
         top = 2**31 - 1 if kind.bit_width == 32 else 2**63 - 1
         return -top + 1, top - 1, "DuckDB's infinity"
     if pa.types.is_time(kind):
-        day = 86_400 * {"s": 1, "ms": 10**3, "us": 10**6, "ns": 10**9}[str(kind.unit)]
-        return 0, day - 1, "24:00:00"
+        return 0, temporal.day(kind) - 1, "24:00:00"
     return None
 
 
@@ -57,9 +57,8 @@ def beyond_polars(column: pa.ChunkedArray) -> str | None:
     if bounds is None or column.null_count == len(column):
         return None
     low, high, what = bounds
-    storage = pa.int32() if column.type.bit_width == 32 else pa.int64()
-    for chunk in column.chunks:  # each chunk viewed as its integers, nothing copied
-        ends = pc.min_max(chunk.view(storage))
+    for chunk in temporal.integers(column).chunks:  # viewed as integers, nothing copied
+        ends = pc.min_max(chunk)
         if ends["min"].is_valid and (ends["min"].as_py() < low or ends["max"].as_py() > high):
             return what
     return None

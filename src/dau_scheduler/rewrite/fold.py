@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
+from dau_scheduler import temporal
 from dau_scheduler.lazy import LazyModule, int_array, numeric_array
 from dau_scheduler.merge import EXACT_DECIMAL
 from dau_scheduler.rewrite.aggregates import MERGE_STEPS
@@ -65,10 +66,8 @@ def _python_values(column: pa.ChunkedArray) -> list[Any]:
     order as the values do, and the fold takes each kept value from its partial row, not from
     these integers.
     """
-    kind = column.type
-    if pa.types.is_temporal(kind) and not pa.types.is_interval(kind):
-        storage = pa.int32() if kind.bit_width == 32 else pa.int64()
-        return list(column.combine_chunks().view(storage).to_pylist())
+    if temporal.is_stored_as_integer(column.type):
+        return list(temporal.integers(column).to_pylist())
     return list(column.to_pylist())
 
 
