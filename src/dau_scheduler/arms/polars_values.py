@@ -69,16 +69,16 @@ def parquet_beyond_polars(files: Sequence[Path]) -> dict[str, str]:
     otherwise than DuckDB (see :func:`polars_bounds`), by name, with why: from each row
     group's statistics, or the column itself where a row group has none (Polars reads such
     files itself, not through :meth:`PolarsArm._import`)."""
-    temporal = {f.name: f.type for f in pq.read_schema(files[0]) if polars_bounds(f.type)}
+    dated = {f.name: f.type for f in pq.read_schema(files[0]) if polars_bounds(f.type)}
     found: dict[str, str] = {}
-    for path in files if temporal else ():
+    for path in files if dated else ():
         meta = pq.ParquetFile(path).metadata
         for group in (meta.row_group(g) for g in range(meta.num_row_groups)):
             for chunk in (group.column(j) for j in range(group.num_columns)):
                 name, stats = chunk.path_in_schema, chunk.statistics
-                if name not in temporal or name in found:
+                if name not in dated or name in found:
                     continue
-                low, high, what = polars_bounds(temporal[name]) or (0, 0, "")
+                low, high, what = polars_bounds(dated[name]) or (0, 0, "")
                 if (
                     stats is not None
                     and stats.has_min_max
@@ -89,7 +89,7 @@ def parquet_beyond_polars(files: Sequence[Path]) -> dict[str, str]:
                 else:
                     beyond = beyond_polars(pq.read_table(path, columns=[name]).column(name))
                 if beyond is not None:
-                    found[name] = f"{temporal[name]} holding {beyond}"
+                    found[name] = f"{dated[name]} holding {beyond}"
     return found
 
 
