@@ -563,8 +563,8 @@ def test_polars_leaves_out_columns_holding_duckdb_infinity(tmp_path: Any, way: s
     """DuckDB's ``infinity`` dates and timestamps are plain far dates to Polars (dayofweek of one
     is a number where DuckDB's is NULL, a cast to DATE is another date), and its TIME
     '24:00:00' no time of day: a date, time or timestamp column holding one is not loaded into
-    Polars, whether Polars reads the Parquet file itself
-    (a resident or lazy folder) or is handed Arrow; the far finite years split exactly."""
+    Polars, whether Polars reads the Parquet file itself (a resident or lazy folder) or is
+    handed Arrow; the far finite years split exactly."""
     con = duckdb.connect()
     con.execute(
         f"COPY (SELECT i AS k, CASE i % 4 WHEN 0 THEN 'infinity'::TIMESTAMP "
