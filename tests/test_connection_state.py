@@ -12,6 +12,7 @@ import pytest
 
 from dau_scheduler import Session
 from dau_scheduler.compare import compare_tables
+from dau_scheduler.rewrite.blocks import NONDETERMINISTIC
 
 
 @pytest.fixture
@@ -228,3 +229,60 @@ def test_settings_that_change_arithmetic_keep_the_polars_arm_out(
         con.execute("RESET ieee_floating_point_ops")
         split = session.sql("select sum(x) from f", device_share=0.5)
         assert split.refusal is None and split.execution is not None
+
+
+#: DuckDB's functions that are not CONSISTENT in any overload and are not in NONDETERMINISTIC,
+#: with why a split keeps their value.
+ANSWERED_OTHERWISE: dict[str, str] = {
+    "current_setting": "refused: reads the connection's own state (refusals.CONNECTION_STATE)",
+    "getvariable": "refused: reads the connection's own state (refusals.CONNECTION_STATE)",
+    "current_query": "refused: returns the query's own text (refusals.TEXT_DEPENDENT)",
+    "stats": "refused: describes the plan's statistics (refusals.PLAN_DEPENDENT)",
+    "current_database": "the catalog every arm's cursor stands in (USE is followed)",
+    "current_schema": "the catalog every arm's cursor stands in (USE is followed)",
+    "current_schemas": "the catalog every arm's cursor stands in (USE is followed)",
+    "in_search_path": "the catalog every arm's cursor stands in (USE is followed)",
+    "error": "raises wherever it runs; an arm that fails is answered unsplit",
+    "sleep_ms": "NULL wherever it runs",
+    "write_log": "its argument wherever it runs (the log line is a side effect)",
+}
+
+
+def test_every_function_duckdb_calls_inconsistent_is_refused_or_named() -> None:
+    """DuckDB's catalog says which functions may change value per call or per transaction; each
+    arm runs in a transaction of its own, so a partial computing one saw one value per arm
+    (``count(DISTINCT txid_current())`` 2 for 1 on the duckdb device). Held to the catalog, so a
+    DuckDB upgrade that adds one fails here rather than answering wrong."""
+    con = duckdb.connect()
+    rows = con.execute(
+        "SELECT function_name FROM duckdb_functions() GROUP BY function_name "
+        "HAVING NOT bool_or(coalesce(stability = 'CONSISTENT', false)) "
+        "AND bool_or(stability IN ('VOLATILE', 'CONSISTENT_WITHIN_QUERY'))"
+    ).fetchall()
+    inconsistent = {str(r[0]) for r in rows}
+    assert {"now", "txid_current", "random"} <= inconsistent
+    spellings = {"get_current_time": "current_time", "today": "current_date"}
+    spellings |= {"current_localtimestamp": "localtimestamp"}
+    unknown = {
+        name
+        for name in inconsistent - set(ANSWERED_OTHERWISE)
+        if spellings.get(name, name) not in NONDETERMINISTIC
+    }
+    assert not unknown, f"functions DuckDB marks inconsistent, neither refused nor named: {unknown}"
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT count(DISTINCT txid_current()) FROM t",
+        "SELECT k, max(current_date) = current_date FROM t GROUP BY k",
+        "SELECT count(*) FROM t WHERE age(TIMESTAMP '2020-01-01' + to_days(i)) > INTERVAL 1 DAY",
+        "SELECT k, max(localtimestamp) = localtimestamp FROM t GROUP BY k",
+    ],
+)
+def test_a_value_per_transaction_in_a_partial_is_refused(
+    con: duckdb.DuckDBPyConnection, sql: str
+) -> None:
+    with Session(con, device="duckdb") as session:
+        refusal = _same(session, con, sql)
+        assert refusal is not None and "non-deterministic" in refusal

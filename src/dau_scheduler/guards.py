@@ -25,7 +25,8 @@ from dau_scheduler.tables import ArrowSource, ConnectionSource, ParquetSource, S
 
 #: Calls with side effects or a value per call: a query holding one is run once, as it is.
 VOLATILE = re.compile(
-    r"\b(nextval|currval|setseed|random|uuid|gen_random_uuid|uuidv4|uuidv7)\s*\(", re.IGNORECASE
+    r"\b(nextval|currval|setval|setseed|random|uuid|gen_random_uuid|uuidv4|uuidv7)\s*\(",
+    re.IGNORECASE,
 )
 #: DuckDB types whose values Arrow does not carry exactly (partials and rows cross as Arrow).
 ARROW_LOSSY: dict[str, str] = {
