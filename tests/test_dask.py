@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import duckdb
 import pyarrow as pa
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -24,6 +25,8 @@ from dau_scheduler import Session, SqlError, tpch
 from dau_scheduler.compare import compare_tables
 from dau_scheduler.errors import ClusterError
 from dau_scheduler.planner import dask_backend, encoded_data
+from odd_types import make as make_odd_types
+from odd_types import problems as odd_problems
 
 distributed = pytest.importorskip("distributed")
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
@@ -277,3 +280,18 @@ def test_split_over_a_cluster_equals_unsplit_or_is_refused(
         return
     diff = compare_tables(result.table, want, ordered=ordered)
     assert diff is None, f"{sql} at share {share}: {diff}"
+
+
+def test_types_pyarrow_reads_otherwise_over_the_workers(client: Any, tmp_path: Path) -> None:
+    """The workers read their ranges of a Parquet split table with pyarrow: a TIMESTAMP(MILLIS)
+    column is cast to what DuckDB's scan reads (``typeof`` said TIMESTAMP_MS), an INTERVAL
+    (12 raw bytes to pyarrow: a crash) refused by name. In memory, every type is exact."""
+    table, folder, oracle = make_odd_types(tmp_path / "odd")
+    with Session(folder, device=None, cluster=client) as s:
+        assert odd_problems(s, oracle, share=None) == []
+        refusal = s.sql("SELECT count(*) FROM t WHERE iv > INTERVAL 3 DAY").refusal
+        assert refusal is not None and "column iv" in refusal
+    in_memory = duckdb.connect()
+    in_memory.register("t", table)
+    with Session({"t": table}, device=None, cluster=client) as s:
+        assert odd_problems(s, in_memory, share=None) == []

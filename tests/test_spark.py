@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import duckdb
 import pyarrow as pa
 import pytest
 
@@ -22,6 +23,8 @@ from dau_scheduler import Session, tpch
 from dau_scheduler.compare import compare_tables
 from dau_scheduler.errors import ClusterError
 from dau_scheduler.planner import encoded_data, spark_backend
+from odd_types import make as make_odd_types
+from odd_types import problems as odd_problems
 
 pytest.importorskip("pyspark")
 pytest.importorskip("pandas")
@@ -179,3 +182,22 @@ def test_the_cli_runs_over_spark(spark: Any, tpch_dir: Path) -> None:
     assert ran.exit_code == 0, ran.output
     assert "python worker" in ran.output
     assert not spark.sparkContext._jsc.sc().isStopped()  # the CLI used the running Spark
+
+
+def test_types_spark_cannot_hold_are_refused_or_carried_back(spark: Any, tmp_path: Path) -> None:
+    """Spark has no TIME, holds timestamps in microseconds and arrays as lists: a partial of a
+    TIME or TIMESTAMP_NS crashed the query, a TIMESTAMP_MS or fixed-size array came back as
+    another type, and an in-memory table holding any such column failed every query. Now the
+    columns Spark cannot hold are left out of its DataFrame (a query reading one is refused),
+    the others are cast back to their own types on the worker and on the driver."""
+    table, folder, oracle = make_odd_types(tmp_path / "odd")
+    with Session(folder, device=None, cluster=spark) as s:
+        assert odd_problems(s, oracle, share=None) == []
+    in_memory = duckdb.connect()
+    in_memory.register("t", table)
+    with Session({"t": table}, device=None, cluster=spark) as s:
+        assert odd_problems(s, in_memory, share=None) == []
+        refusal = s.sql("SELECT count(*) FROM t WHERE tm IS NOT NULL").refusal
+        assert refusal is not None and "t.tm" in refusal
+        typed = s.sql("SELECT g, max(typeof(tms)), max(typeof(arr)) FROM t GROUP BY g")
+        assert typed.refusal is None and typed.execution is not None

@@ -23,7 +23,7 @@ from dau_scheduler.guards import (
 )
 from dau_scheduler.rewrite.blocks import function_name
 from dau_scheduler.rewrite.dialect import DIALECT
-from dau_scheduler.strategies import device_excluded
+from dau_scheduler.strategies import columns_read, device_excluded
 from dau_scheduler.tables import ParquetSource
 
 if TYPE_CHECKING:
@@ -215,6 +215,14 @@ class Refusals:
             )
         if refusal is None and s.lazy and isinstance(s.source_of(cut), ParquetSource):
             refusal = parquet_float_extremum(compiled, s.schema.get(cut or "", {}))
+        source = s.source_of(cut)
+        if (
+            refusal is None
+            and isinstance(source, ParquetSource)
+            and (s.mem_budget_mb is not None or s.cluster is not None)
+        ):
+            # Chunks under a budget and a cluster's ranges are read by pyarrow.
+            refusal = source.read_otherwise(columns_read(s, compiled, cut or ""))
         if refusal is None and s.cluster is not None:
             refusal = s.cluster.refusal(compiled)
         if refusal is None and s.device is not None and not device_excluded(s, compiled):

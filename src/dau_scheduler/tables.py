@@ -89,6 +89,10 @@ class ParquetSource:
 
     files: tuple[Path, ...]
     _meta: list[Any] = field(default_factory=list, compare=False, repr=False)
+    #: Filled at the first read by pyarrow: see :meth:`pyarrow_forms`.
+    _forms: dict[str, tuple[str, str, pa.DataType | None]] = field(
+        default_factory=dict, compare=False, repr=False
+    )
 
     def __post_init__(self) -> None:
         try:
@@ -137,7 +141,80 @@ class ParquetSource:
 
     def arrow(self, columns: list[str] | None = None) -> pa.Table:
         tables = [pq.read_table(f, columns=columns) for f in self.files]
-        return tables[0] if len(tables) == 1 else pa.concat_tables(tables)
+        return self._as_duckdb_reads(tables[0] if len(tables) == 1 else pa.concat_tables(tables))
+
+    def pyarrow_forms(self) -> dict[str, tuple[str, str, pa.DataType | None]]:
+        """The columns pyarrow reads as another type than DuckDB's own scan of the files does,
+        by lower-case name: (DuckDB's type, its type over pyarrow's column, the Arrow type that
+        pyarrow's column is cast to so DuckDB reads it as its own scan does, or None where no
+        cast does: an INTERVAL, which pyarrow reads as 12 raw bytes). A TIMESTAMP(MILLIS)
+        column is a TIMESTAMP to DuckDB's scan but a TIMESTAMP_MS over pyarrow's column, so
+        ``typeof`` and every type-dependent function answered otherwise over rows read by
+        pyarrow (a chunk under a budget, a cluster worker's range). Worked out once, from
+        empty tables."""
+        if self._forms:
+            return {k: v for k, v in self._forms.items() if k}
+        arrow = pq.ParquetFile(self.files[0], pre_buffer=False).schema_arrow  # extensions kept
+        con = duckdb.connect()
+        try:
+            con.register("__dau_pyarrow", arrow.empty_table())
+            via = con.sql("SELECT * FROM __dau_pyarrow")
+            listed = str(self.files[0]).replace("'", "''")
+            own = con.sql(f"SELECT * FROM read_parquet('{listed}', hive_partitioning = false)")
+            own_types = dict(zip(own.columns, map(str, own.types), strict=True))
+            own_arrow = own.limit(0).to_arrow_table().schema
+            for name, kind in zip(via.columns, map(str, via.types), strict=True):
+                if name not in own_types or own_types[name] == kind:
+                    continue
+                target: pa.DataType | None = own_arrow.field(name).type
+                try:
+                    cast = pa.table({name: pa.array([], arrow.field(name).type).cast(target)})
+                    con.register("__dau_cast", cast)
+                    if str(con.sql("SELECT * FROM __dau_cast").types[0]) != own_types[name]:
+                        target = None
+                except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
+                    target = None
+                self._forms[name.lower()] = (own_types[name], kind, target)
+        finally:
+            con.close()
+        self._forms[""] = ("", "", None)  # worked out
+        return {k: v for k, v in self._forms.items() if k}
+
+    def raw_columns(self) -> dict[str, str]:
+        """The columns no cast of pyarrow's reading makes DuckDB's (:meth:`pyarrow_forms`), by
+        lower-case name, with what each is to DuckDB and to pyarrow."""
+        forms = self.pyarrow_forms()
+        return {
+            k: f"{own}, which pyarrow reads as {via}"
+            for k, (own, via, to) in forms.items()
+            if to is None
+        }
+
+    def read_otherwise(self, columns: Collection[str]) -> str | None:
+        """Why rows of ``columns`` read by pyarrow cannot stand for DuckDB's scan, or None."""
+        forms = self.pyarrow_forms()
+        for name in columns:
+            form = forms.get(name.lower())
+            if form is not None and form[2] is None:
+                return (
+                    f"pyarrow reads column {name} of {self.files[0].name} as {form[1]} where "
+                    f"DuckDB reads {form[0]}, and this path reads the rows with pyarrow"
+                )
+        return None
+
+    def _as_duckdb_reads(self, table: pa.Table) -> pa.Table:
+        """``table`` (read by pyarrow) with each column DuckDB's scan reads as another type
+        cast to the form it reads as that type (:meth:`pyarrow_forms`)."""
+        forms = self.pyarrow_forms()
+        if not forms:
+            return table
+        for index, name in enumerate(table.column_names):
+            form = forms.get(name.lower())
+            if form is not None and form[2] is not None:
+                table = table.set_column(
+                    index, table.field(index).with_type(form[2]), table.column(index).cast(form[2])
+                )
+        return table
 
     def rows(self, columns: list[str] | None, start: int, stop: int) -> pa.Table:
         """Rows ``[start, stop)`` of the files' ``columns`` (all when None), reading only the
@@ -157,9 +234,12 @@ class ParquetSource:
                     pieces.append(group.slice(lo - offset, hi - lo))
                 offset += size
         if not pieces:
-            schema = self._meta[0].schema.to_arrow_schema()
-            return schema.empty_table() if columns is None else schema.empty_table().select(columns)
-        return pa.concat_tables(pieces)
+            schema = pq.ParquetFile(self.files[0], pre_buffer=False).schema_arrow
+            empty = (
+                schema.empty_table() if columns is None else schema.empty_table().select(columns)
+            )
+            return self._as_duckdb_reads(empty)
+        return self._as_duckdb_reads(pa.concat_tables(pieces))
 
     def range_sql(self, start: int, stop: int) -> str | None:
         """DuckDB's query of rows ``[start, stop)`` of the files, scanned where they are (by
@@ -211,10 +291,10 @@ class ParquetSource:
                     count += take
                     start += take
                     if count == rows:
-                        yield pa.concat_tables(pending)
+                        yield self._as_duckdb_reads(pa.concat_tables(pending))
                         pending, count = [], 0
         if pending:
-            yield pa.concat_tables(pending)
+            yield self._as_duckdb_reads(pa.concat_tables(pending))
 
 
 @dataclass(frozen=True)

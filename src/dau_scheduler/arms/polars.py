@@ -153,6 +153,8 @@ class PolarsArm:
         """Hold a table read from its Parquet files by Polars itself (no Arrow copy), when
         Polars reads them with the types it gives the same table through Arrow; False (load it
         through Arrow) otherwise."""
+        if self._without_raw(name, ParquetSource(tuple(files))):
+            return True
         try:
             frame = pl.read_parquet([str(f) for f in files])
         except _import_errors():
@@ -160,6 +162,21 @@ class PolarsArm:
         if not self._as_arrow(frame.lazy(), files):
             return False
         self._hold(name, self._without_beyond(name, frame.lazy(), files))
+        return True
+
+    def _without_raw(self, name: str, source: ParquetSource) -> bool:
+        """Where pyarrow reads a column of ``source`` as raw bytes (a Parquet INTERVAL, whose
+        schema Polars' own reader panics on), hold the table through pyarrow without it, named
+        in :attr:`unloaded`; False where there is none."""
+        raw = source.raw_columns()
+        if not raw:
+            return False
+        names = source.arrow_schema_names()
+        for column in names:
+            if column.lower() in raw:
+                self.unloaded[(name, column)] = raw[column.lower()]
+        kept = [c for c in names if c.lower() not in raw]
+        self._hold(name, self._import(name, source.arrow(kept)).lazy())
         return True
 
     def _without_beyond(
@@ -214,6 +231,8 @@ class PolarsArm:
 
     def _make_frame(self, name: str, source: Source) -> None:
         if isinstance(source, ParquetSource):
+            if self._without_raw(name, source):
+                return
             scan = pl.scan_parquet([str(f) for f in source.files])
             try:
                 scan.collect_schema()

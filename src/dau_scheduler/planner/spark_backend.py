@@ -264,9 +264,11 @@ def _range_partial_fn(task: _Task, split: tuple[str, tuple[str, ...], int, int])
     return run
 
 
-def _partial_fn(task: _Task) -> Any:
+def _partial_fn(task: _Task, types: pa.Schema) -> Any:
     """mapInArrow function: the partial over this partition's rows (those of the query's
-    range: Spark filters them on ``__dau_row`` before they reach the worker)."""
+    range: Spark filters them on ``__dau_row`` before they reach the worker), cast back to
+    the table's own ``types`` (Spark holds a TIMESTAMP_MS as microseconds, a fixed-size array
+    as a list: DuckDB's ``typeof`` and casts would see other types)."""
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         got = list(batches)
@@ -280,6 +282,7 @@ def _partial_fn(task: _Task) -> Any:
         began = time.perf_counter()
         con, _ = task.db()
         shard = rows.drop_columns([ROW])
+        shard = shard.cast(pa.schema([types.field(name) for name in shard.column_names]))
         yield from task.partial(con, "__dau_shard", began, rows.num_rows, shard)
 
     return run
@@ -299,6 +302,34 @@ def _with_meta(partial: pa.Table, meta: pa.Table) -> pa.Table:
             [pa.nulls(n, field.type), meta.column(field.name).combine_chunks()]
         )
     return pa.table(columns)
+
+
+def _jvm_rejects(kind: pa.DataType) -> str | None:
+    """Why Spark's JVM cannot hold ``kind`` as it is, though pyspark converts its type (also
+    inside lists, structs and maps), or None: a TIME fails Spark's analysis or its Arrow
+    reader, and a nanosecond timestamp is cut to microseconds in a DataFrame and fails as a
+    ``mapInArrow`` result."""
+    if pa.types.is_time(kind):
+        return "Spark has no TIME type"
+    if pa.types.is_timestamp(kind) and kind.unit == "ns":
+        return "Spark's timestamps hold microseconds"
+    for index in range(kind.num_fields):
+        found = _jvm_rejects(kind.field(index).type)
+        if found is not None:
+            return found
+    return None
+
+
+def _wire_type(kind: pa.DataType) -> pa.DataType:
+    """The form a ``mapInArrow`` result carries ``kind`` in (Spark's Arrow reader takes
+    microsecond timestamps and plain lists only); the driver casts it back, exactly."""
+    if pa.types.is_timestamp(kind) and kind.unit != "us":
+        return pa.timestamp("us", kind.tz)
+    if pa.types.is_fixed_size_list(kind) or pa.types.is_list(kind):
+        return pa.list_(kind.value_field.with_type(_wire_type(kind.value_type)))
+    if pa.types.is_struct(kind):
+        return pa.struct([f.with_type(_wire_type(f.type)) for f in kind])
+    return kind
 
 
 def sparkable(table: pa.Table) -> pa.Table:
@@ -364,19 +395,38 @@ class SparkTables:
         #: Test hook: seconds each partition's task sleeps before it runs its partial.
         self.task_delay = 0.0
 
+    def _cannot_hold(self, field: pa.Field) -> str | None:
+        """Why Spark cannot carry a column of ``field``'s type, or None."""
+        try:
+            self._from_arrow_schema(pa.schema([field]))
+        except Exception as exc:  # noqa: BLE001 - pyspark's type errors vary by version
+            return str(exc).splitlines()[0]
+        return _jvm_rejects(field.type)
+
+    def _columns_read(self, compiled: CompiledSplit, table: str) -> set[str]:
+        """The lower-case names of ``table``'s columns the query reads."""
+        from dau_scheduler.rewrite.columns import query_columns
+
+        return query_columns(compiled.read_sql, self._names).get(table, set())
+
     def refusal(self, compiled: CompiledSplit) -> str | None:
-        """Why Spark cannot carry this query's partial (a column type it has no form for)."""
+        """Why Spark cannot carry this query's partial (a column type it has no form for), or
+        the in-memory split table's columns it reads (left out of its DataFrame)."""
         schema = compiled.partial_schema
         if schema is None:
             return None
         for field in schema:
-            try:
-                self._from_arrow_schema(pa.schema([field]))
-            except Exception as exc:  # noqa: BLE001 - pyspark's type errors vary by version
-                return (
-                    f"spark cannot carry partial column {field.name} ({field.type}): "
-                    f"{str(exc).splitlines()[0]}"
-                )
+            why = self._cannot_hold(field)
+            if why is not None:
+                return f"spark cannot carry partial column {field.name} ({field.type}): {why}"
+        table = compiled.plan.split_table or ""
+        source = self.sources.get(table)
+        if isinstance(source, ArrowSource):
+            for name in sorted(self._columns_read(compiled, table)):
+                field = next((f for f in source.table.schema if f.name.lower() == name), None)
+                why = None if field is None else self._cannot_hold(field)
+                if field is not None and why is not None:
+                    return f"spark cannot hold column {table}.{field.name} ({field.type}): {why}"
         return None
 
     def frame(self, table: str) -> Any:
@@ -408,8 +458,10 @@ class SparkTables:
             ).repartition(len(ranges))
         else:
             assert isinstance(source, ArrowSource)
+            # The columns Spark cannot hold are left out; a query reading one is refused.
+            kept = [f.name for f in source.table.schema if self._cannot_hold(f) is None]
             # createDataFrame cuts Arrow data into contiguous slices, one per partition.
-            frame = self.spark.createDataFrame(_numbered(sparkable(source.table), 0))
+            frame = self.spark.createDataFrame(_numbered(sparkable(source.table.select(kept)), 0))
         frame = frame.cache()
         frame.count()  # made now, once: the executors keep it
         self._frames[table] = frame
@@ -428,16 +480,17 @@ class SparkTables:
         if stop <= start:
             return schema.empty_table()
         whole = whole_specs(self.specs, compiled.read_sql, table, self._reads)
+        wire = pa.schema([f.with_type(_wire_type(f.type)) for f in schema])
         out = pa.schema(
             [
-                *schema,
+                *wire,
                 pa.field("__dau_worker", pa.int64()),
                 pa.field("__dau_rows", pa.int64()),
                 pa.field("__dau_seconds", pa.float64()),
             ]
         )
         frame = self.frame(table)
-        task = _Task(self.handle, whole, partial_sql, placeholder, schema, self.task_delay)
+        task = _Task(self.handle, whole, partial_sql, placeholder, wire, self.task_delay)
         source = self.sources[table]
         if isinstance(source, ParquetSource):
             # Only the ranges' descriptors cross to the Python workers, which hold the rows.
@@ -446,12 +499,10 @@ class SparkTables:
             fn = _range_partial_fn(task, split)
             rows = frame
         else:
-            fn = _partial_fn(task)
+            fn = _partial_fn(task, source.table.schema)
             used = self._used.get(compiled.read_sql)
             if used is None:
-                from dau_scheduler.rewrite.columns import query_columns
-
-                wanted = query_columns(compiled.read_sql, self._names).get(table, set())
+                wanted = self._columns_read(compiled, table)
                 used = self._used[compiled.read_sql] = [
                     c for c in frame.columns if c.lower() in wanted or c == ROW
                 ]
