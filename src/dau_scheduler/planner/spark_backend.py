@@ -499,6 +499,7 @@ class SparkTables:
             fn = _range_partial_fn(task, split)
             rows = frame
         else:
+            assert isinstance(source, ArrowSource)  # a connection is refused when opened
             fn = _partial_fn(task, source.table.schema)
             used = self._used.get(compiled.read_sql)
             if used is None:
