@@ -303,3 +303,17 @@ def test_chunks_read_by_pyarrow_stand_for_duckdbs_scan(
         refusal = s.sql("SELECT count(*) FROM t WHERE iv > INTERVAL 3 DAY").refusal
         assert refusal is not None and "column iv" in refusal
     assert "panicked" not in capfd.readouterr().err
+
+
+def test_the_spill_folder_goes_with_the_session(
+    sf01: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """DuckDB spills to a folder of the Session's own under a budget; closing the Session
+    removes it (168 were left in /tmp by one day's tests and sweeps)."""
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    with Session(sf01, device="duckdb", mem_budget_mb=BUDGET) as s:
+        s.sql(tpch.queries()["q06"])
+        assert len(list(tmp_path.glob("dau-spill-*"))) == 1
+    assert list(tmp_path.glob("dau-spill-*")) == []

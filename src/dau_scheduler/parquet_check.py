@@ -12,6 +12,10 @@ the oracle (``compare.compare_tables``, schemas included): the connection's, or 
 Session's own host (which has loaded the rows of a resident one).
 
     python -m dau_scheduler.parquet_check DIR... --device polars --share 0.5 [--json F]
+        [--ways view,lazy,resident,chunked,streamed,dask]
+
+The ways ``chunked``, ``streamed`` (under a memory budget) and ``dask`` (a LocalCluster's
+workers) read the split table's rows with pyarrow, where a few types read otherwise.
 
 An outcome is ``split``, ``refused`` (by name), ``fallback`` (an arm failed; the host answered
 unsplit), ``error`` (a named error of this package, raised before any engine ran), ``wrong`` or
@@ -36,6 +40,24 @@ from dau_scheduler.compare import compare_tables
 from dau_scheduler.errors import DauError
 
 WAYS = ("view", "lazy", "resident")
+#: Ways that read the split table's rows with pyarrow: chunks under a memory budget (three
+#: chunks a file, so chunks fold) and a dask LocalCluster's workers (``dask``, not in the
+#: default ways: it starts a cluster).
+MORE_WAYS = ("chunked", "streamed", "dask")
+_CLIENT: list[Any] = []
+
+
+def _client() -> Any:
+    """One dask LocalCluster of two workers on 127.0.0.1 for every file, closed at exit."""
+    if not _CLIENT:
+        import atexit
+
+        from dau_scheduler.planner import dask_backend
+
+        connection = dask_backend.connect("local:2")
+        atexit.register(connection.close)
+        _CLIENT.append(connection.client)
+    return _CLIENT[0]
 _NUMBER = ("INT", "DECIMAL", "DOUBLE", "FLOAT", "HUGEINT")
 
 
@@ -95,17 +117,21 @@ def _way(
     except duckdb.Error:
         return [{"outcome": "unreadable"}]
     try:
-        session = (
-            Session(con, device=device)
-            if way == "view"
-            else Session(folder, device=device, lazy=way == "lazy")
-        )
+        if way == "view":
+            session = Session(con, device=device)
+        elif way in ("chunked", "streamed"):
+            session = Session(folder, device=device, mem_budget_mb=64, strategy=way)
+            session.chunk_rows = max(1, -(-session.row_counts["t"] // 3))
+        elif way == "dask":
+            session = Session(folder, device=device, cluster=_client())
+        else:
+            session = Session(folder, device=device, lazy=way == "lazy")
     except DauError as exc:
         return [{"outcome": "error", "why": str(exc)}]
     # The oracle: DuckDB on the user's connection, or the folder Session's own host (a
     # resident one has loaded the rows: DuckDB answers max(f) over a Parquet scan from the
     # file's statistics, which skip NaN, and over the loaded rows NaN).
-    oracle = con if way == "view" else session.host.cursor()
+    oracle = con if way in ("view", *MORE_WAYS) else session.host.cursor()
     with session:
         return [{"sql": sql, **_one(session, oracle, sql, share)} for sql in asked]
 
@@ -143,9 +169,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     warnings.simplefilter("ignore")
     ways = [w for w in args.ways.split(",") if w]
-    unknown = sorted(set(ways) - set(WAYS))
+    unknown = sorted(set(ways) - set(WAYS) - set(MORE_WAYS))
     if unknown:
-        parser.error(f"unknown way {unknown[0]!r}; ways: {', '.join(WAYS)}")
+        parser.error(f"unknown way {unknown[0]!r}; ways: {', '.join(WAYS + MORE_WAYS)}")
     records = [
         record
         for path in files_under(args.paths)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import re
+import shutil
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -68,6 +69,8 @@ class DuckDBArm:
         self.resident = True
         self._shared = share is not None or connection is not None
         self.owned = share is None and connection is None
+        #: The temporary folder DuckDB spills to under a memory limit, removed by close().
+        self._spill: str | None = None
         self._ordered: bool | None = None
         self._order_seen: bool | None = None
         self._collation: str | None = None
@@ -122,6 +125,9 @@ class DuckDBArm:
         """Close the database this arm opened (a user's or a shared one stays open)."""
         if self.owned:
             self.con.close()
+        if self._spill is not None:
+            shutil.rmtree(self._spill, ignore_errors=True)
+            self._spill = None
 
     def load(self, tables: dict[str, pa.Table]) -> None:
         if self._shared:
@@ -170,8 +176,9 @@ class DuckDBArm:
             return
         import tempfile
 
-        spill = tempfile.mkdtemp(prefix="dau-spill-")
-        self.con.execute(f"SET temp_directory = '{spill}'")
+        if self._spill is None:
+            self._spill = tempfile.mkdtemp(prefix="dau-spill-")
+        self.con.execute(f"SET temp_directory = '{self._spill}'")
         self.con.execute(f"SET memory_limit = '{max(1, int(megabytes))}MB'")
 
     def sync_settings(self) -> None:
