@@ -219,9 +219,13 @@ class Refusals:
         if (
             refusal is None
             and isinstance(source, ParquetSource)
-            and (s.mem_budget_mb is not None or s.cluster is not None)
+            and (
+                s.mem_budget_mb is not None
+                or (s.cluster is not None and source.range_sql(0, 0) is None)
+            )
         ):
-            # Chunks under a budget and a cluster's ranges are read by pyarrow.
+            # Chunks under a budget are read by pyarrow, and so are a cluster's ranges where
+            # DuckDB cannot number the files' rows (a column named file_row_number).
             refusal = source.read_otherwise(columns_read(s, compiled, cut or ""))
         if refusal is None and s.cluster is not None:
             refusal = s.cluster.refusal(compiled)

@@ -34,7 +34,7 @@ from pydantic import BaseModel, ConfigDict
 
 from dau_scheduler.adaptive import execute_adaptive
 from dau_scheduler.arms.base import cast_partial
-from dau_scheduler.errors import SqlError
+from dau_scheduler.errors import ArmError, SqlError
 from dau_scheduler.lazy import empty_table
 from dau_scheduler.merge import MergeRule
 from dau_scheduler.pool.cloud import CHUNK_FRACTION, MIB, cloud_plan
@@ -207,8 +207,16 @@ def fit_device(
 
 
 def _chunks(session: Session, compiled: CompiledSplit, rows: int) -> Iterator[pa.Table]:
-    source = session.source(compiled.plan.split_table or "")
-    yield from source.batches(read_columns(session, compiled), rows)
+    """The split table's rows the query reads, ``rows`` at a time. A file pyarrow cannot read
+    (out of specification, encrypted) is an :class:`ArmError` of the ``reader``: no arm ran
+    over its rows, so the unsplit answer (DuckDB's, or its own error) stands."""
+    table = compiled.plan.split_table or ""
+    source = session.source(table)
+    try:
+        yield from source.batches(read_columns(session, compiled), rows)
+    except (OSError, pa.ArrowException) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ArmError("reader", f"pyarrow cannot read the rows of {table}: {first}") from exc
 
 
 def prefix_runner(

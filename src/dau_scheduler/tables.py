@@ -83,6 +83,22 @@ class ArrowSource:
             yield table.slice(start, rows)
 
 
+_UNITS = ("s", "ms", "us", "ns")
+
+
+def _widens(got: pa.DataType, want: pa.DataType) -> bool:
+    """Whether casting ``got`` to ``want`` keeps every value: a timestamp to a finer unit of
+    the same zone (a TIMESTAMP(MILLIS) read by pyarrow as milliseconds, by DuckDB as
+    microseconds). Nothing else is cast: an INT96 timestamp is nanoseconds to pyarrow and
+    microseconds to DuckDB, which a cast would have to round as DuckDB does."""
+    return (
+        pa.types.is_timestamp(got)
+        and pa.types.is_timestamp(want)
+        and got.tz == want.tz
+        and _UNITS.index(want.unit) >= _UNITS.index(got.unit)
+    )
+
+
 @dataclass(frozen=True)
 class ParquetSource:
     """Parquet files read on demand, in file order; nothing is held but their metadata."""
@@ -151,34 +167,55 @@ class ParquetSource:
         column is a TIMESTAMP to DuckDB's scan but a TIMESTAMP_MS over pyarrow's column, so
         ``typeof`` and every type-dependent function answered otherwise over rows read by
         pyarrow (a chunk under a budget, a cluster worker's range). Worked out once, from
-        empty tables."""
-        if self._forms:
-            return {k: v for k, v in self._forms.items() if k}
+        empty tables; what concerns the whole table is :meth:`read_otherwise`'s."""
+        if "" not in self._forms:
+            try:
+                self._forms.update(self._compare_readers())
+            except (duckdb.Error, pa.ArrowException, OSError) as exc:
+                why = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+                self._forms[""] = (
+                    "",
+                    f"pyarrow's reading could not be compared with DuckDB's: {why}",
+                    None,
+                )
+        return {k: v for k, v in self._forms.items() if k}
+
+    def _compare_readers(self) -> dict[str, tuple[str, str, pa.DataType | None]]:
+        forms: dict[str, tuple[str, str, pa.DataType | None]] = {"": ("", "", None)}
         arrow = pq.ParquetFile(self.files[0], pre_buffer=False).schema_arrow  # extensions kept
         con = duckdb.connect()
         try:
-            con.register("__dau_pyarrow", arrow.empty_table())
-            via = con.sql("SELECT * FROM __dau_pyarrow")
             listed = str(self.files[0]).replace("'", "''")
             own = con.sql(f"SELECT * FROM read_parquet('{listed}', hive_partitioning = false)")
+            if list(own.columns) != arrow.names:
+                # Duplicate or empty names, which DuckDB's scan renames (COLUMN_1, C1).
+                forms[""] = (
+                    "",
+                    f"DuckDB's scan names its columns {own.columns[:4]}, pyarrow {arrow.names[:4]}",
+                    None,
+                )
+                return forms
+            con.register("__dau_pyarrow", pa.Table.from_batches([], schema=arrow))
+            via = con.sql("SELECT * FROM __dau_pyarrow")
             own_types = dict(zip(own.columns, map(str, own.types), strict=True))
             own_arrow = own.limit(0).to_arrow_table().schema
             for name, kind in zip(via.columns, map(str, via.types), strict=True):
-                if name not in own_types or own_types[name] == kind:
+                if own_types[name] == kind:
                     continue
                 target: pa.DataType | None = own_arrow.field(name).type
+                if not _widens(arrow.field(name).type, own_arrow.field(name).type):
+                    target = None
                 try:
-                    cast = pa.table({name: pa.array([], arrow.field(name).type).cast(target)})
-                    con.register("__dau_cast", cast)
+                    empty = pa.Table.from_batches([], schema=pa.schema([arrow.field(name)]))
+                    con.register("__dau_cast", empty.cast(pa.schema([own_arrow.field(name)])))
                     if str(con.sql("SELECT * FROM __dau_cast").types[0]) != own_types[name]:
                         target = None
                 except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
                     target = None
-                self._forms[name.lower()] = (own_types[name], kind, target)
+                forms[name.lower()] = (own_types[name], kind, target)
         finally:
             con.close()
-        self._forms[""] = ("", "", None)  # worked out
-        return {k: v for k, v in self._forms.items() if k}
+        return forms
 
     def raw_columns(self) -> dict[str, str]:
         """The columns no cast of pyarrow's reading makes DuckDB's (:meth:`pyarrow_forms`), by
@@ -193,12 +230,15 @@ class ParquetSource:
     def read_otherwise(self, columns: Collection[str]) -> str | None:
         """Why rows of ``columns`` read by pyarrow cannot stand for DuckDB's scan, or None."""
         forms = self.pyarrow_forms()
+        where = f"{self.files[0].name}, whose rows this path reads with pyarrow"
+        if self._forms[""][1]:
+            return f"{self._forms[''][1]} ({where})"
         for name in columns:
             form = forms.get(name.lower())
             if form is not None and form[2] is None:
                 return (
-                    f"pyarrow reads column {name} of {self.files[0].name} as {form[1]} where "
-                    f"DuckDB reads {form[0]}, and this path reads the rows with pyarrow"
+                    f"pyarrow reads column {name} as {form[1]} where DuckDB reads {form[0]} "
+                    f"({where})"
                 )
         return None
 

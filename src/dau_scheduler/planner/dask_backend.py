@@ -47,7 +47,14 @@ from dau_scheduler.errors import ClusterError, SizingError
 from dau_scheduler.planner.encoded import ClusterEncodedData, register_encoded_data_backend
 from dau_scheduler.planner.placement import placement_for
 from dau_scheduler.planner.resources import Resources
-from dau_scheduler.planner.wire import WorkerRun, from_ipc, hold_whole, to_ipc, whole_specs
+from dau_scheduler.planner.wire import (
+    WorkerRun,
+    from_ipc,
+    hold_rows,
+    hold_whole,
+    to_ipc,
+    whole_specs,
+)
 from dau_scheduler.tables import ArrowSource, ParquetSource, Source
 
 if TYPE_CHECKING:
@@ -261,13 +268,8 @@ def _shard(
     if name is not None:
         data.shards.move_to_end(key)
         return name
-    rows = ParquetSource(tuple(Path(f) for f in spec[1])).rows(None, start, stop)
     name = f"__dau_shard_{next(_NAMES)}"
-    data.con.register("__dau_load", rows)
-    try:
-        data.con.execute(f"CREATE TABLE {quote(name)} AS SELECT * FROM __dau_load")
-    finally:
-        data.con.unregister("__dau_load")
+    hold_rows(data.con, name, ParquetSource(tuple(Path(f) for f in spec[1])), start, stop)
     # A new placement replaces the shards of the last one it overlaps: at most about one copy
     # of each split table stays resident per worker.
     for (other, a, b), old in list(data.shards.items()):

@@ -44,7 +44,14 @@ from dau_scheduler.errors import ClusterError
 from dau_scheduler.planner.encoded import ClusterEncodedData, register_encoded_data_backend
 from dau_scheduler.planner.placement import placement_for
 from dau_scheduler.planner.resources import Resources
-from dau_scheduler.planner.wire import WorkerRun, from_ipc, hold_whole, to_ipc, whole_specs
+from dau_scheduler.planner.wire import (
+    WorkerRun,
+    from_ipc,
+    hold_rows,
+    hold_whole,
+    to_ipc,
+    whole_specs,
+)
 from dau_scheduler.tables import ArrowSource, ParquetSource, Source
 
 if TYPE_CHECKING:
@@ -167,13 +174,7 @@ def _hold_range(
     once, as a table of their own; its name."""
     name = f"__dau_range_{table}_{a}_{b}"
     if name not in held:
-        rows = ParquetSource(tuple(Path(f) for f in files)).rows(None, a, b)
-        cursor = con.cursor()
-        try:
-            cursor.register("__dau_read", rows)
-            cursor.execute(f"CREATE TABLE {quote(name)} AS SELECT * FROM __dau_read")
-        finally:
-            cursor.close()
+        hold_rows(con, name, ParquetSource(tuple(Path(f) for f in files)), a, b)
         held.add(name)
     return name
 

@@ -10,6 +10,7 @@ import pyarrow as pa
 import pyarrow.ipc
 
 from dau_scheduler.arms.duckdb import quote, read_parquet_sql
+from dau_scheduler.tables import ParquetSource
 
 
 @dataclass(frozen=True)
@@ -63,4 +64,22 @@ def hold_whole(con: Any, whole: dict[str, tuple[Any, ...]], held: set[str]) -> N
             held.add(name)
 
 
-__all__ = ["WorkerRun", "from_ipc", "hold_whole", "to_ipc", "whole_specs"]
+def hold_rows(con: Any, name: str, source: ParquetSource, start: int, stop: int) -> None:
+    """On a worker: rows ``[start, stop)`` of ``source`` read into ``con`` as table ``name``
+    by DuckDB's own scan, as the host reads them (pyarrow reads some types otherwise: a
+    TIMESTAMP(MILLIS) as TIMESTAMP_MS, an INTERVAL as raw bytes); by pyarrow, conformed,
+    only where a column named ``file_row_number`` or ``filename`` keeps DuckDB from
+    numbering the rows."""
+    scan = source.range_sql(start, stop)
+    if scan is not None:
+        con.execute(f"CREATE TABLE {quote(name)} AS {scan}")
+        return
+    cursor = con.cursor()
+    try:
+        cursor.register("__dau_read", source.rows(None, start, stop))
+        cursor.execute(f"CREATE TABLE {quote(name)} AS SELECT * FROM __dau_read")
+    finally:
+        cursor.close()
+
+
+__all__ = ["WorkerRun", "from_ipc", "hold_rows", "hold_whole", "to_ipc", "whole_specs"]
