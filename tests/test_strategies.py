@@ -317,3 +317,26 @@ def test_the_spill_folder_goes_with_the_session(
         s.sql(tpch.queries()["q06"])
         assert len(list(tmp_path.glob("dau-spill-*"))) == 1
     assert list(tmp_path.glob("dau-spill-*")) == []
+
+
+def test_columns_duckdb_renames_are_not_read_by_pyarrow(tmp_path: Path) -> None:
+    """DuckDB's scan names a file's second column 'C' as C_1 and an unnamed one C2; pyarrow
+    keeps the file's names, so a chunk read for ``count(C_1)`` held no such column (DuckDB's
+    bug13053.parquet: count 0 for 3). Such a table is refused on the chunk path, answered
+    unsplit."""
+    import duckdb
+    import pyarrow.parquet as pq
+
+    rows = pa.Table.from_arrays(
+        [pa.array(range(3000)), pa.array(range(3000)), pa.array([None, 7, 9] * 1000)],
+        names=["c", "C", ""],
+    )
+    pq.write_table(rows, tmp_path / "t.parquet", row_group_size=500)
+    oracle = duckdb.connect()
+    oracle.execute(f"CREATE VIEW t AS FROM read_parquet('{tmp_path / 't.parquet'}')")
+    with Session(tmp_path, device="duckdb", mem_budget_mb=64, strategy="chunked") as s:
+        s.chunk_rows = 700
+        for sql in ("SELECT count(C_1), sum(C_1) FROM t", "SELECT count(C2), max(C2) FROM t"):
+            result = s.sql(sql)
+            assert compare_tables(result.table, oracle.sql(sql).to_arrow_table()) is None
+            assert result.refusal is not None and "names its columns" in result.refusal

@@ -146,6 +146,36 @@ def _round_half_away(node: exp.Expr) -> exp.Expr:
     return rounded
 
 
+def _pow(node: exp.Pow) -> exp.Expr:
+    """DuckDB's pow over doubles (a fractional exponent would reach Polars as a decimal). Polars
+    takes a literal exponent of 0.5 as a square root, which differs from C's pow at two bases:
+    ``pow(-inf, 0.5)`` is inf (Polars NaN) and ``pow(-0.0, 0.5)`` is 0.0 (Polars -0.0, whose
+    reciprocal is -inf): those two are written out. Found by a sweep of every base and exponent
+    among the infinities, the zeros, NaN, halves and integers, as literals and as columns; the
+    rest agree to the last place but for integer exponents, within a float's tolerance."""
+    double = exp.DataType.build("DOUBLE")
+
+    def number(value: int | str) -> exp.Expr:
+        return exp.Cast(this=exp.Literal.number(value), to=double.copy())
+
+    x = exp.Cast(this=_translated(node.this), to=double.copy())
+    y = exp.Cast(this=_translated(node.expression), to=double.copy())
+    power = exp.Pow(this=x, expression=y)
+    exponent = node.expression.unnest()
+    if not (exponent.is_number and float(exponent.name) == 0.5):
+        return power
+    infinity = exp.Paren(this=exp.Div(this=number(1), expression=number(0)))
+    return exp.Case(
+        ifs=[
+            exp.If(this=exp.EQ(this=x.copy(), expression=number(0)), true=number(0)),
+            exp.If(
+                this=exp.EQ(this=x.copy(), expression=exp.Neg(this=infinity)), true=infinity.copy()
+            ),
+        ],
+        default=power,
+    )
+
+
 def _translate(node: exp.Expr) -> exp.Expr:
     decimal = _decimal_literal(node)
     if decimal is not None:
@@ -166,12 +196,7 @@ def _translate(node: exp.Expr) -> exp.Expr:
         truth = value if node.expression.this else exp.Not(this=value)
         return exp.Coalesce(this=exp.Paren(this=truth), expressions=[exp.false()])
     if isinstance(node, exp.Pow):
-        # DuckDB's pow is over doubles; a fractional exponent would reach Polars as a decimal.
-        double = exp.DataType.build("DOUBLE")
-        return exp.Pow(
-            this=exp.Cast(this=_translated(node.this), to=double),
-            expression=exp.Cast(this=_translated(node.expression), to=double),
-        )
+        return _pow(node)
     if isinstance(node, (exp.LogicalAnd, exp.LogicalOr)):
         # Polars has no BOOL_AND/BOOL_OR; over booleans they are MIN and MAX (false < true).
         cls = exp.Min if isinstance(node, exp.LogicalAnd) else exp.Max
