@@ -340,3 +340,26 @@ def test_columns_duckdb_renames_are_not_read_by_pyarrow(tmp_path: Path) -> None:
             result = s.sql(sql)
             assert compare_tables(result.table, oracle.sql(sql).to_arrow_table()) is None
             assert result.refusal is not None and "names its columns" in result.refusal
+
+
+@pytest.mark.parametrize(
+    "name", ["rle_malicious_bitwidth.parquet", "byte_array_decimal_empty_value.parquet"]
+)
+def test_a_file_pyarrow_cannot_read_is_answered_by_duckdb(tmp_path: Path, name: str) -> None:
+    """Chunks are read by pyarrow; a file it cannot read and DuckDB can (two of DuckDB's own
+    test files) crashed the split, in the column-width estimate or the chunk reader. The
+    width estimate now falls back to Parquet's metadata, and a chunk pyarrow cannot read is a
+    failure of the reader: no arm ran, and DuckDB answers the query unsplit."""
+    import shutil
+
+    import duckdb
+
+    shutil.copy(Path(__file__).parent / "fixtures" / "parquet" / name, tmp_path / "t.parquet")
+    oracle = duckdb.connect()
+    oracle.execute(f"CREATE VIEW t AS FROM read_parquet('{tmp_path / 't.parquet'}')")
+    last = oracle.sql("FROM t").columns[-1]
+    with Session(tmp_path, device="duckdb", mem_budget_mb=64, strategy="chunked") as s:
+        for sql in ("SELECT count(*) FROM t", f'SELECT count("{last}"), min("{last}") FROM t'):
+            result = s.sql(sql)
+            assert compare_tables(result.table, oracle.sql(sql).to_arrow_table()) is None, sql
+            assert result.fallback is not None and "pyarrow cannot read" in result.fallback

@@ -144,15 +144,34 @@ class ParquetSource:
                 continue
             sizes[field_.name.lower()] = (width * rows + 7) // 8
         if variable:
-            handle = pq.ParquetFile(self.files[0], pre_buffer=False)
-            batches = handle.iter_batches(
-                batch_size=SAMPLE_ROWS, columns=variable, use_threads=False
-            )
-            batch = next(batches, None)
+            try:
+                handle = pq.ParquetFile(self.files[0], pre_buffer=False)
+                batches = handle.iter_batches(
+                    batch_size=SAMPLE_ROWS, columns=variable, use_threads=False
+                )
+                batch = next(batches, None)
+            except (OSError, pa.ArrowException):
+                # A file pyarrow cannot read (DuckDB may: rle_malicious_bitwidth.parquet):
+                # Parquet's own uncompressed sizes stand in.
+                sizes.update(self._metadata_nbytes(variable))
+                return sizes
             for name in variable:
                 sample = batch.column(name) if batch is not None and batch.num_rows else None
                 per_row = sample.nbytes / len(sample) if sample is not None else 0.0
                 sizes[name.lower()] = int(per_row * rows)
+        return sizes
+
+    def _metadata_nbytes(self, names: list[str]) -> dict[str, int]:
+        """The uncompressed bytes Parquet's metadata gives each of ``names`` (top-level
+        columns: their leaves summed), over every file and row group."""
+        wanted = {name.lower(): name for name in names}
+        sizes = dict.fromkeys(wanted, 0)
+        for meta in self._meta:
+            for group in (meta.row_group(g) for g in range(meta.num_row_groups)):
+                for chunk in (group.column(j) for j in range(group.num_columns)):
+                    top = chunk.path_in_schema.split(".", 1)[0].lower()
+                    if top in sizes:
+                        sizes[top] += int(chunk.total_uncompressed_size)
         return sizes
 
     def arrow(self, columns: list[str] | None = None) -> pa.Table:
