@@ -58,6 +58,8 @@ def _client() -> Any:
         atexit.register(connection.close)
         _CLIENT.append(connection.client)
     return _CLIENT[0]
+
+
 _NUMBER = ("INT", "DECIMAL", "DOUBLE", "FLOAT", "HUGEINT")
 
 

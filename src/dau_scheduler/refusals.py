@@ -226,7 +226,7 @@ class Refusals:
         ):
             # Chunks under a budget are read by pyarrow, and so are a cluster's ranges where
             # DuckDB cannot number the files' rows (a column named file_row_number).
-            refusal = source.read_otherwise(columns_read(s, compiled, cut or ""))
+            refusal = source.reader_forms().read_otherwise(columns_read(s, compiled, cut or ""))
         if refusal is None and s.cluster is not None:
             refusal = s.cluster.refusal(compiled)
         if refusal is None and s.device is not None and not device_excluded(s, compiled):

@@ -24,6 +24,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from dau_scheduler.errors import SqlError
+from dau_scheduler.reader_forms import ReaderForms, compare_readers
 from dau_scheduler.rewrite.views import View
 
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -83,32 +84,14 @@ class ArrowSource:
             yield table.slice(start, rows)
 
 
-_UNITS = ("s", "ms", "us", "ns")
-
-
-def _widens(got: pa.DataType, want: pa.DataType) -> bool:
-    """Whether casting ``got`` to ``want`` keeps every value: a timestamp to a finer unit of
-    the same zone (a TIMESTAMP(MILLIS) read by pyarrow as milliseconds, by DuckDB as
-    microseconds). Nothing else is cast: an INT96 timestamp is nanoseconds to pyarrow and
-    microseconds to DuckDB, which a cast would have to round as DuckDB does."""
-    return (
-        pa.types.is_timestamp(got)
-        and pa.types.is_timestamp(want)
-        and got.tz == want.tz
-        and _UNITS.index(want.unit) >= _UNITS.index(got.unit)
-    )
-
-
 @dataclass(frozen=True)
 class ParquetSource:
     """Parquet files read on demand, in file order; nothing is held but their metadata."""
 
     files: tuple[Path, ...]
     _meta: list[Any] = field(default_factory=list, compare=False, repr=False)
-    #: Filled at the first read by pyarrow: see :meth:`pyarrow_forms`.
-    _forms: dict[str, tuple[str, str, pa.DataType | None]] = field(
-        default_factory=dict, compare=False, repr=False
-    )
+    #: Worked out at the first read by pyarrow: see :meth:`reader_forms`.
+    _forms: list[ReaderForms] = field(default_factory=list, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         try:
@@ -178,102 +161,14 @@ class ParquetSource:
         tables = [pq.read_table(f, columns=columns) for f in self.files]
         return self._as_duckdb_reads(tables[0] if len(tables) == 1 else pa.concat_tables(tables))
 
-    def pyarrow_forms(self) -> dict[str, tuple[str, str, pa.DataType | None]]:
-        """The columns pyarrow reads as another type than DuckDB's own scan of the files does,
-        by lower-case name: (DuckDB's type, its type over pyarrow's column, the Arrow type that
-        pyarrow's column is cast to so DuckDB reads it as its own scan does, or None where no
-        cast does: an INTERVAL, which pyarrow reads as 12 raw bytes). A TIMESTAMP(MILLIS)
-        column is a TIMESTAMP to DuckDB's scan but a TIMESTAMP_MS over pyarrow's column, so
-        ``typeof`` and every type-dependent function answered otherwise over rows read by
-        pyarrow (a chunk under a budget, a cluster worker's range). Worked out once, from
-        empty tables; what concerns the whole table is :meth:`read_otherwise`'s."""
-        if "" not in self._forms:
-            try:
-                self._forms.update(self._compare_readers())
-            except (duckdb.Error, pa.ArrowException, OSError) as exc:
-                why = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-                self._forms[""] = (
-                    "",
-                    f"pyarrow's reading could not be compared with DuckDB's: {why}",
-                    None,
-                )
-        return {k: v for k, v in self._forms.items() if k}
-
-    def _compare_readers(self) -> dict[str, tuple[str, str, pa.DataType | None]]:
-        forms: dict[str, tuple[str, str, pa.DataType | None]] = {"": ("", "", None)}
-        arrow = pq.ParquetFile(self.files[0], pre_buffer=False).schema_arrow  # extensions kept
-        con = duckdb.connect()
-        try:
-            listed = str(self.files[0]).replace("'", "''")
-            own = con.sql(f"SELECT * FROM read_parquet('{listed}', hive_partitioning = false)")
-            if list(own.columns) != arrow.names:
-                # Duplicate or empty names, which DuckDB's scan renames (COLUMN_1, C1).
-                forms[""] = (
-                    "",
-                    f"DuckDB's scan names its columns {own.columns[:4]}, pyarrow {arrow.names[:4]}",
-                    None,
-                )
-                return forms
-            con.register("__dau_pyarrow", pa.Table.from_batches([], schema=arrow))
-            via = con.sql("SELECT * FROM __dau_pyarrow")
-            own_types = dict(zip(own.columns, map(str, own.types), strict=True))
-            own_arrow = own.limit(0).to_arrow_table().schema
-            for name, kind in zip(via.columns, map(str, via.types), strict=True):
-                if own_types[name] == kind:
-                    continue
-                target: pa.DataType | None = own_arrow.field(name).type
-                if not _widens(arrow.field(name).type, own_arrow.field(name).type):
-                    target = None
-                try:
-                    empty = pa.Table.from_batches([], schema=pa.schema([arrow.field(name)]))
-                    con.register("__dau_cast", empty.cast(pa.schema([own_arrow.field(name)])))
-                    if str(con.sql("SELECT * FROM __dau_cast").types[0]) != own_types[name]:
-                        target = None
-                except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
-                    target = None
-                forms[name.lower()] = (own_types[name], kind, target)
-        finally:
-            con.close()
-        return forms
-
-    def raw_columns(self) -> dict[str, str]:
-        """The columns no cast of pyarrow's reading makes DuckDB's (:meth:`pyarrow_forms`), by
-        lower-case name, with what each is to DuckDB and to pyarrow."""
-        forms = self.pyarrow_forms()
-        return {
-            k: f"{own}, which pyarrow reads as {via}"
-            for k, (own, via, to) in forms.items()
-            if to is None
-        }
-
-    def read_otherwise(self, columns: Collection[str]) -> str | None:
-        """Why rows of ``columns`` read by pyarrow cannot stand for DuckDB's scan, or None."""
-        forms = self.pyarrow_forms()
-        where = f"{self.files[0].name}, whose rows this path reads with pyarrow"
-        if self._forms[""][1]:
-            return f"{self._forms[''][1]} ({where})"
-        for name in columns:
-            form = forms.get(name.lower())
-            if form is not None and form[2] is None:
-                return (
-                    f"pyarrow reads column {name} as {form[1]} where DuckDB reads {form[0]} "
-                    f"({where})"
-                )
-        return None
+    def reader_forms(self) -> ReaderForms:
+        """What pyarrow reads otherwise than DuckDB's scan of these files (worked out once)."""
+        if not self._forms:
+            self._forms.append(compare_readers(self.files[0]))
+        return self._forms[0]
 
     def _as_duckdb_reads(self, table: pa.Table) -> pa.Table:
-        """``table`` (read by pyarrow) with each column DuckDB's scan reads as another type
-        cast to the form it reads as that type (:meth:`pyarrow_forms`)."""
-        forms = self.pyarrow_forms()
-        if not forms:
-            return table
-        for index, name in enumerate(table.column_names):
-            form = forms.get(name.lower())
-            if form is not None and form[2] is not None:
-                table = table.set_column(
-                    index, table.field(index).with_type(form[2]), table.column(index).cast(form[2])
-                )
-        return table
+        return self.reader_forms().conform(table)
 
     def rows(self, columns: list[str] | None, start: int, stop: int) -> pa.Table:
         """Rows ``[start, stop)`` of the files' ``columns`` (all when None), reading only the

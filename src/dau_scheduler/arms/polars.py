@@ -168,7 +168,7 @@ class PolarsArm:
         """Where pyarrow reads a column of ``source`` as raw bytes (a Parquet INTERVAL, whose
         schema Polars' own reader panics on), hold the table through pyarrow without it, named
         in :attr:`unloaded`; False where there is none."""
-        raw = source.raw_columns()
+        raw = source.reader_forms().raw_columns()
         if not raw:
             return False
         names = source.arrow_schema_names()

@@ -54,6 +54,7 @@ NONDETERMINISTIC: frozenset[str] = frozenset(
     }
 )
 
+
 def nondeterministic(node: exp.Expr) -> bool:
     """Whether ``node`` is a call whose value differs between evaluations (``age(ts)`` with
     one argument counts from the transaction's day)."""
