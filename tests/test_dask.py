@@ -295,3 +295,18 @@ def test_types_pyarrow_reads_otherwise_over_the_workers(client: Any, tmp_path: P
     in_memory.register("t", table)
     with Session({"t": table}, device=None, cluster=client) as s:
         assert odd_problems(s, in_memory, share=None) == []
+
+
+def test_a_file_whose_row_total_is_not_its_row_groups_over_the_workers(
+    client: Any, tmp_path: Path
+) -> None:
+    """A file's own row total of 0 over a row group of 6 (DuckDB's
+    arrow/repeated_no_annotation.parquet) placed no rows on the workers: count 0 for 6."""
+    import shutil
+
+    fixture = Path(__file__).parent / "fixtures" / "parquet" / "repeated_no_annotation.parquet"
+    shutil.copy(fixture, tmp_path / "t.parquet")
+    with Session(tmp_path, device=None, cluster=client) as s:
+        result = s.sql("SELECT count(*), sum(id) FROM t")
+        assert result.table.to_pylist() == [{"count_star()": 6, "sum(id)": 21}]
+        assert result.execution is not None

@@ -84,6 +84,12 @@ class ArrowSource:
             yield table.slice(start, rows)
 
 
+def _file_rows(meta: Any) -> int:
+    """A Parquet file's rows: its row groups' counts, which readers read by (a file's own total
+    can disagree: DuckDB's arrow/repeated_no_annotation.parquet says 0 over a group of 6)."""
+    return sum(int(meta.row_group(g).num_rows) for g in range(meta.num_row_groups))
+
+
 @dataclass(frozen=True)
 class ParquetSource:
     """Parquet files read on demand, in file order; nothing is held but their metadata."""
@@ -102,7 +108,13 @@ class ParquetSource:
 
     @property
     def num_rows(self) -> int:
-        return sum(int(m.num_rows) for m in self._meta)
+        return sum(_file_rows(m) for m in self._meta)
+
+    @property
+    def totals_agree(self) -> bool:
+        """Whether each file's own row total is its row groups' (Polars' reader reads a file
+        by its total: 0 rows of DuckDB's arrow/repeated_no_annotation.parquet, which holds 6)."""
+        return all(int(m.num_rows) == _file_rows(m) for m in self._meta)
 
     def arrow_schema_names(self) -> list[str]:
         return list(self._meta[0].schema.to_arrow_schema().names)
@@ -204,7 +216,7 @@ class ParquetSource:
         pieces: list[tuple[str, int, int]] = []
         offset = 0
         for path, meta in zip(self.files, self._meta, strict=True):
-            size = int(meta.num_rows)
+            size = _file_rows(meta)
             lo, hi = max(start, offset), min(stop, offset + size)
             if lo < hi:
                 pieces.append((str(path).replace("'", "''"), lo - offset, hi - offset))

@@ -167,9 +167,10 @@ class PolarsArm:
     def _without_raw(self, name: str, source: ParquetSource) -> bool:
         """Where pyarrow reads a column of ``source`` as raw bytes (a Parquet INTERVAL, whose
         schema Polars' own reader panics on), hold the table through pyarrow without it, named
-        in :attr:`unloaded`; False where there is none."""
+        in :attr:`unloaded`; so too where a file's row total is not its row groups' (Polars'
+        reader reads the total). False where neither is so: Polars may read the files."""
         raw = source.reader_forms().raw_columns()
-        if not raw:
+        if not raw and source.totals_agree:
             return False
         names = source.arrow_schema_names()
         for column in names:
