@@ -286,3 +286,20 @@ def test_a_value_per_transaction_in_a_partial_is_refused(
     with Session(con, device="duckdb") as session:
         refusal = _same(session, con, sql)
         assert refusal is not None and "non-deterministic" in refusal
+
+
+def test_a_scalar_subquerys_first_row_is_refused_under_many_rows(
+    con: duckdb.DuckDBPyConnection,
+) -> None:
+    """Under ``scalar_subquery_error_on_multiple_rows = false`` DuckDB answers a scalar
+    subquery of many rows with the first row its scan meets; over the arms' partials that was
+    another row 3 to 5 times in 60. Refused while set; split again once reset."""
+    sql = "SELECT (SELECT i * 42 FROM t) AS v"
+    con.execute("SET scalar_subquery_error_on_multiple_rows = false")
+    with Session(con, device="duckdb") as session:
+        refusal = _same(session, con, sql)
+        assert refusal is not None and "scalar_subquery_error_on_multiple_rows" in refusal
+        # A derived table is no scalar subquery: split.
+        assert _same(session, con, "SELECT sum(x) FROM (SELECT i * 2 AS x FROM t) s") is None
+        con.execute("RESET scalar_subquery_error_on_multiple_rows")
+        assert session.sql("SELECT (SELECT max(i) FROM t) AS v", device_share=0.5).refusal is None

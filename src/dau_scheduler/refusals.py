@@ -46,6 +46,8 @@ class _Read:
     tables: frozenset[str]
     calls: frozenset[str]
     regex: bool
+    #: A subquery read as a value (not a FROM or JOIN source, nor IN's or ANY's list).
+    scalar_subquery: bool
 
 
 def connection_state(
@@ -114,6 +116,10 @@ class Refusals:
                 tables=frozenset(t.name for t in tree.find_all(exp.Table)),
                 calls=frozenset(function_name(f) for f in tree.find_all(exp.Func)),
                 regex=any(True for _ in tree.find_all(exp.RegexpLike, exp.RegexpILike)),
+                scalar_subquery=any(
+                    not isinstance(sub.parent, (exp.From, exp.Join, exp.In, exp.Any, exp.All))
+                    for sub in tree.find_all(exp.Subquery)
+                ),
             )
             self._reads[compiled.read_sql] = found
         return found
@@ -208,6 +214,11 @@ class Refusals:
             )
         if refusal is None:
             refusal = reserved_names(s.shape)
+        if refusal is None and s.host.first_row_changed() and self._read(compiled).scalar_subquery:
+            refusal = (
+                f"the connection sets {s.host.first_row_changed()[0]}: a scalar subquery of many "
+                "rows is then whichever row DuckDB's scan meets first, which a split changes"
+            )
         if refusal is None and s.host.arrow_changed():
             refusal = (
                 f"the connection sets {s.host.arrow_changed()[0]}, which changes the Arrow the "
