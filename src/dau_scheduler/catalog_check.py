@@ -1,0 +1,185 @@
+"""DuckDB's function catalog as an oracle: every function of a few plain parameter types,
+called over columns of edge values, split on a device, against DuckDB's unsplit answer.
+
+``duckdb_functions()`` lists each overload's parameter types. For every scalar function (and
+operator) of one or two parameters among the plain types, and every aggregate of one, this
+module builds calls over a table whose columns hold the values engines disagree on (the
+int64 extremes, -0.0, NaN and the infinities, far dates, TIME '24:00:00', non-ASCII text,
+empty strings, NULL), runs each at two device shares, and compares (``compare.compare_tables``)
+with DuckDB on the same connection. A DOUBLE result is also read through ``1 / v``, so the
+sign of a zero shows. Found so (2026-12-02): Polars takes ``pow(x, 0.5)`` as a square root,
+which differs from C's pow at -inf and -0.0.
+
+    python -m dau_scheduler.catalog_check --device polars [--kind scalar|aggregate]
+        [--like PATTERN] [--json F]
+
+An outcome is ``split``, ``refused``, ``fallback``, ``unanswered`` (DuckDB itself fails it),
+``wrong`` or ``crashed``; exit 1 on a wrong or crashed call. ``mode``, ``first`` and the like
+are refused (their answer depends on ties or order), so a refused call is compared too: the
+unsplit answer must be DuckDB's, and a tie broken otherwise is reported as ``wrong``, a finding
+to read, not a defect of the split.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import warnings
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from dau_scheduler.compare import compare_tables
+
+#: The table every call reads: k is the group key, one column per plain type.
+TABLE = """CREATE TABLE t AS SELECT i % 3 AS k,
+  [0, 1, -1, 2, -7, 9223372036854775807, -9223372036854775808, 42, NULL, 100][i % 10 + 1]::BIGINT
+    AS b,
+  [0, 3, -3, 127, NULL][i % 5 + 1]::INTEGER AS n,
+  [0.0, -0.0, 1.5, -2.5, 'nan', 'inf', '-inf', 1e300, 1e-300, NULL, 0.1, 2.0][i % 12 + 1]::DOUBLE
+    AS f,
+  ['', 'abc', 'ÄÖü', ' x ', 'a,b', NULL, '12', '-3.5', 'İ', 'ß', 'x' || chr(9) || 'y',
+   '2020-01-02'][i % 12 + 1] AS s,
+  ['2020-02-29', '1970-01-01', '0001-01-01', '9999-12-31', NULL, '1969-12-31', '2000-03-01'
+  ][i % 7 + 1]::DATE AS d,
+  ['2020-02-29 12:34:56.789', '1970-01-01', '1969-12-31 23:59:59.999999', NULL,
+   '2262-04-11 23:47:16'][i % 5 + 1]::TIMESTAMP AS ts,
+  ['01:02:03', '00:00:00', '24:00:00', NULL][i % 4 + 1]::TIME AS tm,
+  [1.25, -0.5, 0, NULL, 9999999.99][i % 5 + 1]::DECIMAL(9, 2) AS dc,
+  [true, false, NULL][i % 3 + 1]::BOOLEAN AS bo
+  FROM range(60) r(i)"""
+#: Columns and literals by DuckDB parameter type.
+COLUMNS = {
+    "BIGINT": ["b"],
+    "INTEGER": ["n"],
+    "DOUBLE": ["f"],
+    "VARCHAR": ["s"],
+    "DATE": ["d"],
+    "TIMESTAMP": ["ts"],
+    "TIME": ["tm"],
+    "DECIMAL": ["dc"],
+    "BOOLEAN": ["bo"],
+    "ANY": ["b", "s"],
+}
+LITERALS = {
+    "BIGINT": ["2", "0", "-1"],
+    "INTEGER": ["2", "0"],
+    "DOUBLE": ["0.5", "2.0"],
+    "VARCHAR": ["'b'", "''", "'%Y'"],
+    "DATE": ["DATE '2020-01-01'"],
+    "TIMESTAMP": ["TIMESTAMP '2020-01-01'"],
+    "TIME": ["TIME '12:00:00'"],
+    "BOOLEAN": ["true"],
+    "DECIMAL": ["1.5"],
+    "ANY": ["1"],
+}
+OPERATORS = ("+", "-", "*", "/", "//", "%")
+#: Functions with side effects, or whose value is the run's own.
+SKIPPED = frozenset(
+    {"error", "sleep_ms", "write_log", "setseed", "nextval", "currval", "setval", "stats"}
+)
+
+
+def calls(con: duckdb.DuckDBPyConnection, kind: str, like: str = "%") -> list[str]:
+    """The calls to make: for each overload of plain parameter types, its first parameter a
+    column and the others each literal and column of their type."""
+    rows = con.execute(
+        "SELECT function_name, parameter_types FROM duckdb_functions() WHERE function_type = $1 "
+        "AND len(parameter_types) BETWEEN 1 AND $2 AND function_name LIKE $3 "
+        "AND regexp_full_match(function_name, '[a-z][a-z_0-9]*')",
+        [kind, 2 if kind == "scalar" else 1, like],
+    ).fetchall()
+    made: set[str] = set()
+    for name, params in rows:
+        kinds = ["DECIMAL" if str(p).startswith("DECIMAL") else str(p) for p in params]
+        if name in SKIPPED or not all(k in COLUMNS for k in kinds):
+            continue
+        rest = [LITERALS[k] + COLUMNS[k] for k in kinds[1:]]
+        for first in COLUMNS[kinds[0]]:
+            for more in itertools.product(*rest):
+                made.add(f"{name}({', '.join([first, *more])})")
+    if kind == "scalar" and like == "%":
+        operands = ["b", "n", "f", "dc", "2", "-0.0", "0.0"]
+        for op, a, b in itertools.product(OPERATORS, operands, operands):
+            if a[0].isalpha() or b[0].isalpha():
+                made.add(f"({a} {op} {b})")
+    return sorted(made)
+
+
+def _sql(con: duckdb.DuckDBPyConnection, call: str, kind: str) -> str | None:
+    """The query of ``call``: per row (scalar, filtered so the split cannot pass the table
+    through) or per group and whole (aggregate); None where DuckDB cannot type it."""
+    try:
+        typed = str(con.sql(f"SELECT typeof({call}) FROM t LIMIT 1").fetchall()[0][0])
+    except (duckdb.Error, UnicodeError):
+        return None
+    if kind == "aggregate":
+        return f"SELECT k, {call} AS v FROM t GROUP BY k"
+    sign = f", 1 / ({call}) AS w" if typed in ("DOUBLE", "FLOAT") else ""
+    return f"SELECT k, {call} AS v{sign} FROM t WHERE k >= 0"
+
+
+def check(device: str, kind: str = "scalar", like: str = "%") -> list[dict[str, Any]]:
+    """One record per call: its outcome at shares 0.3 and 0.7 (the first that is not equal)."""
+    from dau_scheduler.session import Session
+
+    con = duckdb.connect()
+    con.execute(TABLE)
+    records: list[dict[str, Any]] = []
+    with Session(con, device=device) as session:
+        for call in calls(con, kind, like):
+            records.append({"call": call, **_one(session, con, call, kind)})
+    con.close()
+    return records
+
+
+def _one(session: Any, con: duckdb.DuckDBPyConnection, call: str, kind: str) -> dict[str, Any]:
+    sql = _sql(con, call, kind)
+    if sql is None:
+        return {"outcome": "unanswered"}
+    try:
+        expected = con.sql(sql).to_arrow_table()
+    except (duckdb.Error, UnicodeError):  # a value that is not text (chr of a half of a pair)
+        return {"outcome": "unanswered"}
+    outcome: dict[str, Any] = {}
+    for share in (0.3, 0.7):
+        try:
+            result = session.sql(sql, device_share=share)
+        except Exception as exc:  # noqa: BLE001 - a crash is an outcome here, reported by name
+            return {"outcome": "crashed", "share": share, "why": f"{type(exc).__name__}: {exc}"}
+        diff = compare_tables(result.table, expected, ordered=False)
+        if diff is not None:
+            return {"outcome": "wrong", "share": share, "why": diff[:300]}
+        if result.refusal is not None:
+            outcome = {"outcome": "refused", "why": result.refusal[:200]}
+        elif result.fallback is not None:
+            outcome = {"outcome": "fallback", "why": result.fallback[:200]}
+        else:
+            outcome = {"outcome": "split"}
+    return outcome
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--device", default="polars")
+    parser.add_argument("--kind", choices=("scalar", "aggregate"), default="scalar")
+    parser.add_argument("--like", default="%", help="only functions whose name is LIKE this")
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args(argv)
+    warnings.simplefilter("ignore")
+    records = check(args.device, args.kind, args.like)
+    tally = Counter(r["outcome"] for r in records)
+    print(f"{len(records)} calls: " + ", ".join(f"{n} {k}" for k, n in sorted(tally.items())))
+    for record in records:
+        if record["outcome"] in ("wrong", "crashed"):
+            print(f"{record['outcome'].upper()} {record['call']}: {record.get('why')}")
+    if args.json:
+        args.json.write_text(json.dumps(records, indent=1))
+    return 1 if tally["wrong"] or tally["crashed"] else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
