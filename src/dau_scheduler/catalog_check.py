@@ -26,13 +26,12 @@ import argparse
 import itertools
 import json
 import warnings
-from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import duckdb
 
-from dau_scheduler.compare import compare_tables
+from dau_scheduler.compare import compare_tables, report_outcomes
 
 #: The table every call reads: k is the group key, one column per plain type.
 TABLE = """CREATE TABLE t AS SELECT i % 3 AS k,
@@ -171,14 +170,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     warnings.simplefilter("ignore")
     records = check(args.device, args.kind, args.like)
-    tally = Counter(r["outcome"] for r in records)
-    print(f"{len(records)} calls: " + ", ".join(f"{n} {k}" for k, n in sorted(tally.items())))
-    for record in records:
-        if record["outcome"] in ("wrong", "crashed"):
-            print(f"{record['outcome'].upper()} {record['call']}: {record.get('why')}")
     if args.json:
         args.json.write_text(json.dumps(records, indent=1))
-    return 1 if tally["wrong"] or tally["crashed"] else 0
+    return report_outcomes(records, f"{len(records)} calls: ", lambda r: str(r["call"]))
 
 
 if __name__ == "__main__":

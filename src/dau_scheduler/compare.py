@@ -5,6 +5,8 @@ structs too), NULL and NaN as themselves."""
 from __future__ import annotations
 
 import math
+from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 import pyarrow as pa
@@ -127,4 +129,17 @@ def differ_only_in_ties(
     return True
 
 
-__all__ = ["FLOAT_REL", "compare_tables", "differ_only_in_ties"]
+def report_outcomes(
+    records: list[dict[str, Any]], heading: str, where: Callable[[dict[str, Any]], str]
+) -> int:
+    """Print an oracle's tally (``heading``, then each outcome's count) and each wrong or
+    crashed record (``where`` names it); the exit status: 1 on any wrong or crashed."""
+    tally = Counter(r["outcome"] for r in records)
+    print(heading + ", ".join(f"{n} {k}" for k, n in sorted(tally.items())))
+    for record in records:
+        if record["outcome"] in ("wrong", "crashed"):
+            print(f"{record['outcome'].upper()} {where(record)}: {record.get('why')}")
+    return 1 if tally["wrong"] or tally["crashed"] else 0
+
+
+__all__ = ["FLOAT_REL", "compare_tables", "differ_only_in_ties", "report_outcomes"]

@@ -29,14 +29,13 @@ import json
 import shutil
 import tempfile
 import warnings
-from collections import Counter
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import duckdb
 
-from dau_scheduler.compare import compare_tables
+from dau_scheduler.compare import compare_tables, report_outcomes
 from dau_scheduler.errors import DauError
 
 WAYS = ("view", "lazy", "resident")
@@ -179,19 +178,14 @@ def main(argv: list[str] | None = None) -> int:
         for path in files_under(args.paths)
         for record in check_file(path, args.device, args.share, ways)
     ]
-    tally = Counter(r["outcome"] for r in records)
-    files = len({r["file"] for r in records})
-    print(
-        f"{files} files, {len(records)} queries: "
-        + ", ".join(f"{n} {k}" for k, n in sorted(tally.items()))
-    )
-    for record in records:
-        if record["outcome"] in ("wrong", "crashed"):
-            where = f"{record['file']} [{record['way']}] {record.get('sql')}"
-            print(f"{record['outcome'].upper()} {where}: {record.get('why')}")
     if args.json:
         args.json.write_text(json.dumps(records, indent=1))
-    return 1 if tally["wrong"] or tally["crashed"] else 0
+    files = len({r["file"] for r in records})
+    return report_outcomes(
+        records,
+        f"{files} files, {len(records)} queries: ",
+        lambda r: f"{r['file']} [{r['way']}] {r.get('sql')}",
+    )
 
 
 if __name__ == "__main__":

@@ -101,8 +101,7 @@ def _compare(path: Path) -> ReaderForms:
             return ReaderForms(
                 path.name,
                 whole=(
-                    f"DuckDB's scan names its columns {own.columns[:4]}, "
-                    f"pyarrow {arrow.names[:4]}"
+                    f"DuckDB's scan names its columns {own.columns[:4]}, pyarrow {arrow.names[:4]}"
                 ),
             )
         con.register("__dau_pyarrow", pa.Table.from_batches([], schema=arrow))
