@@ -85,7 +85,7 @@ def raise_unless_unsplit_stands(exc: FoldError | ArmError, strict: bool) -> None
     It may where the device arm failed, where the final query refused the partials (a
     :class:`FoldError`), or where the host's partial met a DuckDB error the unsplit query may
     never meet (it computes an output the query above it prunes: an overflow in an unused SUM),
-    or where pyarrow could not read a chunk's rows (the ``reader``: no arm ran). Under
+    or where pyarrow could not read a chunk's rows (the ``reader``: the split stops). Under
     ``strict`` those are a :class:`SplitError`. A cluster's own error is raised as it is, and
     any other host failure as the ArmError: never a short answer.
     """
@@ -95,7 +95,7 @@ def raise_unless_unsplit_stands(exc: FoldError | ArmError, strict: bool) -> None
         return
     if isinstance(exc.__cause__, ClusterError):
         raise exc.__cause__ from None  # the cluster's own named error
-    if exc.arm == "reader":  # the rows could not be read for the arms: none ran
+    if exc.arm == "reader":  # a chunk's rows could not be read: the split stopped there
         if strict:
             raise SplitError(f"the split's rows could not be read and strict=True: {exc}") from exc
         return

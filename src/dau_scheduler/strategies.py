@@ -208,8 +208,9 @@ def fit_device(
 
 def _chunks(session: Session, compiled: CompiledSplit, rows: int) -> Iterator[pa.Table]:
     """The split table's rows the query reads, ``rows`` at a time. A file pyarrow cannot read
-    (out of specification, encrypted) is an :class:`ArmError` of the ``reader``: no arm ran
-    over its rows, so the unsplit answer (DuckDB's, or its own error) stands."""
+    (out of specification, encrypted) is an :class:`ArmError` of the ``reader``: the split
+    stops, the partials of the chunks before are dropped, and the unsplit answer (DuckDB's, or
+    its own error) stands."""
     table = compiled.plan.split_table or ""
     source = session.source(table)
     try:
