@@ -58,7 +58,10 @@ def test_a_macro_named_like_a_function_sqlglot_knows_is_refused(
     con.execute("CREATE MACRO strip_null_value(x) AS x * 2")
     with Session(con, device="duckdb") as session:
         refusal = _same(session, con, "SELECT max(strip_null_value(i)) FROM t")
-        assert refusal is not None and "strip_null_value" in refusal
+        # Refused by the macro check, or before it by the comparison of DuckDB's parse of the
+        # query with sqlglot's rendering (max() over a CASE for a call).
+        assert refusal is not None
+        assert "strip_null_value" in refusal or "SQL front end writes max()" in refusal
 
 
 def test_a_non_deterministic_macro_is_refused(con: duckdb.DuckDBPyConnection) -> None:

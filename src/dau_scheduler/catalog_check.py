@@ -2,13 +2,14 @@
 called over columns of edge values, split on a device, against DuckDB's unsplit answer.
 
 ``duckdb_functions()`` lists each overload's parameter types. For every scalar function (and
-operator) of one or two parameters among the plain types, and every aggregate of one, this
-module builds calls over a table whose columns hold the values engines disagree on (the
-int64 extremes, -0.0, NaN and the infinities, far dates, TIME '24:00:00', non-ASCII text,
-empty strings, NULL), runs each at two device shares, and compares (``compare.compare_tables``)
-with DuckDB on the same connection. A DOUBLE result is also read through ``1 / v``, so the
+operator) of one to three parameters among the plain types, and every aggregate of one or two,
+this module builds calls over a table whose columns hold the values engines disagree on (the
+int64 extremes, -0.0, NaN and the infinities, far dates, TIME '24:00:00', non-ASCII text, empty
+strings, NULL), runs each at two device shares, and compares (``compare.compare_tables``) with
+DuckDB on the same connection. A DOUBLE result is also read through ``1 / v``, so the
 sign of a zero shows. Found so (2026-12-02): Polars takes ``pow(x, 0.5)`` as a square root,
-which differs from C's pow at -inf and -0.0.
+which differs from C's pow at -inf and -0.0; and ``min(x, n)`` (a list of the n least) was
+read as ``min(x)``, a crash.
 
     python -m dau_scheduler.catalog_check --device polars [--kind scalar|aggregate]
         [--like PATTERN] [--json F]
@@ -89,7 +90,7 @@ def calls(con: duckdb.DuckDBPyConnection, kind: str, like: str = "%") -> list[st
         "SELECT function_name, parameter_types FROM duckdb_functions() WHERE function_type = $1 "
         "AND len(parameter_types) BETWEEN 1 AND $2 AND function_name LIKE $3 "
         "AND regexp_full_match(function_name, '[a-z][a-z_0-9]*')",
-        [kind, 2 if kind == "scalar" else 1, like],
+        [kind, 3 if kind == "scalar" else 2, like],
     ).fetchall()
     made: set[str] = set()
     for name, params in rows:

@@ -48,6 +48,11 @@ def aggregate_kind(node: exp.Expr) -> str:
     distinct = isinstance(inner.this, exp.Distinct) if isinstance(inner, exp.Func) else False
     if isinstance(inner, exp.Anonymous):  # sem(DISTINCT x): the DISTINCT is an argument
         distinct = any(isinstance(arg, exp.Distinct) for arg in inner.expressions)
+    if inner.args.get("count") is not None:
+        # min(x, n), max(x, n), arg_max(x, y, n): a list of the n least or greatest, another
+        # aggregate than min or max (the fold read it as min: a cast of a value to a list
+        # failed, found by catalog_check).
+        name = f"{name}_n"
     return f"{name}_distinct" if distinct else name
 
 

@@ -44,7 +44,7 @@ from dau_scheduler.rewrite.dialect import DIALECT
 from dau_scheduler.rewrite.fold import FastFold, FastRows
 from dau_scheduler.rewrite.outputs import cast_outputs, partials_typed
 from dau_scheduler.rewrite.pushdown import push_filters
-from dau_scheduler.rewrite.reading import UNANALYSABLE, Binder, read_back
+from dau_scheduler.rewrite.reading import UNANALYSABLE, Binder, read_back, written_otherwise
 from dau_scheduler.rewrite.views import View, ViewLookup, in_place, inline_views
 
 #: The table name an arm binds to its own row range of the split table.
@@ -345,6 +345,9 @@ def compile_split(
         original: exp.Expr = sqlglot.parse_one(sql, read=DIALECT)
     except UNANALYSABLE as exc:
         return refused(f"the query could not be analysed for splitting: {exc}")
+    rewritten = written_otherwise(sql, original.sql(dialect=DIALECT))
+    if rewritten is not None:
+        return refused(rewritten)
     over = inline_views(original, schema, place, views) if views is not None else None
     read: exp.Expr | str = ""
     if over is not None and over.views:

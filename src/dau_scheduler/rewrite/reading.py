@@ -4,8 +4,13 @@ check that this reading binds to the unsplit query's types."""
 
 from __future__ import annotations
 
+import json
+import threading
+from collections import Counter
 from collections.abc import Callable, Sequence
+from typing import Any
 
+import duckdb
 import pyarrow as pa
 from sqlglot import exp
 from sqlglot.optimizer.qualify import qualify
@@ -109,4 +114,88 @@ def read_back(
     return tree
 
 
-__all__ = ["UNANALYSABLE", "Binder", "read_back"]
+_PARSER: list[duckdb.DuckDBPyConnection] = []
+_PARSER_LOCK = threading.Lock()
+_CANONICAL: dict[str, str] = {}
+
+
+def _calls(sql: str) -> Counter[tuple[str, tuple[str, ...]]] | None:
+    """DuckDB's own parse of ``sql``: each function call (operators left out) as its name
+    (aliases to the name they stand for) and its arguments' kinds; None where DuckDB's
+    parser cannot serialize it."""
+    with _PARSER_LOCK:
+        if not _PARSER:
+            _PARSER.append(duckdb.connect())
+            rows = (
+                _PARSER[0]
+                .execute(
+                    "SELECT DISTINCT lower(function_name), lower(alias_of) FROM duckdb_functions() "
+                    "WHERE alias_of IS NOT NULL"
+                )
+                .fetchall()
+            )
+            _CANONICAL.update({str(n): str(a) for n, a in rows})
+        try:
+            text = _PARSER[0].execute("SELECT json_serialize_sql($1)", [sql]).fetchall()[0][0]
+        except duckdb.Error:
+            return None
+    tree = json.loads(text)
+    if tree.get("error"):
+        return None
+    found: Counter[tuple[str, tuple[str, ...]]] = Counter()
+    stack: list[Any] = [tree]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            if node.get("class") == "FUNCTION" and not node.get("is_operator"):
+                name = str(node.get("function_name", "")).lower()
+                kinds = tuple(
+                    _kind(arg) for arg in node.get("arguments") or node.get("children") or []
+                )
+                found[(_CANONICAL.get(name, name), kinds)] += 1
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return found
+
+
+def _kind(argument: Any) -> str:
+    """An argument's kind in DuckDB's parse (a column, a constant, a call, ...), through the
+    casts sqlglot adds (``BOOL_AND(CAST(b AS BOOLEAN))``)."""
+    node = argument.get("expression", argument) if isinstance(argument, dict) else None
+    while isinstance(node, dict) and node.get("class") == "CAST":
+        node = node.get("child")
+    return str(node.get("class", "")) if isinstance(node, dict) else ""
+
+
+def written_otherwise(sql: str, rendered: str) -> str | None:
+    """Why sqlglot's rendering of ``sql`` calls a function otherwise than ``sql`` does, by
+    DuckDB's own parser, or None: a function called with other arguments (sqlglot wrote
+    ``jaro_winkler_similarity(s, t, 0.9)`` as ``JARO_WINKLER_SIMILARITY(UPPER(s), UPPER(t))``,
+    ``regexp_replace(s, p, r, opt)`` without its options, and read a column named ``s`` in
+    ``date_trunc(s, d)`` as the unit 'SECOND'), or one called more often (an ``UPPER``
+    added). The rewrite works on sqlglot's reading; such a reading is not the query."""
+    before, after = _calls(sql), _calls(rendered)
+    if before is None or after is None:
+        return None  # DuckDB's binder will speak for the query
+    by_name: dict[str, Counter[tuple[str, ...]]] = {}
+    for (name, kinds), n in after.items():
+        by_name.setdefault(name, Counter())[kinds] += n
+    for (name, kinds), n in before.items():
+        if name in by_name and by_name[name][kinds] < n:
+            return f"the SQL front end writes {name}() with other arguments than the query"
+    names_before = Counter(name for name, _ in before.elements())
+    names_after = Counter(name for name, _ in after.elements())
+    added = sorted(set(names_after - names_before) - set(names_before))
+    changed = [name for name in added if name in _ADDED_WATCH]
+    if changed:
+        return f"the SQL front end adds {changed[0]}() to the query"
+    return None
+
+
+#: Functions whose appearance in sqlglot's rendering, where the query has none, changes what
+#: it computes (a case folded, a value rounded); others it adds keep the value (a list built).
+_ADDED_WATCH = frozenset({"upper", "lower", "round", "trunc", "floor", "ceil", "abs", "coalesce"})
+
+
+__all__ = ["UNANALYSABLE", "Binder", "read_back", "written_otherwise"]
