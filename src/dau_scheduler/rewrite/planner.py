@@ -345,7 +345,10 @@ def compile_split(
         original: exp.Expr = sqlglot.parse_one(sql, read=DIALECT)
     except UNANALYSABLE as exc:
         return refused(f"the query could not be analysed for splitting: {exc}")
-    rewritten = written_otherwise(sql, original.sql(dialect=DIALECT))
+    try:
+        rewritten = written_otherwise(sql, original.sql(dialect=DIALECT))
+    except UNANALYSABLE as exc:  # a JSON path sqlglot reads but cannot write ($..b)
+        return refused(f"the query could not be analysed for splitting: {exc}")
     if rewritten is not None:
         return refused(rewritten)
     over = inline_views(original, schema, place, views) if views is not None else None
