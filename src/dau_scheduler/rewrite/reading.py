@@ -114,6 +114,11 @@ def read_back(
     return tree
 
 
+#: Functions whose appearance in sqlglot's rendering, where the query has none, changes what
+#: it computes (a case folded, a value rounded); others it adds keep the value (a list built).
+_ADDED_WATCH = frozenset({"upper", "lower", "round", "trunc", "floor", "ceil", "abs", "coalesce"})
+
+
 _PARSER: list[duckdb.DuckDBPyConnection] = []
 _PARSER_LOCK = threading.Lock()
 _CANONICAL: dict[str, str] = {}
@@ -191,11 +196,6 @@ def written_otherwise(sql: str, rendered: str) -> str | None:
     if changed:
         return f"the SQL front end adds {changed[0]}() to the query"
     return None
-
-
-#: Functions whose appearance in sqlglot's rendering, where the query has none, changes what
-#: it computes (a case folded, a value rounded); others it adds keep the value (a list built).
-_ADDED_WATCH = frozenset({"upper", "lower", "round", "trunc", "floor", "ceil", "abs", "coalesce"})
 
 
 __all__ = ["UNANALYSABLE", "Binder", "read_back", "written_otherwise"]
