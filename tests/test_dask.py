@@ -310,3 +310,17 @@ def test_a_file_whose_row_total_is_not_its_row_groups_over_the_workers(
         result = s.sql("SELECT count(*), sum(id) FROM t")
         assert result.table.to_pylist() == [{"count_star()": 6, "sum(id)": 21}]
         assert result.execution is not None
+
+
+def test_a_file_pyarrow_cannot_read_is_a_named_error_for_the_device(
+    client: Any, tmp_path: Path
+) -> None:
+    """On a cluster the Polars device loads its copy through pyarrow, which raised a bare
+    OSError on a file out of specification (DuckDB's rle_malicious_bitwidth.parquet): now the
+    Session names the table (DuckDB's own full read of it fails too)."""
+    import shutil
+
+    fixture = Path(__file__).parent / "fixtures" / "parquet" / "rle_malicious_bitwidth.parquet"
+    shutil.copy(fixture, tmp_path / "t.parquet")
+    with pytest.raises(SqlError, match="table 't' cannot be read"):
+        Session(tmp_path, device="polars", cluster=client)
