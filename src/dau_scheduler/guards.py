@@ -392,9 +392,10 @@ def load_resident(sources: Mapping[str, Source], arms: list[Any], device: Any) -
                 for arm in pending:
                     arm.load(loaded)
                 del loaded
-        except (duckdb.Error, pa.ArrowException) as exc:
+        except (duckdb.Error, pa.ArrowException, OSError) as exc:
             # A file DuckDB cannot read (DuckDB's parquet-testing: "Invalid dictionary page
-            # header"): the table named, not the engine's own exception.
+            # header"), or pyarrow (its OSError, afl/*.parquet): the table named, not the
+            # engine's own exception.
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             raise SqlError(f"table {name!r} cannot be loaded: {first}") from exc
 
