@@ -12,7 +12,7 @@ import pytest
 
 from dau_scheduler import Session
 from dau_scheduler.compare import compare_tables
-from dau_scheduler.rewrite.blocks import NONDETERMINISTIC
+from dau_scheduler.rewrite.volatility import NONDETERMINISTIC
 
 
 @pytest.fixture

@@ -18,9 +18,9 @@ from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
 from dau_scheduler.errors import DauError, SqlError
-from dau_scheduler.rewrite.blocks import NONDETERMINISTIC
 from dau_scheduler.rewrite.columns import query_columns
 from dau_scheduler.rewrite.dialect import DIALECT
+from dau_scheduler.rewrite.volatility import NONDETERMINISTIC
 from dau_scheduler.tables import ArrowSource, ConnectionSource, ParquetSource, Source
 
 #: Calls with side effects or a value per call: a query holding one is run once, as it is.

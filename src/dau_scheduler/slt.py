@@ -47,7 +47,7 @@ from typing import Any
 import duckdb
 
 from dau_scheduler.guards import VOLATILE, called_names, function_kinds, is_query
-from dau_scheduler.rewrite.blocks import NONDETERMINISTIC
+from dau_scheduler.rewrite.volatility import NONDETERMINISTIC
 
 #: A statement that may create a macro (the file's volatile macros are read again after it).
 _MACRO = re.compile(r"\b(macro|function)\b", re.IGNORECASE)

@@ -29,14 +29,12 @@ from sqlglot.optimizer.scope import Scope, build_scope
 from dau_scheduler.errors import SplitError
 from dau_scheduler.rewrite.aggregates import aggregate_kind
 from dau_scheduler.rewrite.blocks import (
-    NONDETERMINISTIC,
     PARTIALS,
     Refuse,
     aggregate_calls,
     build_aggregate,
     build_rows,
     function_name,
-    nondeterministic,
     output_name,
     own_nodes,
 )
@@ -46,6 +44,7 @@ from dau_scheduler.rewrite.outputs import cast_outputs, partials_typed
 from dau_scheduler.rewrite.pushdown import push_filters
 from dau_scheduler.rewrite.reading import UNANALYSABLE, Binder, read_back, written_otherwise
 from dau_scheduler.rewrite.views import View, ViewLookup, in_place, inline_views
+from dau_scheduler.rewrite.volatility import NONDETERMINISTIC, nondeterministic
 
 #: The table name an arm binds to its own row range of the split table.
 PLACEHOLDER = "__dau_split__"

@@ -21,7 +21,8 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from dau_scheduler.rewrite.blocks import conjuncts, grouping_keys, is_aggregate, nondeterministic
+from dau_scheduler.rewrite.blocks import conjuncts, grouping_keys, is_aggregate
+from dau_scheduler.rewrite.volatility import nondeterministic
 
 
 def _row_filter(condition: exp.Expr, names: frozenset[str]) -> bool:
