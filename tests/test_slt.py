@@ -23,6 +23,7 @@ SPLITS = {
     "constant_keys",
     "group_by_all",
     "temporal_extremes",
+    "interval_strings",
 }
 
 

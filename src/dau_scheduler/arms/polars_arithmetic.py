@@ -4,6 +4,8 @@ partial's column types, which sqlglot's annotation derives from the frames the a
 
 from __future__ import annotations
 
+import re
+
 from sqlglot import exp
 
 from dau_scheduler.errors import SqlError
@@ -28,6 +30,17 @@ _INTERVAL_OPERANDS = (
     exp.DataType.Type.TIMESTAMPNTZ,
     exp.DataType.Type.DATETIME,
 )
+
+
+def _whole_interval(side: exp.Expr) -> bool:
+    """A literal interval of a whole number of one unit (``INTERVAL '3' DAY``), which Polars
+    reads as DuckDB does; not ``'1.5 days'`` (Polars' SQL panics on it) or ``'3 days ago'``."""
+    return (
+        isinstance(side, exp.Interval)
+        and isinstance(side.this, exp.Literal)
+        and isinstance(side.args.get("unit"), exp.Var)
+        and re.fullmatch(r"-?[0-9]+", side.this.name) is not None
+    )
 
 
 def _is_temporal(data_type: exp.DataType | None) -> bool:
@@ -81,10 +94,7 @@ def _date_arithmetic(op: exp.Expr) -> exp.Expr:
     if isinstance(op, exp.Add) and _is_integer(lt) and rt.is_type(date):
         shifted = exp.Add(this=_days(right), expression=_days(left))
         return exp.Cast(this=shifted, to=_DATE.copy())
-    literal_interval = [
-        isinstance(side, exp.Interval) and isinstance(side.this, exp.Literal)
-        for side in (left, right)
-    ]
+    literal_interval = [_whole_interval(side) for side in (left, right)]
     if (
         isinstance(op, (exp.Add, exp.Sub))
         and literal_interval[1]

@@ -1,5 +1,5 @@
 """The SQL dialect the rewrite reads and writes: DuckDB's, keeping what the user wrote about
-NULL order.
+NULL order and how an interval was written.
 
 sqlglot's DuckDB dialect takes ``NULLS LAST`` as DuckDB's default and drops it when it writes the
 query back. On a connection with ``SET default_null_order = 'nulls_first'`` that turns
@@ -7,6 +7,13 @@ query back. On a connection with ``SET default_null_order = 'nulls_first'`` that
 (DuckDB's ``test/sql/order/test_nulls_first.test``). Here an ``ORDER BY`` item that says its NULL
 order keeps saying it; one that does not is written without it, so the connection's own setting
 still decides it, as it does for the unsplit query.
+
+sqlglot reads ``INTERVAL '2 days'`` as ``INTERVAL '2' DAYS`` and writes it so; DuckDB reads the
+second form as ``to_days(trunc(CAST('2' AS DOUBLE)))``, the same value for a whole number but a
+different query (the front-end check in ``rewrite/reading.py`` refused it as an added ``trunc``).
+It also read ``INTERVAL '14 months ago'`` as ``INTERVAL '14' MONTHS``, the sign lost. Here an
+interval written as one string is written back as one string, and a string sqlglot would split
+leaving text behind is kept whole, without a unit (no rewrite step reads its amount).
 """
 
 from __future__ import annotations
@@ -16,9 +23,13 @@ from typing import Any
 
 from sqlglot import exp
 from sqlglot.dialects.duckdb import DuckDB
+from sqlglot.expressions import INTERVAL_STRING_RE
 
 #: Meta key set on an ``Ordered`` whose NULLS FIRST / NULLS LAST was written in the query.
 EXPLICIT_NULLS = "dau_explicit_nulls"
+#: Meta key set on an ``Interval`` read from one string (``INTERVAL '2 days'``): the amount and
+#: unit it was read as, so that it is written back as one string while they are unchanged.
+IN_STRING = "dau_interval_in_string"
 
 
 class DauDuckDB(DuckDB):
@@ -35,7 +46,31 @@ class DauDuckDB(DuckDB):
                     ordered.meta[EXPLICIT_NULLS] = True
             return ordered
 
+        def _parse_interval_span(
+            self, this: exp.Expr, parse_function_unit: bool = True
+        ) -> exp.Interval:
+            written = this.name if this is not None and this.is_string else None
+            interval: exp.Interval = super()._parse_interval_span(this, parse_function_unit)
+            unit = interval.args.get("unit")
+            if written is None or interval.this is this or not isinstance(unit, exp.Var):
+                return interval
+            if not INTERVAL_STRING_RE.fullmatch(written):  # '14 months ago': kept whole
+                return exp.Interval(this=exp.Literal.string(written))
+            interval.meta[IN_STRING] = (interval.this.name, unit.name)
+            return interval
+
     class Generator(DuckDB.Generator):  # type: ignore[misc,valid-type]
+        def interval_sql(self, expression: exp.Interval) -> str:
+            this, unit = expression.this, expression.args.get("unit")
+            if (
+                isinstance(this, exp.Literal)
+                and isinstance(unit, exp.Var)
+                and expression.meta.get(IN_STRING) == (this.name, unit.name)
+            ):
+                return f"INTERVAL {self.sql(exp.Literal.string(f'{this.name} {unit.name}'))}"
+            text: str = super().interval_sql(expression)
+            return text
+
         def ordered_sql(self, expression: exp.Ordered) -> str:
             text: str = super().ordered_sql(expression)
             if (
@@ -50,4 +85,4 @@ class DauDuckDB(DuckDB):
 #: What ``read=`` and ``dialect=`` take wherever the rewrite parses or writes SQL.
 DIALECT: Any = DauDuckDB
 
-__all__ = ["DIALECT", "EXPLICIT_NULLS", "DauDuckDB"]
+__all__ = ["DIALECT", "EXPLICIT_NULLS", "IN_STRING", "DauDuckDB"]

@@ -154,14 +154,31 @@ def _calls(sql: str) -> Counter[tuple[str, tuple[str, ...]]] | None:
         if isinstance(node, dict):
             if node.get("class") == "FUNCTION" and not node.get("is_operator"):
                 name = str(node.get("function_name", "")).lower()
-                kinds = tuple(
-                    _kind(arg) for arg in node.get("arguments") or node.get("children") or []
-                )
-                found[(_CANONICAL.get(name, name), kinds)] += 1
+                name = _CANONICAL.get(name, name)
+                found[(name, _defaults(name, node.get("arguments") or node.get("children") or []))] += 1
+            elif node.get("type") == "ARRAY_CONSTRUCTOR":  # ARRAY[a, b] is list_value(a, b)
+                found[("list_value", tuple(_kind(arg) for arg in node.get("children") or []))] += 1
             stack.extend(node.values())
         elif isinstance(node, list):
             stack.extend(node)
     return found
+
+
+def _defaults(name: str, arguments: list[Any]) -> tuple[str, ...]:
+    """The kinds of a call's arguments with the defaults DuckDB fills in written out, as sqlglot
+    writes them: ``range(n)`` is ``range(0, n)`` (also ``generate_series``), ``string_agg(x)``
+    is ``string_agg(x, ',')``, and a group of 0 is ``regexp_extract``'s default (sqlglot leaves
+    it out)."""
+    kinds = tuple(_kind(arg) for arg in arguments)
+    if name in ("range", "generate_series") and len(kinds) == 1:
+        return ("CONSTANT", *kinds)
+    if name == "string_agg" and len(kinds) == 1:
+        return (*kinds, "CONSTANT")
+    if name in ("regexp_extract", "regexp_extract_all") and len(kinds) == 3:
+        last = arguments[2].get("expression", arguments[2]) if isinstance(arguments[2], dict) else {}
+        if (last.get("literal") or {}).get("text") == "0" and last.get("class") == "CONSTANT":
+            return kinds[:2]
+    return kinds
 
 
 def _kind(argument: Any) -> str:
@@ -170,7 +187,9 @@ def _kind(argument: Any) -> str:
     node = argument.get("expression", argument) if isinstance(argument, dict) else None
     while isinstance(node, dict) and node.get("class") == "CAST":
         node = node.get("child")
-    return str(node.get("class", "")) if isinstance(node, dict) else ""
+    if not isinstance(node, dict):
+        return ""
+    return "FUNCTION" if node.get("type") == "ARRAY_CONSTRUCTOR" else str(node.get("class", ""))
 
 
 def written_otherwise(sql: str, rendered: str) -> str | None:
