@@ -17,6 +17,7 @@ from typing import Any
 
 import duckdb
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -324,3 +325,18 @@ def test_a_file_pyarrow_cannot_read_is_a_named_error_for_the_device(
     shutil.copy(fixture, tmp_path / "t.parquet")
     with pytest.raises(SqlError, match="table 't' cannot be read"):
         Session(tmp_path, device="polars", cluster=client)
+
+
+def test_rows_a_worker_cannot_read_are_answered_unsplit(client: Any, tmp_path: Path) -> None:
+    """A worker reads its range with DuckDB's scan of every column; where that fails (text that
+    is not UTF-8, an encrypted column: DuckDB's invalid_utf8_*.parquet), DuckDB on the driver
+    still answers a query that reads no such value. The shard's task failed and the query raised
+    the cluster's error; now the reader is named and the query answered unsplit."""
+    bad = pa.array([b"ok", b"TREL\xc3", b"x"], pa.binary()).view(pa.string())
+    pq.write_table(pa.table({"i": [1, 2, 3], "s": bad}), tmp_path / "t.parquet")
+    with Session(tmp_path, device=None, cluster=client) as s:
+        result = s.sql("SELECT count(*), sum(i) FROM t")
+        assert result.table.to_pylist() == [{"count_star()": 3, "sum(i)": 6}]
+        assert result.fallback is not None and "cannot read the rows of t" in result.fallback
+        with pytest.raises(duckdb.Error, match="UTF8"):  # DuckDB's own error where it reads s
+            s.sql("SELECT max(s) FROM t")

@@ -43,15 +43,17 @@ import pyarrow as pa
 
 from dau_scheduler.arms.base import cast_partial
 from dau_scheduler.arms.duckdb import quote
-from dau_scheduler.errors import ClusterError, SizingError
+from dau_scheduler.errors import ArmError, ClusterError, SizingError
 from dau_scheduler.planner.encoded import ClusterEncodedData, register_encoded_data_backend
 from dau_scheduler.planner.placement import placement_for
 from dau_scheduler.planner.resources import Resources
 from dau_scheduler.planner.wire import (
+    RowsUnreadable,
     WorkerRun,
     from_ipc,
     hold_rows,
     hold_whole,
+    read_or_say,
     to_ipc,
     whole_specs,
 )
@@ -239,8 +241,8 @@ def run_shard(
     began = time.perf_counter()
     data = _resident(handle)
     with data.lock:
-        hold_whole(data.con, whole, data.whole)
-        shard = _shard(data, split, split_table, start, stop)
+        read_or_say(hold_whole, data.con, whole, data.whole)
+        shard = read_or_say(_shard, data, split, split_table, start, stop)
     cursor = data.con.cursor()
     try:
         for name, spec in whole.items():
@@ -479,6 +481,8 @@ class DaskTables:
             partials = self._fold(futures, work, compiled.refold_sql, schema)
         except ClusterError:
             raise
+        except RowsUnreadable as exc:  # the reader failed, not the cluster: answered unsplit
+            raise ArmError("reader", f"a worker cannot read the rows of {table}: {exc}") from exc
         except Exception as exc:
             raise self._explain(exc) from exc
         return pa.concat_tables(partials) if len(partials) > 1 else partials[0]

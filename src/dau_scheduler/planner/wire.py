@@ -13,6 +13,22 @@ from dau_scheduler.arms.duckdb import quote, read_parquet_sql
 from dau_scheduler.tables import ParquetSource
 
 
+class RowsUnreadable(RuntimeError):
+    """On a worker: its DuckDB could not read the rows a task needs (an encrypted or corrupt
+    column, a type its scan does not read, a file it cannot open). No partial ran; the driver
+    answers unsplit, as where a chunk's rows cannot be read."""
+
+
+def read_or_say(action: Any, *args: Any) -> Any:
+    """``action(*args)``, a DuckDB error while it reads rows raised as :class:`RowsUnreadable`."""
+    import duckdb
+
+    try:
+        return action(*args)
+    except duckdb.Error as exc:
+        raise RowsUnreadable(f"{type(exc).__name__}: {exc}") from None
+
+
 @dataclass(frozen=True)
 class WorkerRun:
     """One shard's task: the worker that ran it, its rows and seconds."""
@@ -82,4 +98,13 @@ def hold_rows(con: Any, name: str, source: ParquetSource, start: int, stop: int)
         cursor.close()
 
 
-__all__ = ["WorkerRun", "from_ipc", "hold_rows", "hold_whole", "to_ipc", "whole_specs"]
+__all__ = [
+    "RowsUnreadable",
+    "WorkerRun",
+    "from_ipc",
+    "hold_rows",
+    "hold_whole",
+    "read_or_say",
+    "to_ipc",
+    "whole_specs",
+]
