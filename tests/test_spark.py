@@ -201,3 +201,17 @@ def test_types_spark_cannot_hold_are_refused_or_carried_back(spark: Any, tmp_pat
         assert refusal is not None and "t.tm" in refusal
         typed = s.sql("SELECT g, max(typeof(tms)), max(typeof(arr)) FROM t GROUP BY g")
         assert typed.refusal is None and typed.execution is not None
+
+
+def test_rows_a_worker_cannot_read_are_answered_unsplit(spark: Any, tmp_path: Path) -> None:
+    """A Python worker reads its range with DuckDB's scan of every column; where that fails
+    (text that is not UTF-8: DuckDB's invalid_utf8_*.parquet) while DuckDB on the driver
+    answers the query, Spark's failed task raised; now the reader is named, answered unsplit."""
+    import pyarrow.parquet as pq
+
+    bad = pa.array([b"ok", b"TREL\xc3", b"x"], pa.binary()).view(pa.string())
+    pq.write_table(pa.table({"i": [1, 2, 3], "s": bad}), tmp_path / "t.parquet")
+    with Session(tmp_path, device=None, cluster=spark) as s:
+        result = s.sql("SELECT count(*), sum(i) FROM t")
+        assert result.table.to_pylist() == [{"count_star()": 3, "sum(i)": 6}]
+        assert result.fallback is not None and "cannot read the rows" in result.fallback

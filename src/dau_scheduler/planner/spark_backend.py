@@ -40,7 +40,7 @@ import pyarrow as pa
 
 from dau_scheduler.arms.base import cast_partial
 from dau_scheduler.arms.duckdb import quote
-from dau_scheduler.errors import ClusterError
+from dau_scheduler.errors import ArmError, ClusterError
 from dau_scheduler.planner.encoded import ClusterEncodedData, register_encoded_data_backend
 from dau_scheduler.planner.placement import placement_for
 from dau_scheduler.planner.resources import Resources
@@ -49,6 +49,7 @@ from dau_scheduler.planner.wire import (
     from_ipc,
     hold_rows,
     hold_whole,
+    read_or_say,
     to_ipc,
     whole_specs,
 )
@@ -174,7 +175,7 @@ def _hold_range(
     once, as a table of their own; its name."""
     name = f"__dau_range_{table}_{a}_{b}"
     if name not in held:
-        hold_rows(con, name, ParquetSource(tuple(Path(f) for f in files)), a, b)
+        read_or_say(hold_rows, con, name, ParquetSource(tuple(Path(f) for f in files)), a, b)
         held.add(name)
     return name
 
@@ -201,7 +202,7 @@ class _Task:
     def db(self) -> tuple[Any, set[str]]:
         """This worker's DuckDB with the whole tables the query reads, and what it holds."""
         con, held = _worker_db(self.handle)
-        hold_whole(con, self.whole, held)
+        read_or_say(hold_whole, con, self.whole, held)
         return con, held
 
     def partial(
@@ -513,6 +514,8 @@ class SparkTables:
         try:
             got = rows.mapInArrow(fn, self._from_arrow_schema(out)).toArrow()
         except Exception as exc:
+            if "RowsUnreadable" in str(exc):  # the reader failed, not Spark: answered unsplit
+                raise ArmError("reader", f"a worker cannot read the rows: {_cause(exc)}") from exc
             raise ClusterError(f"Spark failed the partial of this query: {_cause(exc)}") from exc
         stats = got.filter(got.column("__dau_rows").is_valid())
         self.last_runs = tuple(
@@ -546,7 +549,7 @@ def _cause(exc: BaseException) -> str:
     """The Python worker's own error in a Spark exception's text (its last ``...Error:``
     line), else the text's first line."""
     lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
-    named = [line for line in lines if re.match(r"^[\w.]+(Error|Exception): ", line)]
+    named = [line for line in lines if re.match(r"^[\w.]+(Error|Exception|Unreadable): ", line)]
     return named[-1] if named else (lines[0] if lines else type(exc).__name__)
 
 
