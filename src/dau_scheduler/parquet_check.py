@@ -12,10 +12,11 @@ the oracle (``compare.compare_tables``, schemas included): the connection's, or 
 Session's own host (which has loaded the rows of a resident one).
 
     python -m dau_scheduler.parquet_check DIR... --device polars --share 0.5 [--json F]
-        [--ways view,lazy,resident,chunked,streamed,dask]
+        [--ways view,lazy,resident,chunked,streamed,dask,spark]
 
-The ways ``chunked``, ``streamed`` (under a memory budget) and ``dask`` (a LocalCluster's
-workers) read the split table's rows with pyarrow, where a few types read otherwise.
+The ways ``chunked`` and ``streamed`` (under a memory budget) read the split table's rows with
+pyarrow, where a few types read otherwise; ``dask`` (a LocalCluster's workers) and ``spark``
+(a ``local[2]`` Spark's Python workers) read their ranges on the workers.
 
 An outcome is ``split``, ``refused`` (by name), ``fallback`` (an arm failed; the host answered
 unsplit), ``error`` (a named error of this package, raised before any engine ran), ``wrong`` or
@@ -39,24 +40,30 @@ from dau_scheduler.compare import compare_tables, report_outcomes
 from dau_scheduler.errors import DauError
 
 WAYS = ("view", "lazy", "resident")
-#: Ways that read the split table's rows with pyarrow: chunks under a memory budget (three
-#: chunks a file, so chunks fold) and a dask LocalCluster's workers (``dask``, not in the
-#: default ways: it starts a cluster).
-MORE_WAYS = ("chunked", "streamed", "dask")
-_CLIENT: list[Any] = []
+#: Ways that read the split table's rows elsewhere: chunks under a memory budget (three
+#: chunks a file, so chunks fold), a dask LocalCluster's workers and a local Spark's (not in
+#: the default ways: they start a cluster).
+MORE_WAYS = ("chunked", "streamed", "dask", "spark")
+_CLIENT: dict[str, Any] = {}
 
 
-def _client() -> Any:
-    """One dask LocalCluster of two workers on 127.0.0.1 for every file, closed at exit."""
-    if not _CLIENT:
+def _client(way: str) -> Any:
+    """One cluster of two workers on 127.0.0.1 for every file (a dask LocalCluster, or a
+    ``local[2]`` Spark), closed at exit."""
+    if way not in _CLIENT:
         import atexit
 
-        from dau_scheduler.planner import dask_backend
+        from dau_scheduler.planner import dask_backend, spark_backend
 
-        connection = dask_backend.connect("local:2")
-        atexit.register(connection.close)
-        _CLIENT.append(connection.client)
-    return _CLIENT[0]
+        if way == "dask":
+            dask_connection = dask_backend.connect("local:2")
+            atexit.register(dask_connection.close)
+            _CLIENT[way] = dask_connection.client
+        else:
+            spark_connection = spark_backend.connect("spark:local[2]")
+            atexit.register(spark_connection.close)
+            _CLIENT[way] = spark_connection.spark
+    return _CLIENT[way]
 
 
 _NUMBER = ("INT", "DECIMAL", "DOUBLE", "FLOAT", "HUGEINT")
@@ -123,8 +130,8 @@ def _way(
         elif way in ("chunked", "streamed"):
             session = Session(folder, device=device, mem_budget_mb=64, strategy=way)
             session.chunk_rows = max(1, -(-session.row_counts["t"] // 3))
-        elif way == "dask":
-            session = Session(folder, device=device, cluster=_client())
+        elif way in ("dask", "spark"):
+            session = Session(folder, device=device, cluster=_client(way))
         else:
             session = Session(folder, device=device, lazy=way == "lazy")
     except DauError as exc:
