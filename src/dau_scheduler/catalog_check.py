@@ -12,7 +12,7 @@ which differs from C's pow at -inf and -0.0; and ``min(x, n)`` (a list of the n 
 read as ``min(x)``, a crash.
 
     python -m dau_scheduler.catalog_check --device polars [--kind scalar|aggregate]
-        [--like PATTERN] [--json F]
+        [--like PATTERN] [--params N] [--json F]
 
 An outcome is ``split``, ``refused``, ``fallback``, ``unanswered`` (DuckDB itself fails it),
 ``wrong`` or ``crashed``; exit 1 on a wrong or crashed call. ``mode``, ``first`` and the like
@@ -135,14 +135,17 @@ SKIPPED = frozenset(
 )
 
 
-def calls(con: duckdb.DuckDBPyConnection, kind: str, like: str = "%") -> list[str]:
-    """The calls to make: for each overload of plain parameter types, its first parameter a
-    column and the others each literal and column of their type."""
+def calls(
+    con: duckdb.DuckDBPyConnection, kind: str, like: str = "%", most: int | None = None
+) -> list[str]:
+    """The calls to make: for each overload of plain parameter types (at most ``most``: 3 for
+    a scalar, 2 for an aggregate unless given), its first parameter a column and the others
+    each literal and column of their type."""
     rows = con.execute(
         "SELECT function_name, parameter_types FROM duckdb_functions() WHERE function_type = $1 "
         "AND len(parameter_types) BETWEEN 1 AND $2 AND function_name LIKE $3 "
         "AND regexp_full_match(function_name, '[a-z][a-z_0-9]*')",
-        [kind, 3 if kind == "scalar" else 2, like],
+        [kind, most or (3 if kind == "scalar" else 2), like],
     ).fetchall()
     made: set[str] = set()
     for name, params in rows:
@@ -174,7 +177,9 @@ def _sql(con: duckdb.DuckDBPyConnection, call: str, kind: str) -> str | None:
     return f"SELECT k, {call} AS v{sign} FROM t WHERE k >= 0"
 
 
-def check(device: str, kind: str = "scalar", like: str = "%") -> list[dict[str, Any]]:
+def check(
+    device: str, kind: str = "scalar", like: str = "%", most: int | None = None
+) -> list[dict[str, Any]]:
     """One record per call: its outcome at shares 0.3 and 0.7 (the first that is not equal)."""
     from dau_scheduler.session import Session
 
@@ -182,7 +187,7 @@ def check(device: str, kind: str = "scalar", like: str = "%") -> list[dict[str, 
     con.execute(TABLE)
     records: list[dict[str, Any]] = []
     with Session(con, device=device) as session:
-        for call in calls(con, kind, like):
+        for call in calls(con, kind, like, most):
             records.append({"call": call, **_one(session, con, call, kind)})
     con.close()
     return records
@@ -219,10 +224,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--device", default="polars")
     parser.add_argument("--kind", choices=("scalar", "aggregate"), default="scalar")
     parser.add_argument("--like", default="%", help="only functions whose name is LIKE this")
+    parser.add_argument("--params", type=int, help="most parameters (3 scalar, 2 aggregate)")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
     warnings.simplefilter("ignore")
-    records = check(args.device, args.kind, args.like)
+    records = check(args.device, args.kind, args.like, args.params)
     if args.json:
         args.json.write_text(json.dumps(records, indent=1))
     return report_outcomes(records, f"{len(records)} calls: ", lambda r: str(r["call"]))

@@ -8,6 +8,7 @@ import json
 import threading
 from collections import Counter
 from collections.abc import Callable, Sequence
+from decimal import Decimal, InvalidOperation
 from typing import Any
 
 import duckdb
@@ -140,6 +141,7 @@ def _calls(sql: str) -> Counter[tuple[str, tuple[str, ...]]] | None:
                 .fetchall()
             )
             _CANONICAL.update({str(n): str(a) for n, a in rows})
+            _PARTS.update(_measure_parts(_PARSER[0]))
         try:
             text = _PARSER[0].execute("SELECT json_serialize_sql($1)", [sql]).fetchall()[0][0]
         except duckdb.Error:
@@ -170,15 +172,60 @@ def _defaults(name: str, arguments: list[Any]) -> tuple[str, ...]:
     is ``string_agg(x, ',')``, and a group of 0 is ``regexp_extract``'s default (sqlglot leaves
     it out)."""
     kinds = tuple(_kind(arg) for arg in arguments)
+    if name in _PART_CALLS and kinds and kinds[0].startswith("CONSTANT "):
+        part = kinds[0][len("CONSTANT ") :]
+        kinds = (f"CONSTANT {_PARTS.get(part, part)}", *kinds[1:])
     if name in ("range", "generate_series") and len(kinds) == 1:
-        return ("CONSTANT", *kinds)
+        return ("CONSTANT 0", *kinds)
     if name == "string_agg" and len(kinds) == 1:
-        return (*kinds, "CONSTANT")
-    if name in ("regexp_extract", "regexp_extract_all") and len(kinds) == 3:
-        last = arguments[2].get("expression", arguments[2]) if isinstance(arguments[2], dict) else {}
-        if (last.get("literal") or {}).get("text") == "0" and last.get("class") == "CONSTANT":
-            return kinds[:2]
+        return (*kinds, "CONSTANT ,")
+    if name in ("regexp_extract", "regexp_extract_all") and kinds[2:] == ("CONSTANT 0",):
+        return kinds[:2]
     return kinds
+
+
+#: Calls whose first argument names a date part, which sqlglot writes by its own name for it
+#: (``EXTRACT(dow FROM d)`` as ``DAYOFWEEK``, ``date_trunc('y', d)`` as ``'YEAR'``).
+_PART_CALLS = frozenset(
+    {"date_part", "datepart", "date_trunc", "datetrunc", "date_diff", "datediff", "date_sub",
+     "datesub"}
+)
+_PARTS: dict[str, str] = {}
+#: Names of date parts, DuckDB's and those sqlglot writes.
+_PART_NAMES = (
+    "century centuries day days d dayofmonth decade decades dow dayofweek doy dayofyear epoch "
+    "era hour hours h hr hrs isodow isoyear julian microsecond microseconds us usec usecs "
+    "millennium millennia millisecond milliseconds ms msec msecs minute minutes m min mins "
+    "month months mon mons quarter quarters second seconds s sec secs "
+    "week weeks w weekofyear weekday year years y yr yrs yearweek"
+).split()
+
+
+def _measure_parts(con: duckdb.DuckDBPyConnection) -> dict[str, str]:
+    """Each date part by what DuckDB computes for it: two names are one where ``date_part``,
+    ``date_trunc`` and ``date_diff`` give the same values (or the same error) over a few
+    timestamps."""
+    probes = (
+        "TIMESTAMP '2021-01-03 04:05:06.123456'",
+        "TIMESTAMP '1999-12-31 23:59:59.999999'",
+        "TIMESTAMP '2020-02-29 12:00:00.5'",
+    )
+    seen: dict[tuple[Any, ...], str] = {}
+    parts: dict[str, str] = {}
+    for part in _PART_NAMES:
+        values: list[Any] = []
+        for a in probes:
+            for call in (
+                f"date_part('{part}', {a})",
+                f"date_trunc('{part}', {a})",
+                f"date_diff('{part}', {a}, {probes[0]})",
+            ):
+                try:
+                    values.append(con.execute(f"SELECT {call}").fetchall()[0][0])
+                except duckdb.Error:
+                    values.append("error")
+        parts[part] = seen.setdefault(tuple(values), part)
+    return parts
 
 
 def _kind(argument: Any) -> str:
@@ -189,7 +236,22 @@ def _kind(argument: Any) -> str:
         node = node.get("child")
     if not isinstance(node, dict):
         return ""
+    if node.get("class") == "CONSTANT":
+        return f"CONSTANT {_value(node.get('literal') or {})}"
     return "FUNCTION" if node.get("type") == "ARRAY_CONSTRUCTOR" else str(node.get("class", ""))
+
+
+def _value(literal: dict[str, Any]) -> str:
+    """A constant's value as DuckDB's parser read it: numbers by value (``1_000``, ``.5``),
+    text without case (sqlglot writes a unit ``'month'`` as ``'MONTH'``), so that an argument
+    sqlglot changes (regexp options ``'li'`` written ``'i'``: the literal match dropped) shows."""
+    kind, text = str(literal.get("kind", "")), str(literal.get("text", ""))
+    if kind in ("INTEGER", "NUMERIC"):
+        try:
+            return format(Decimal(text.replace("_", "")).normalize(), "f")
+        except InvalidOperation:
+            return text
+    return text.lower() if kind == "STRING" else f"{kind.lower()} {text.lower()}"
 
 
 def written_otherwise(sql: str, rendered: str) -> str | None:
@@ -197,8 +259,10 @@ def written_otherwise(sql: str, rendered: str) -> str | None:
     DuckDB's own parser, or None: a function called with other arguments (sqlglot wrote
     ``jaro_winkler_similarity(s, t, 0.9)`` as ``JARO_WINKLER_SIMILARITY(UPPER(s), UPPER(t))``,
     ``regexp_replace(s, p, r, opt)`` without its options, and read a column named ``s`` in
-    ``date_trunc(s, d)`` as the unit 'SECOND'), or one called more often (an ``UPPER``
-    added). The rewrite works on sqlglot's reading; such a reading is not the query."""
+    ``date_trunc(s, d)`` as the unit 'SECOND', regexp options ``'li'`` as ``'i'``), or one
+    called more often (an ``UPPER`` added). Arguments compare by kind and constants by value
+    (:func:`_value`), with the defaults DuckDB fills in written out (:func:`_defaults`). The
+    rewrite works on sqlglot's reading; such a reading is not the query."""
     before, after = _calls(sql), _calls(rendered)
     if before is None or after is None:
         return None  # DuckDB's binder will speak for the query
