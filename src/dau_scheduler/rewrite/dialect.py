@@ -14,6 +14,10 @@ different query (the front-end check in ``rewrite/reading.py`` refused it as an 
 It also read ``INTERVAL '14 months ago'`` as ``INTERVAL '14' MONTHS``, the sign lost. Here an
 interval written as one string is written back as one string, and a string sqlglot would split
 leaving text behind is kept whole, without a unit (no rewrite step reads its amount).
+
+sqlglot reads ``list_sort(l, 'DESC', 'NULLS LAST')`` as a sort without a NULL order and writes
+``ARRAY_REVERSE_SORT(l)``, whose NULLs go where ``default_null_order`` puts them: first, on a
+connection set so (a wrong answer). The list sorts are kept here as the calls they were.
 """
 
 from __future__ import annotations
@@ -32,10 +36,23 @@ EXPLICIT_NULLS = "dau_explicit_nulls"
 IN_STRING = "dau_interval_in_string"
 
 
+def _as_written(name: str) -> Callable[[list[exp.Expr]], exp.Expr]:
+    def build(args: list[exp.Expr]) -> exp.Expr:
+        return exp.Anonymous(this=name, expressions=args)
+
+    return build
+
+
+#: Calls read as written, not as sqlglot's model of them (which loses their arguments).
+_AS_WRITTEN = ("LIST_SORT", "ARRAY_SORT", "LIST_REVERSE_SORT", "ARRAY_REVERSE_SORT")
+
+
 class DauDuckDB(DuckDB):
     """DuckDB's SQL, with an explicit NULL order kept through a parse and a write."""
 
     class Parser(DuckDB.Parser):  # type: ignore[misc,valid-type]
+        FUNCTIONS = {**DuckDB.Parser.FUNCTIONS, **{n: _as_written(n) for n in _AS_WRITTEN}}
+
         def _parse_ordered(
             self, parse_method: Callable[[], exp.Expr | None] | None = None
         ) -> exp.Ordered | None:
