@@ -17,7 +17,8 @@ leaving text behind is kept whole, without a unit (no rewrite step reads its amo
 
 sqlglot reads ``list_sort(l, 'DESC', 'NULLS LAST')`` as a sort without a NULL order and writes
 ``ARRAY_REVERSE_SORT(l)``, whose NULLs go where ``default_null_order`` puts them: first, on a
-connection set so (a wrong answer). The list sorts are kept here as the calls they were.
+connection set so (a wrong answer). The list sorts are kept here as the calls they were. And
+``(x,)``, a struct of one field, was written ``(x)``, the value itself; it keeps its comma.
 """
 
 from __future__ import annotations
@@ -86,6 +87,17 @@ class DauDuckDB(DuckDB):
             ):
                 return f"INTERVAL {self.sql(exp.Literal.string(f'{this.name} {unit.name}'))}"
             text: str = super().interval_sql(expression)
+            return text
+
+        def tuple_sql(self, expression: exp.Tuple) -> str:
+            # (x,) is a struct of one field; sqlglot wrote it (x), the value itself.
+            text: str = super().tuple_sql(expression)
+            if (
+                len(expression.expressions) == 1
+                and not isinstance(expression.parent, exp.Values)
+                and text.endswith(")")
+            ):
+                return f"{text[:-1]},)"
             return text
 
         def ordered_sql(self, expression: exp.Ordered) -> str:
