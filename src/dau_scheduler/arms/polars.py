@@ -385,7 +385,12 @@ class PolarsArm:
             text = self.sql_for(compiled)
             frame = self._context(compiled, 0, 0, held=True).execute(text)
             frame.collect_schema()
-        except (SqlglotError, pl.exceptions.PolarsError, pl.exceptions.PanicException, SqlError) as exc:
+        except (
+            SqlglotError,
+            pl.exceptions.PolarsError,
+            pl.exceptions.PanicException,  # a Rust panic, no Exception (INTERVAL '1.5 days')
+            SqlError,
+        ) as exc:
             return f"{self.name} arm cannot run this query's partial: {_first_line(exc)}"
         many = self._many_to_many(text, compiled.plan.split_table or "")
         if many is not None:

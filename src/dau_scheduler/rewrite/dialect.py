@@ -24,7 +24,7 @@ connection set so (a wrong answer). The list sorts are kept here as the calls th
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, ClassVar
 
 from sqlglot import exp
 from sqlglot.dialects.duckdb import DuckDB
@@ -52,7 +52,10 @@ class DauDuckDB(DuckDB):
     """DuckDB's SQL, with an explicit NULL order kept through a parse and a write."""
 
     class Parser(DuckDB.Parser):  # type: ignore[misc,valid-type]
-        FUNCTIONS = {**DuckDB.Parser.FUNCTIONS, **{n: _as_written(n) for n in _AS_WRITTEN}}
+        FUNCTIONS: ClassVar[dict[str, Callable[..., exp.Expr]]] = {
+            **DuckDB.Parser.FUNCTIONS,
+            **{n: _as_written(n) for n in _AS_WRITTEN},
+        }
 
         def _parse_ordered(
             self, parse_method: Callable[[], exp.Expr | None] | None = None
