@@ -12,7 +12,8 @@ which differs from C's pow at -inf and -0.0; and ``min(x, n)`` (a list of the n 
 read as ``min(x)``, a crash.
 
     python -m dau_scheduler.catalog_check --device polars [--kind scalar|aggregate]
-        [--like PATTERN] [--params N] [--json F]
+        [--like PATTERN] [--params N] [--way connection|lazy|resident|chunked|streamed]
+        [--json F]
 
 An outcome is ``split``, ``refused``, ``fallback``, ``unanswered`` (DuckDB itself fails it),
 ``wrong`` or ``crashed``; exit 1 on a wrong or crashed call. ``mode``, ``first`` and the like
@@ -26,6 +27,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import tempfile
 import warnings
 from pathlib import Path
 from typing import Any
@@ -177,20 +179,51 @@ def _sql(con: duckdb.DuckDBPyConnection, call: str, kind: str) -> str | None:
     return f"SELECT k, {call} AS v{sign} FROM t WHERE k >= 0"
 
 
-def check(
-    device: str, kind: str = "scalar", like: str = "%", most: int | None = None
-) -> list[dict[str, Any]]:
-    """One record per call: its outcome at shares 0.3 and 0.7 (the first that is not equal)."""
-    from dau_scheduler.session import Session
+#: Where the table is: a connection's table, or a Parquet file read by a folder Session lazily,
+#: loaded, or in chunks under a memory budget (three chunks: the partials fold again).
+WAYS = ("connection", "lazy", "resident", "chunked", "streamed")
 
+
+def check(
+    device: str,
+    kind: str = "scalar",
+    like: str = "%",
+    most: int | None = None,
+    way: str = "connection",
+) -> list[dict[str, Any]]:
+    """One record per call: its outcome at shares 0.3 and 0.7 (the first that is not equal).
+    Over Parquet (``way`` other than ``connection``) DuckDB over the same file is the oracle."""
+    if way not in WAYS:
+        raise ValueError(f"way {way!r}: one of {', '.join(WAYS)}")
     con = duckdb.connect()
     con.execute(TABLE)
     records: list[dict[str, Any]] = []
-    with Session(con, device=device) as session:
-        for call in calls(con, kind, like, most):
-            records.append({"call": call, **_one(session, con, call, kind)})
+    with tempfile.TemporaryDirectory(prefix="dau-catalog-check-") as folder:
+        with _session(con, device, way, Path(folder)) as session:
+            for call in calls(con, kind, like, most):
+                records.append({"call": call, **_one(session, con, call, kind)})
     con.close()
     return records
+
+
+def _session(con: duckdb.DuckDBPyConnection, device: str, way: str, folder: Path) -> Any:
+    """The Session under test; over Parquet, ``con``'s ``t`` becomes a view of the file."""
+    from dau_scheduler.session import Session
+
+    if way == "connection":
+        return Session(con, device=device)
+    # (Parquet holds no negative interval: the one such value is turned around.)
+    con.execute(
+        "COPY (SELECT * REPLACE (CASE WHEN iv < INTERVAL 0 DAY THEN -iv ELSE iv END AS iv) "
+        f"FROM t) TO '{folder / 't.parquet'}' (FORMAT parquet, ROW_GROUP_SIZE 20)"
+    )
+    con.execute("DROP TABLE t")
+    con.execute(f"CREATE VIEW t AS FROM read_parquet('{folder / 't.parquet'}')")
+    if way in ("chunked", "streamed"):
+        session = Session(folder, device=device, mem_budget_mb=64, strategy=way)
+        session.chunk_rows = 20
+        return session
+    return Session(folder, device=device, lazy=way == "lazy")
 
 
 def _one(session: Any, con: duckdb.DuckDBPyConnection, call: str, kind: str) -> dict[str, Any]:
@@ -225,10 +258,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--kind", choices=("scalar", "aggregate"), default="scalar")
     parser.add_argument("--like", default="%", help="only functions whose name is LIKE this")
     parser.add_argument("--params", type=int, help="most parameters (3 scalar, 2 aggregate)")
+    parser.add_argument("--way", choices=WAYS, default="connection")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
     warnings.simplefilter("ignore")
-    records = check(args.device, args.kind, args.like, args.params)
+    records = check(args.device, args.kind, args.like, args.params, args.way)
     if args.json:
         args.json.write_text(json.dumps(records, indent=1))
     return report_outcomes(records, f"{len(records)} calls: ", lambda r: str(r["call"]))
