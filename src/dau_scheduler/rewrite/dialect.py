@@ -33,7 +33,7 @@ from sqlglot.expressions import INTERVAL_STRING_RE
 #: Meta key set on an ``Ordered`` whose NULLS FIRST / NULLS LAST was written in the query.
 EXPLICIT_NULLS = "dau_explicit_nulls"
 #: Meta key set on an ``Interval`` read from one string (``INTERVAL '2 days'``): the amount and
-#: unit it was read as, so that it is written back as one string while they are unchanged.
+#: unit it was read as and the string, written back as it was while they are unchanged.
 IN_STRING = "dau_interval_in_string"
 
 
@@ -49,7 +49,8 @@ _AS_WRITTEN = ("LIST_SORT", "ARRAY_SORT", "LIST_REVERSE_SORT", "ARRAY_REVERSE_SO
 
 
 class DauDuckDB(DuckDB):
-    """DuckDB's SQL, with an explicit NULL order kept through a parse and a write."""
+    """DuckDB's SQL, with what sqlglot would write otherwise kept through a parse and a write:
+    an explicit NULL order, an interval in one string, list sorts, a struct of one field."""
 
     class Parser(DuckDB.Parser):  # type: ignore[misc,valid-type]
         FUNCTIONS: ClassVar[dict[str, Callable[..., exp.Expr]]] = {
@@ -77,18 +78,20 @@ class DauDuckDB(DuckDB):
                 return interval
             if not INTERVAL_STRING_RE.fullmatch(written):  # '14 months ago': kept whole
                 return exp.Interval(this=exp.Literal.string(written))
-            interval.meta[IN_STRING] = (interval.this.name, unit.name)
+            interval.meta[IN_STRING] = (interval.this.name, unit.name, written)
             return interval
 
     class Generator(DuckDB.Generator):  # type: ignore[misc,valid-type]
         def interval_sql(self, expression: exp.Interval) -> str:
             this, unit = expression.this, expression.args.get("unit")
+            written = expression.meta.get(IN_STRING)
             if (
                 isinstance(this, exp.Literal)
                 and isinstance(unit, exp.Var)
-                and expression.meta.get(IN_STRING) == (this.name, unit.name)
+                and written is not None
+                and written[:2] == (this.name, unit.name)
             ):
-                return f"INTERVAL {self.sql(exp.Literal.string(f'{this.name} {unit.name}'))}"
+                return f"INTERVAL {self.sql(exp.Literal.string(written[2]))}"
             text: str = super().interval_sql(expression)
             return text
 

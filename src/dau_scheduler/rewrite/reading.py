@@ -130,8 +130,8 @@ _Calls = Counter[tuple[str, tuple[str, ...]]]
 
 def _calls(sql: str) -> _Calls | None:
     """DuckDB's own parse of ``sql``: each function call (operators left out) as its name
-    (aliases to the name they stand for) and its arguments' kinds; None where DuckDB's
-    parser cannot serialize it."""
+    (aliases to the name they stand for) and its arguments' kinds, a constant's with its value;
+    None where DuckDB's parser cannot serialize it."""
     with _PARSER_LOCK:
         if not _PARSER:
             _PARSER.append(duckdb.connect())
@@ -244,16 +244,17 @@ def _kind(argument: Any) -> str:
 
 
 def _value(literal: dict[str, Any]) -> str:
-    """A constant's value as DuckDB's parser read it: numbers by value (``1_000``, ``.5``),
-    text without case (sqlglot writes a unit ``'month'`` as ``'MONTH'``), so that an argument
-    sqlglot changes (regexp options ``'li'`` written ``'i'``: the literal match dropped) shows."""
+    """A constant's value as DuckDB's parser read it, numbers by value (``1_000``, ``.5``), so
+    that an argument sqlglot changes (regexp options ``'li'`` written ``'i'``: the literal match
+    dropped) shows. Text keeps its case: a date part (``'month'`` written ``'MONTH'``) is read
+    by :func:`_parts_named`."""
     kind, text = str(literal.get("kind", "")), str(literal.get("text", ""))
     if kind in ("INTEGER", "NUMERIC"):
         try:
             return format(Decimal(text.replace("_", "")).normalize(), "f")
         except InvalidOperation:
             return text
-    return text.lower() if kind == "STRING" else f"{kind.lower()} {text.lower()}"
+    return text if kind == "STRING" else f"{kind.lower()} {text.lower()}"
 
 
 def _other_arguments(before: _Calls, after: _Calls) -> str | None:
@@ -276,7 +277,7 @@ def _parts_named(calls: _Calls) -> _Calls:
     named: _Calls = Counter()
     for (name, kinds), n in calls.items():
         if name in _PART_CALLS and kinds and kinds[0].startswith("CONSTANT "):
-            part = kinds[0][len("CONSTANT ") :]
+            part = kinds[0][len("CONSTANT ") :].lower()
             kinds = (f"CONSTANT {_PARTS.get(part, part)}", *kinds[1:])
         named[(name, kinds)] += n
     return named
