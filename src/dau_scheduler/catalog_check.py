@@ -198,10 +198,12 @@ def check(
     con = duckdb.connect()
     con.execute(TABLE)
     records: list[dict[str, Any]] = []
-    with tempfile.TemporaryDirectory(prefix="dau-catalog-check-") as folder:
-        with _session(con, device, way, Path(folder)) as session:
-            for call in calls(con, kind, like, most):
-                records.append({"call": call, **_one(session, con, call, kind)})
+    with (
+        tempfile.TemporaryDirectory(prefix="dau-catalog-check-") as folder,
+        _session(con, device, way, Path(folder)) as session,
+    ):
+        for call in calls(con, kind, like, most):
+            records.append({"call": call, **_one(session, con, call, kind)})
     con.close()
     return records
 
