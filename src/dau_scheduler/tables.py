@@ -5,31 +5,29 @@ mapping ``name -> path | pyarrow.Table | polars.DataFrame``; or a DuckDB connect
 (its tables, types, settings, macros and views). Row order is the order the data is read in (a
 connection's tables: ``rowid`` order), and both arms number rows by it.
 
-A source is either a :class:`ParquetSource` (files read when and as far as a query needs them:
-row counts and column sizes come from the files' metadata) or an :class:`ArrowSource` (a table
-already in memory). ``resolve_tables`` reads every source whole, for the resident path.
+A source is a :class:`ParquetSource` (``parquet_source.py``: files read when and as far as a
+query needs them; row counts and column sizes come from the files' metadata), an
+:class:`ArrowSource` (a table already in memory) or a :class:`ConnectionSource` (a table of a
+user's connection). ``resolve_tables`` reads every source whole, for the resident path.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Collection, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
 from dau_scheduler.errors import SqlError
-from dau_scheduler.reader_forms import ReaderForms, compare_readers
+from dau_scheduler.parquet_source import SAMPLE_ROWS, ParquetSource, wanted_columns
 from dau_scheduler.rewrite.views import View
 
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-#: Rows read to estimate a Parquet table's Arrow width per column.
-SAMPLE_ROWS = 4096
 
 
 def _check_name(name: str) -> str:
@@ -52,10 +50,6 @@ def _new_key(found: Mapping[str, object], name: str, where: str = "") -> str:
     return key
 
 
-def _wanted(columns: Collection[str] | None) -> set[str] | None:
-    return None if columns is None else {c.lower() for c in columns}
-
-
 @dataclass(frozen=True)
 class ArrowSource:
     """A table already in memory."""
@@ -67,7 +61,7 @@ class ArrowSource:
         return int(self.table.num_rows)
 
     def column_nbytes(self, columns: Collection[str] | None = None) -> dict[str, int]:
-        wanted = _wanted(columns)
+        wanted = wanted_columns(columns)
         return {
             c.lower(): int(self.table.column(c).nbytes)
             for c in self.table.column_names
@@ -82,185 +76,6 @@ class ArrowSource:
         table = self.table.select(columns)
         for start in range(0, table.num_rows, rows):
             yield table.slice(start, rows)
-
-
-def _file_rows(meta: Any) -> int:
-    """A Parquet file's rows: its row groups' counts, which readers read by (a file's own total
-    can disagree: DuckDB's arrow/repeated_no_annotation.parquet says 0 over a group of 6)."""
-    return sum(int(meta.row_group(g).num_rows) for g in range(meta.num_row_groups))
-
-
-@dataclass(frozen=True)
-class ParquetSource:
-    """Parquet files read on demand, in file order; nothing is held but their metadata."""
-
-    files: tuple[Path, ...]
-    _meta: list[Any] = field(default_factory=list, compare=False, repr=False)
-    #: Worked out at the first read by pyarrow: see :meth:`reader_forms`.
-    _forms: list[ReaderForms] = field(default_factory=list, compare=False, repr=False)
-
-    def __post_init__(self) -> None:
-        try:
-            self._meta.extend(pq.ParquetFile(f).metadata for f in self.files)
-        except (OSError, ValueError) as exc:
-            where = self.files[0].parent
-            raise SqlError(f"cannot read Parquet metadata under {where}: {exc}") from exc
-
-    @property
-    def num_rows(self) -> int:
-        return sum(_file_rows(m) for m in self._meta)
-
-    @property
-    def totals_agree(self) -> bool:
-        """Whether each file's own row total is its row groups' (Polars' reader reads a file
-        by its total: 0 rows of DuckDB's arrow/repeated_no_annotation.parquet, which holds 6)."""
-        return all(int(m.num_rows) == _file_rows(m) for m in self._meta)
-
-    def arrow_schema_names(self) -> list[str]:
-        return list(self._meta[0].schema.to_arrow_schema().names)
-
-    def column_nbytes(self, columns: Collection[str] | None = None) -> dict[str, int]:
-        """Arrow bytes per column (of ``columns``, lower-case, or all): exact for fixed-width
-        types (width x rows); for the others estimated from the first ``SAMPLE_ROWS`` rows read
-        as Arrow, scaled to the table's rows (Parquet's own sizes are of encoded pages, often a
-        fraction of the Arrow width). Only the variable-width columns asked for are read."""
-        rows = self.num_rows
-        schema = self._meta[0].schema.to_arrow_schema()
-        wanted = _wanted(columns)
-        sizes: dict[str, int] = {}
-        variable = []
-        for field_ in schema:
-            if wanted is not None and field_.name.lower() not in wanted:
-                continue
-            try:
-                width = field_.type.bit_width
-            except ValueError:  # not fixed-width
-                variable.append(field_.name)
-                continue
-            sizes[field_.name.lower()] = (width * rows + 7) // 8
-        if variable:
-            try:
-                handle = pq.ParquetFile(self.files[0], pre_buffer=False)
-                batches = handle.iter_batches(
-                    batch_size=SAMPLE_ROWS, columns=variable, use_threads=False
-                )
-                batch = next(batches, None)
-            except (OSError, pa.ArrowException):
-                # A file pyarrow cannot read (DuckDB may: rle_malicious_bitwidth.parquet):
-                # Parquet's own uncompressed sizes stand in.
-                sizes.update(self._metadata_nbytes(variable))
-                return sizes
-            for name in variable:
-                sample = batch.column(name) if batch is not None and batch.num_rows else None
-                per_row = sample.nbytes / len(sample) if sample is not None else 0.0
-                sizes[name.lower()] = int(per_row * rows)
-        return sizes
-
-    def _metadata_nbytes(self, names: list[str]) -> dict[str, int]:
-        """The uncompressed bytes Parquet's metadata gives each of ``names`` (top-level
-        columns: their leaves summed), over every file and row group."""
-        wanted = {name.lower(): name for name in names}
-        sizes = dict.fromkeys(wanted, 0)
-        for meta in self._meta:
-            for group in (meta.row_group(g) for g in range(meta.num_row_groups)):
-                for chunk in (group.column(j) for j in range(group.num_columns)):
-                    top = chunk.path_in_schema.split(".", 1)[0].lower()
-                    if top in sizes:
-                        sizes[top] += int(chunk.total_uncompressed_size)
-        return sizes
-
-    def arrow(self, columns: list[str] | None = None) -> pa.Table:
-        tables = [pq.read_table(f, columns=columns) for f in self.files]
-        return self._as_duckdb_reads(tables[0] if len(tables) == 1 else pa.concat_tables(tables))
-
-    def reader_forms(self) -> ReaderForms:
-        """What pyarrow reads otherwise than DuckDB's scan of these files (worked out once)."""
-        if not self._forms:
-            self._forms.append(compare_readers(self.files[0]))
-        return self._forms[0]
-
-    def _as_duckdb_reads(self, table: pa.Table) -> pa.Table:
-        return self.reader_forms().conform(table)
-
-    def rows(self, columns: list[str] | None, start: int, stop: int) -> pa.Table:
-        """Rows ``[start, stop)`` of the files' ``columns`` (all when None), reading only the
-        row groups that hold them, one at a time."""
-        pieces: list[pa.Table] = []
-        offset = 0
-        for path, meta in zip(self.files, self._meta, strict=True):
-            if offset >= stop:
-                break
-            handle = None
-            for index in range(meta.num_row_groups):
-                size = int(meta.row_group(index).num_rows)
-                lo, hi = max(start, offset), min(stop, offset + size)
-                if lo < hi:
-                    handle = handle or pq.ParquetFile(path, pre_buffer=False)
-                    group = handle.read_row_group(index, columns=columns, use_threads=False)
-                    pieces.append(group.slice(lo - offset, hi - lo))
-                offset += size
-        if not pieces:
-            schema = pq.ParquetFile(self.files[0], pre_buffer=False).schema_arrow
-            empty = (
-                schema.empty_table() if columns is None else schema.empty_table().select(columns)
-            )
-            return self._as_duckdb_reads(empty)
-        return self._as_duckdb_reads(pa.concat_tables(pieces))
-
-    def range_sql(self, start: int, stop: int) -> str | None:
-        """DuckDB's query of rows ``[start, stop)`` of the files, scanned where they are (by
-        each file's ``file_row_number``, which DuckDB's scan filters by row group); None where
-        a column of the files is itself named ``file_row_number`` or ``filename``."""
-        if {"file_row_number", "filename"} & {n.lower() for n in self.arrow_schema_names()}:
-            return None
-        pieces: list[tuple[str, int, int]] = []
-        offset = 0
-        for path, meta in zip(self.files, self._meta, strict=True):
-            size = _file_rows(meta)
-            lo, hi = max(start, offset), min(stop, offset + size)
-            if lo < hi:
-                pieces.append((str(path).replace("'", "''"), lo - offset, hi - offset))
-            offset += size
-        options = "hive_partitioning = false, file_row_number = true"
-        if not pieces:
-            listed = str(self.files[0]).replace("'", "''")
-            return f"SELECT * FROM read_parquet('{listed}', hive_partitioning = false) WHERE false"
-        if len(pieces) == 1:
-            only, lo, hi = pieces[0]
-            return (
-                f"SELECT * EXCLUDE (file_row_number) FROM read_parquet('{only}', {options}) "
-                f"WHERE file_row_number >= {lo} AND file_row_number < {hi}"
-            )
-        listed = ", ".join(f"'{piece}'" for piece, _, _ in pieces)
-        (first, lo, _), (last, _, hi) = pieces[0], pieces[-1]
-        return (
-            "SELECT * EXCLUDE (file_row_number, filename) FROM read_parquet("
-            f"[{listed}], {options}, filename = true) WHERE (filename <> '{first}' "
-            f"OR file_row_number >= {lo}) AND (filename <> '{last}' OR file_row_number < {hi})"
-        )
-
-    def batches(self, columns: list[str], rows: int) -> Iterator[pa.Table]:
-        """The files' ``columns`` in row order, ``rows`` at a time (the last may be short).
-
-        Read a row group at a time, without pre-buffering: pyarrow's ``iter_batches`` held
-        ~5x a chunk's bytes in its reader at SF 1, row groups read one by one ~1x."""
-        pending: list[pa.Table] = []
-        count = 0
-        for path in self.files:
-            handle = pq.ParquetFile(path, pre_buffer=False)
-            for index in range(handle.num_row_groups):
-                group = handle.read_row_group(index, columns=columns, use_threads=False)
-                start = 0
-                while start < group.num_rows:
-                    take = min(rows - count, group.num_rows - start)
-                    pending.append(group.slice(start, take))
-                    count += take
-                    start += take
-                    if count == rows:
-                        yield self._as_duckdb_reads(pa.concat_tables(pending))
-                        pending, count = [], 0
-        if pending:
-            yield self._as_duckdb_reads(pa.concat_tables(pending))
 
 
 @dataclass(frozen=True)
@@ -324,7 +139,7 @@ class ConnectionSource:
 
     def column_nbytes(self, columns: Collection[str] | None = None) -> dict[str, int]:
         rows = self.num_rows
-        wanted = _wanted(columns)
+        wanted = wanted_columns(columns)
         names = [c for c in self.arrow_schema_names() if wanted is None or c.lower() in wanted]
         if not names:
             return {}
