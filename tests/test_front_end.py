@@ -58,6 +58,7 @@ def test_the_same_query_spelt_otherwise_is_not(query: str) -> None:
         ("SELECT INTERVAL ' 2 days '", "INTERVAL ' 2 days '"),
         ("SELECT list_sort(l, 'DESC', 'NULLS LAST') FROM t", "LIST_SORT(l, 'DESC', 'NULLS LAST')"),
         ("SELECT (x,) FROM t", "(x,)"),
+        ("SELECT x NOT IN [1, NULL] FROM t", "x IN [1, NULL]"),
         ("SELECT * FROM (VALUES (1), (2)) v(a)", "VALUES (1), (2)"),
     ],
 )

@@ -19,6 +19,8 @@ sqlglot reads ``list_sort(l, 'DESC', 'NULLS LAST')`` as a sort without a NULL or
 ``ARRAY_REVERSE_SORT(l)``, whose NULLs go where ``default_null_order`` puts them: first, on a
 connection set so (a wrong answer). The list sorts are kept here as the calls they were. And
 ``(x,)``, a struct of one field, was written ``(x)``, the value itself; it keeps its comma.
+``x IN [1, NULL]`` (list containment: false for 2) was written ``x IN (1, NULL)`` (NULL for 2,
+so ``NOT`` it filters every row out); it keeps its brackets.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, ClassVar
 
-from sqlglot import exp
+from sqlglot import TokenType, exp
 from sqlglot.dialects.duckdb import DuckDB
 from sqlglot.expressions import INTERVAL_STRING_RE
 
@@ -50,7 +52,8 @@ _AS_WRITTEN = ("LIST_SORT", "ARRAY_SORT", "LIST_REVERSE_SORT", "ARRAY_REVERSE_SO
 
 class DauDuckDB(DuckDB):
     """DuckDB's SQL, with what sqlglot would write otherwise kept through a parse and a write:
-    an explicit NULL order, an interval in one string, list sorts, a struct of one field."""
+    an explicit NULL order, an interval in one string, list sorts, a struct of one field,
+    containment in a list."""
 
     class Parser(DuckDB.Parser):  # type: ignore[misc,valid-type]
         FUNCTIONS: ClassVar[dict[str, Callable[..., exp.Expr]]] = {
@@ -67,6 +70,15 @@ class DauDuckDB(DuckDB):
                 if nulls.text.upper() == "NULLS" and which.text.upper() in ("FIRST", "LAST"):
                     ordered.meta[EXPLICIT_NULLS] = True
             return ordered
+
+        def _parse_in(self, this: exp.Expr | None, alias: bool = False) -> exp.In:
+            # x IN [1, NULL] is list containment (false where 2 is not found), x IN (1, NULL)
+            # the SQL predicate (NULL): sqlglot wrote the one as the other.
+            if self._curr is not None and self._curr.token_type == TokenType.L_BRACKET:
+                contained: exp.In = self.expression(exp.In(this=this, field=self._parse_bitwise()))
+                return contained
+            found: exp.In = super()._parse_in(this, alias)
+            return found
 
         def _parse_interval_span(
             self, this: exp.Expr, parse_function_unit: bool = True
