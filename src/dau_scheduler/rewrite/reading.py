@@ -120,6 +120,14 @@ def read_back(
 _ADDED_WATCH = frozenset({"upper", "lower", "round", "trunc", "floor", "ceil", "abs", "coalesce"})
 
 
+#: Functions DuckDB registers twice without naming one an alias of the other (sqlglot writes
+#: the second name: ``datediff(s, ...)`` as ``DATE_DIFF('S', ...)`` over a column named ``s``).
+_SAME_FUNCTIONS = {
+    "datediff": "date_diff",
+    "datetrunc": "date_trunc",
+    "datepart": "date_part",
+    "datesub": "date_sub",
+}
 _PARSER: list[duckdb.DuckDBPyConnection] = []
 _PARSER_LOCK = threading.Lock()
 _CANONICAL: dict[str, str] = {}
@@ -144,6 +152,7 @@ def _calls(sql: str) -> _Calls | None:
                 .fetchall()
             )
             _CANONICAL.update({str(n): str(a) for n, a in rows})
+            _CANONICAL.update(_SAME_FUNCTIONS)
         try:
             text = _PARSER[0].execute("SELECT json_serialize_sql($1)", [sql]).fetchall()[0][0]
         except duckdb.Error:
