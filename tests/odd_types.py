@@ -68,3 +68,13 @@ def problems(session: Any, oracle: Any, share: float | None = 0.5) -> list[str]:
         if diff is not None:
             found.append(f"{sql}: {diff}")
     return found
+
+
+def write_unreadable_text(folder: Path) -> None:
+    """``folder/t.parquet``: ``i`` 1, 2, 3 and ``s`` with a value that is not UTF-8 (as DuckDB's
+    invalid_utf8_*.parquet): DuckDB answers ``count(*)`` and ``sum(i)`` over it and fails on a
+    scan of ``s``, which a cluster worker's read of every column makes."""
+    import pyarrow.parquet as pq
+
+    bad = pa.array([b"ok", b"TREL\xc3", b"x"], pa.binary()).view(pa.string())
+    pq.write_table(pa.table({"i": [1, 2, 3], "s": bad}), folder / "t.parquet")

@@ -17,7 +17,6 @@ from typing import Any
 
 import duckdb
 import pyarrow as pa
-import pyarrow.parquet as pq
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -28,6 +27,7 @@ from dau_scheduler.errors import ClusterError
 from dau_scheduler.planner import dask_backend, encoded_data
 from odd_types import make as make_odd_types
 from odd_types import problems as odd_problems
+from odd_types import write_unreadable_text
 
 distributed = pytest.importorskip("distributed")
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
@@ -332,8 +332,7 @@ def test_rows_a_worker_cannot_read_are_answered_unsplit(client: Any, tmp_path: P
     is not UTF-8, an encrypted column: DuckDB's invalid_utf8_*.parquet), DuckDB on the driver
     still answers a query that reads no such value. The shard's task failed and the query raised
     the cluster's error; now the reader is named and the query answered unsplit."""
-    bad = pa.array([b"ok", b"TREL\xc3", b"x"], pa.binary()).view(pa.string())
-    pq.write_table(pa.table({"i": [1, 2, 3], "s": bad}), tmp_path / "t.parquet")
+    write_unreadable_text(tmp_path)
     with Session(tmp_path, device=None, cluster=client) as s:
         result = s.sql("SELECT count(*), sum(i) FROM t")
         assert result.table.to_pylist() == [{"count_star()": 3, "sum(i)": 6}]

@@ -25,6 +25,7 @@ from dau_scheduler.errors import ClusterError
 from dau_scheduler.planner import encoded_data, spark_backend
 from odd_types import make as make_odd_types
 from odd_types import problems as odd_problems
+from odd_types import write_unreadable_text
 
 pytest.importorskip("pyspark")
 pytest.importorskip("pandas")
@@ -207,10 +208,7 @@ def test_rows_a_worker_cannot_read_are_answered_unsplit(spark: Any, tmp_path: Pa
     """A Python worker reads its range with DuckDB's scan of every column; where that fails
     (text that is not UTF-8: DuckDB's invalid_utf8_*.parquet) while DuckDB on the driver
     answers the query, Spark's failed task raised; now the reader is named, answered unsplit."""
-    import pyarrow.parquet as pq
-
-    bad = pa.array([b"ok", b"TREL\xc3", b"x"], pa.binary()).view(pa.string())
-    pq.write_table(pa.table({"i": [1, 2, 3], "s": bad}), tmp_path / "t.parquet")
+    write_unreadable_text(tmp_path)
     with Session(tmp_path, device=None, cluster=spark) as s:
         result = s.sql("SELECT count(*), sum(i) FROM t")
         assert result.table.to_pylist() == [{"count_star()": 3, "sum(i)": 6}]
