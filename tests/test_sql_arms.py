@@ -590,3 +590,38 @@ def test_polars_leaves_out_columns_holding_duckdb_infinity(tmp_path: Any, way: s
         result = session.sql(sql, device_share=0.5)
         assert compare_tables(result.table, con.sql(sql).to_arrow_table(), ordered=False) is None
         assert result.execution is not None and result.execution.device_rows > 0
+
+
+@pytest.mark.parametrize("way", ["connection", "resident", "lazy", "arrow", "chunked"])
+def test_columns_named_in_mixed_case_split_on_polars(tmp_path: Any, way: str) -> None:
+    """sqlglot reads DuckDB's identifiers without case (A-Z lowered) and Polars' SQL is
+    case-sensitive: every query reading a column named ``"CamelCase"`` (or ``"Group"``) was
+    refused on the Polars arm ("no column named 'camelcase'"). Its frames name their columns as
+    the partial does now, however the table reaches it; ``"ÄÖ"`` keeps its case, as in sqlglot."""
+    con = duckdb.connect()
+    con.execute(
+        'CREATE TABLE "My Table" AS SELECT i % 3 AS "Group", i AS "Value", i % 5 AS "ÄÖ", '
+        "i % 2 AS CamelCase FROM range(3000) r(i)"
+    )
+    con.execute(f"COPY \"My Table\" TO '{tmp_path}/t.parquet'")
+    con.execute(f"CREATE VIEW t AS FROM '{tmp_path}/t.parquet'")
+    data: Any = {
+        "connection": con,
+        "arrow": {"t": con.sql("FROM t").to_arrow_table()},
+    }.get(way, tmp_path)
+    table = '"My Table"' if way == "connection" else "t"
+    options: dict[str, Any] = {"lazy": way == "lazy"}
+    if way == "chunked":
+        options = {"mem_budget_mb": 64, "strategy": "chunked"}
+    with Session(data, device="polars", **options) as session:
+        if way == "chunked":
+            session.chunk_rows = 1000
+        for sql in [
+            f'SELECT "Group", sum("Value"), count(*) FROM {table} GROUP BY "Group"',
+            f"SELECT camelcase, max(value) FROM {table} GROUP BY ALL",
+            f'SELECT "ÄÖ", count(*) FROM {table} WHERE "Group" = 1 GROUP BY "ÄÖ"',
+        ]:
+            result = session.sql(sql, device_share=0.5)
+            expected = con.sql(sql).to_arrow_table()
+            assert compare_tables(result.table, expected, ordered=False) is None, sql
+            assert result.refusal is None and result.fallback is None, (sql, result.refusal)

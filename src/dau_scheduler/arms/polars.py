@@ -75,6 +75,21 @@ def _sql_type(dtype: pl.DataType) -> str | None:
 _Frame = TypeVar("_Frame", "pl.DataFrame", "pl.LazyFrame")
 
 
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+
+
+def _lowercase_names(frame: pl.LazyFrame) -> pl.LazyFrame:
+    """``frame`` with its columns named as the partial's SQL names them: sqlglot reads DuckDB's
+    identifiers without case (A-Z lowered, the rest kept) and Polars' SQL is case-sensitive, so
+    a column ``"CamelCase"`` was "no column named 'camelcase'". Kept where two names would meet
+    (a Parquet file's ``column`` and ``COLUMN``, which DuckDB reads as two other names)."""
+    names = frame.collect_schema().names()
+    lowered = [n.translate(_ASCII_LOWER) for n in names]
+    if lowered == names or len(set(lowered)) < len(names):
+        return frame
+    return frame.rename(dict(zip(names, lowered, strict=True)))
+
+
 def _widen_decimals(frame: _Frame) -> _Frame:
     schema = frame.collect_schema() if isinstance(frame, pl.LazyFrame) else frame.schema
     casts = [
@@ -282,7 +297,7 @@ class PolarsArm:
         return frame.rechunk()
 
     def _hold(self, name: str, frame: pl.LazyFrame) -> None:
-        frame = _widen_decimals(frame)
+        frame = _widen_decimals(_lowercase_names(frame))
         self.frames[name] = frame
         self.types[name] = {
             column: sql_type
@@ -300,7 +315,7 @@ class PolarsArm:
     def _lazy(self, name: str, rows: pa.Table) -> pl.LazyFrame:
         # Decimals widened in the plan: only the columns a partial reads, on its engine.
         kept = [c for c in rows.column_names if (name, c) not in self.unloaded]
-        return _widen_decimals(self._import(name, rows.select(kept)).lazy())
+        return _widen_decimals(_lowercase_names(self._import(name, rows.select(kept)).lazy()))
 
     def _context(
         self,
@@ -471,9 +486,11 @@ class PolarsArm:
         """Why the partial cannot run here: it reads a column left out of Polars, or None."""
         if not self.unloaded or compiled.partial is None:
             return None
-        read = {c.name for c in compiled.partial.find_all(exp.Column)}
+        read = {c.name.translate(_ASCII_LOWER) for c in compiled.partial.find_all(exp.Column)}
         missing = sorted(
-            f"{t}.{c} ({kind})" for (t, c), kind in list(self.unloaded.items()) if c in read
+            f"{t}.{c} ({kind})"
+            for (t, c), kind in list(self.unloaded.items())
+            if c.translate(_ASCII_LOWER) in read
         )
         if not missing:
             return None
