@@ -143,10 +143,21 @@ def connect(cluster: Any) -> SparkConnection:
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.execution.arrow.pyspark.enabled", "true")
         .config("spark.python.worker.reuse", "true")
+        # Partials come back through the driver's heap: past it Spark's result thread died of
+        # OutOfMemoryError and the query hung (count(DISTINCT key) over DuckDB's seqs_table).
+        # Results past MAX_RESULT fail the job instead, a ClusterError naming the setting.
+        .config("spark.driver.memory", DRIVER_MEMORY)
+        .config("spark.driver.maxResultSize", MAX_RESULT)
         .getOrCreate()
     )
     spark.sparkContext.setLogLevel("ERROR")
     return SparkConnection(spark, owned=True)
+
+
+#: An owned local Spark's driver heap, and the most partial bytes it takes back from a query
+#: (well under the heap, which holds them again as Arrow).
+DRIVER_MEMORY = "2g"
+MAX_RESULT = "512m"
 
 
 # -- in the Python workers -------------------------------------------------------------------
@@ -516,6 +527,12 @@ class SparkTables:
         except Exception as exc:
             if "RowsUnreadable" in str(exc):  # the reader failed, not Spark: answered unsplit
                 raise ArmError("reader", f"a worker cannot read the rows: {_cause(exc)}") from exc
+            if "maxResultSize" in str(exc):
+                raise ClusterError(
+                    "the partials of this query are more than spark.driver.maxResultSize bytes "
+                    f"(an owned local Spark takes {MAX_RESULT}): raise it on the Spark given, or "
+                    "run the query without cluster="
+                ) from exc
             raise ClusterError(f"Spark failed the partial of this query: {_cause(exc)}") from exc
         stats = got.filter(got.column("__dau_rows").is_valid())
         self.last_runs = tuple(
