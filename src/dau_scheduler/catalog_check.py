@@ -35,6 +35,7 @@ from typing import Any
 import duckdb
 
 from dau_scheduler.compare import compare_tables, report_outcomes
+from dau_scheduler.parquet_check import folder_session
 
 #: The table every call reads: k is the group key, one column per plain type.
 TABLE = """CREATE TABLE t AS SELECT i % 3 AS k,
@@ -221,11 +222,7 @@ def _session(con: duckdb.DuckDBPyConnection, device: str, way: str, folder: Path
     )
     con.execute("DROP TABLE t")
     con.execute(f"CREATE VIEW t AS FROM read_parquet('{folder / 't.parquet'}')")
-    if way in ("chunked", "streamed"):
-        session = Session(folder, device=device, mem_budget_mb=64, strategy=way)
-        session.chunk_rows = 20
-        return session
-    return Session(folder, device=device, lazy=way == "lazy")
+    return folder_session(folder, device, way)
 
 
 def _one(session: Any, con: duckdb.DuckDBPyConnection, call: str, kind: str) -> dict[str, Any]:

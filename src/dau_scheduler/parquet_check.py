@@ -110,6 +110,21 @@ def check_file(
     return records
 
 
+def folder_session(folder: Path, device: str, way: str) -> Any:
+    """A Session over the Parquet folder ``folder`` (its table ``t``) read the way named:
+    ``lazy`` or ``resident``; ``chunked`` or ``streamed`` under a 64 MB budget, in three chunks
+    (so the partials fold again); or over a cluster of two workers (``dask``, ``spark``)."""
+    from dau_scheduler.session import Session
+
+    if way in ("chunked", "streamed"):
+        session = Session(folder, device=device, mem_budget_mb=64, strategy=way)
+        session.chunk_rows = max(1, -(-session.row_counts["t"] // 3))
+        return session
+    if way in ("dask", "spark"):
+        return Session(folder, device=device, cluster=_client(way))
+    return Session(folder, device=device, lazy=way == "lazy")
+
+
 def _way(
     path: Path, way: str, folder: Path, con: duckdb.DuckDBPyConnection, device: str, share: float
 ) -> list[dict[str, Any]]:
@@ -125,15 +140,9 @@ def _way(
     except duckdb.Error:
         return [{"outcome": "unreadable"}]
     try:
-        if way == "view":
-            session = Session(con, device=device)
-        elif way in ("chunked", "streamed"):
-            session = Session(folder, device=device, mem_budget_mb=64, strategy=way)
-            session.chunk_rows = max(1, -(-session.row_counts["t"] // 3))
-        elif way in ("dask", "spark"):
-            session = Session(folder, device=device, cluster=_client(way))
-        else:
-            session = Session(folder, device=device, lazy=way == "lazy")
+        session = (
+            Session(con, device=device) if way == "view" else folder_session(folder, device, way)
+        )
     except DauError as exc:
         return [{"outcome": "error", "why": str(exc)}]
     # The oracle: DuckDB on the user's connection, or the folder Session's own host (a
