@@ -7,6 +7,7 @@ import math
 from typing import Any
 
 from dau_scheduler.errors import DauError, SizingError, SqlError
+from dau_scheduler.posture import POSTURES
 
 #: The smallest memory budget a Session accepts.
 MIN_BUDGET_MB = 16
@@ -62,4 +63,12 @@ def share(device_share: Any) -> None:
         raise SqlError(f"device_share must be a finite number in [0, 1], got {device_share!r}")
 
 
-__all__ = ["MIN_BUDGET_MB", "budget", "count", "positive", "share"]
+def options(posture: Any, profile: Any) -> None:
+    """A query's posture (one of ``POSTURES``) and profile mode (``cached`` or ``auto``)."""
+    if posture not in POSTURES:
+        raise SqlError(f"unknown posture {posture!r}; expected one of {', '.join(POSTURES)}")
+    if profile not in ("cached", "auto"):
+        raise SqlError(f"unknown profile mode {profile!r}; expected 'cached' or 'auto'")
+
+
+__all__ = ["MIN_BUDGET_MB", "budget", "count", "options", "positive", "share"]

@@ -7,42 +7,30 @@ refused or the device arm fails, the unsplit query on the host, saying why.
 
 from __future__ import annotations
 
-import contextlib
-import dataclasses
 import threading
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import duckdb
-import pyarrow as pa
 
-from dau_scheduler import checks, deciding, execution, live, profiling, strategies
+from dau_scheduler import answering, checks, deciding, execution, live, profiling, strategies
 from dau_scheduler.arms.base import Arm
 from dau_scheduler.arms.cluster import ClusterArm
 from dau_scheduler.arms.devices import DEVICES, DUCKDB, device_arm
 from dau_scheduler.arms.duckdb import DuckDBArm, quote
 from dau_scheduler.checks import MIN_BUDGET_MB
-from dau_scheduler.errors import ArmError, FoldError, SplitError, SqlError
-from dau_scheduler.guards import (
-    VOLATILE,
-    ColumnWidths,
-    FunctionCatalog,
-    load_resident,
-    one_query,
-)
-from dau_scheduler.lazy import empty_table
+from dau_scheduler.compiling import compile_query
+from dau_scheduler.errors import SplitError, SqlError
+from dau_scheduler.guards import ColumnWidths, FunctionCatalog, load_resident
 from dau_scheduler.merge import MergeRule
 from dau_scheduler.paths import profile_cache_root
-from dau_scheduler.posture import POSTURES, WorkSplit
+from dau_scheduler.posture import WorkSplit
 from dau_scheduler.profile import ProfileCache, QueryProfile
-from dau_scheduler.refusals import Refusals, connection_state
-from dau_scheduler.rewrite.dialect import DIALECT
-from dau_scheduler.rewrite.planner import CompiledSplit, SplitPlan, compile_split
+from dau_scheduler.refusals import Refusals
+from dau_scheduler.rewrite.planner import CompiledSplit, SplitPlan
 from dau_scheduler.rewrite.views import View, unchanged
-from dau_scheduler.split import SplitExecution, device_cut
-from dau_scheduler.strategies import MemoryPlan, memory_plan
+from dau_scheduler.sql_result import SqlResult
 from dau_scheduler.tables import (
     ArrowSource,
     ConnectionSource,
@@ -54,30 +42,6 @@ from dau_scheduler.tables import (
     resolve_sources,
     table_columns,
 )
-
-
-@dataclass(frozen=True)
-class SqlResult:
-    """A query's answer and how it was produced.
-
-    ``table`` has DuckDB's unsplit column names, Arrow types and rows. ``execution`` is None when
-    the query ran unsplit; ``plan`` is empty (no split table) when the host alone was decided
-    before any plan was made (``split.rationale`` says why). ``refusal`` says why it was not
-    split, ``fallback`` why a device failure sent it back to the host. ``split`` is the work split
-    chosen and why; ``profiled`` names the arms whose profiles were measured for this call.
-    ``strategy`` is the memory plan the split ran with under a memory budget (``in_memory``,
-    ``chunked``, ``streamed``), None
-    for resident tables.
-    """
-
-    table: pa.Table
-    execution: SplitExecution | None
-    plan: SplitPlan
-    refusal: str | None = None
-    fallback: str | None = None
-    split: WorkSplit | None = None
-    profiled: tuple[str, ...] = ()
-    strategy: MemoryPlan | None = None
 
 
 class Session:
@@ -169,7 +133,7 @@ class Session:
         self._given = given
         #: ``database.schema`` a given connection stood in when its tables were listed.
         place = connection_place(given) if given is not None else None
-        self._place = ".".join(place) if place is not None else None
+        self.place = ".".join(place) if place is not None else None
         #: (database, schema) the Session's tables live in, for qualified references.
         self.tables_place = place or ("memory", "main")
         #: What the connection's catalog held when its tables were read (``live.follow``).
@@ -237,7 +201,7 @@ class Session:
         self._plan_keys: dict[tuple[str, str | None], str] = {}
         #: Queries whose split ran and did not fold (ill-conditioned moments): the reason, by
         #: (query as read, split table). They are answered unsplit from then on, not run twice.
-        self._unfolded: dict[tuple[str, str | None], str] = {}
+        self.unfolded: dict[tuple[str, str | None], str] = {}
         self.refusals = Refusals(self)
 
     def retake(self, sources: dict[str, Source], shape: frozenset[tuple[Any, ...]]) -> None:
@@ -297,22 +261,6 @@ class Session:
 
     # -- compiling ---------------------------------------------------------------------------
 
-    def _bind(self, sql: str) -> tuple[list[str], list[str], pa.Schema | None]:
-        """Names and DuckDB types of ``sql``'s output, and its Arrow schema: from a LIMIT 0 run,
-        not when the query calls a volatile function (a sequence would advance) or DuckDB
-        rejects it wrapped (``ORDER BY 'literal'`` binds alone, not as a subquery): then None."""
-        cursor = self.host.cursor()
-        try:
-            relation = cursor.sql(sql)
-            columns, types = list(relation.columns), [str(t) for t in relation.types]
-        except duckdb.Error as exc:
-            raise SqlError(str(exc).strip()) from exc
-        schema = None
-        if not VOLATILE.search(sql):
-            with contextlib.suppress(duckdb.Error):
-                schema = relation.limit(0).to_arrow_table().schema
-        return columns, types, schema
-
     def compile(self, sql: str, split_table: str | None = None) -> CompiledSplit:
         """The compiled split for ``sql`` (cached), validating the query first."""
         if self._closed:
@@ -321,72 +269,16 @@ class Session:
         key = (sql, split_table.lower() if split_table else None)
         with self._lock:
             cached = self._plans.get(key)
-        if cached is not None and unchanged(cached.views, self._views):
+        if cached is not None and unchanged(cached.views, self.views):
             return cached
-        one_query(sql)
-        if split_table is not None and split_table.lower() not in self.row_counts:
-            raise SqlError(
-                f"split_table {split_table!r} is not a table of this session; "
-                f"tables: {', '.join(sorted(self.row_counts))}"
-            )
-        columns, types, output_schema = self._bind(sql)
-        aggregates = self.functions.kinds(sql).aggregates
-        for _ in range(2):
-            compiled = compile_split(
-                sql,
-                row_counts=self.row_counts,
-                schema=self.schema,
-                aggregate_names=aggregates,
-                binder=self._bind,
-                columns=columns,
-                types=types,
-                output_schema=output_schema,
-                split_table=split_table,
-                place=self.tables_place,
-                views=self._views,
-            )
-            if compiled.inlined_sql is None:
-                break
-            # A view's body may call a macro the catalog read before did not list.
-            fresh = self.functions.kinds(compiled.inlined_sql).aggregates
-            if fresh == aggregates:
-                break
-            aggregates = fresh
-        compiled = self._checked_final(compiled)
-        if split_table is not None and compiled.plan.refusal and compiled.partial is None:
-            import sqlglot
-            from sqlglot import exp
-
-            read = {
-                t.name.lower()
-                for t in sqlglot.parse_one(compiled.read_sql, read=DIALECT).find_all(exp.Table)
-            }
-            if split_table.lower() not in read:
-                raise SqlError(f"split_table {split_table!r} is not read by this query")
+        compiled = compile_query(self, sql, split_table)
         with self._lock:
             self._plans[key] = compiled
         return compiled
 
-    def _views(self, names: Collection[str]) -> dict[str, View]:
+    def views(self, names: Collection[str]) -> dict[str, View]:
         """The persistent views among ``names`` where this Session's tables live."""
         return connection_views(self.host.cursor(), self.tables_place, names)
-
-    def _checked_final(self, compiled: CompiledSplit) -> CompiledSplit:
-        """The compiled split, refused when its final query does not run over empty partials
-        (a rewrite DuckDB cannot parse or bind is a refusal, never a failure mid-query)."""
-        if compiled.final is None or compiled.partial_schema is None:
-            return compiled
-        try:
-            self.host.run_over_partials(
-                compiled.final.sql(dialect=DIALECT), empty_table(compiled.partial_schema)
-            )
-        except (duckdb.Error, pa.ArrowException) as exc:  # Arrow: no empty sparse union
-            why = str(exc).strip().splitlines()[0]
-            plan = compiled.plan.model_copy(
-                update={"refusal": f"the final query of this split does not run: {why}"}
-            )
-            return dataclasses.replace(compiled, plan=plan, partial=None, final=None, fast=None)
-        return compiled
 
     @property
     def on_user_connection(self) -> bool:
@@ -398,17 +290,6 @@ class Session:
     def connection(self) -> duckdb.DuckDBPyConnection | None:
         """The DuckDB connection the user gave as ``tables``, or None."""
         return self._given
-
-    def _on_connection(self, sql: str) -> pa.Table | None:
-        """``sql`` answered on the given connection itself, or None (not given one, or it
-        fails there too)."""
-        if not self.on_user_connection:
-            return None
-        try:
-            one_query(sql)
-            return self.host.run_on_connection(sql)
-        except (duckdb.Error, SqlError):
-            return None
 
     def plan_key(self, compiled: CompiledSplit) -> str:
         """The profile key of a compiled query (see ``profiling.plan_key``), computed once."""
@@ -422,25 +303,6 @@ class Session:
         return self.compile(sql, split_table).plan
 
     # -- running -----------------------------------------------------------------------------
-
-    def _answered_unsplit(self, sql: str, why: str, *, strict: bool) -> SqlResult:
-        """``sql`` answered by DuckDB alone (:meth:`_unsplit`) before it is planned, refused
-        because ``why``; ``strict`` raises SplitError instead, DuckDB's own error SqlError."""
-        if strict:
-            raise SplitError(f"query refused for splitting: {why}")
-        one_query(sql)
-        try:
-            answer = self._unsplit(sql)
-        except duckdb.Error as exc:
-            raise SqlError(str(exc).strip()) from exc
-        return SqlResult(answer, None, SplitPlan(refusal=why), refusal=why)
-
-    def _unsplit(self, sql: str) -> pa.Table:
-        """DuckDB's own answer: on the given connection itself when there is one (a cursor does
-        not see its temporary objects, prepared statements, variables or hidden settings)."""
-        if self.on_user_connection:
-            return self.host.run_on_connection(sql)
-        return self.host.cursor().sql(sql).to_arrow_table()
 
     def merge_rule(self, compiled: CompiledSplit) -> MergeRule:
         """How partials of ``compiled`` fold (``execution.merge_rule``)."""
@@ -467,101 +329,17 @@ class Session:
             SplitError: ``strict=True`` and the query is refused or the device arm fails.
             PostureError: ``collaborative`` without the measurements it needs.
         """
-        self._check_options(posture, profile)
-        checks.share(device_share)
-        self.host.sync_settings()
-        why = connection_state(self.host, self._place, self.row_counts)
-        if why is not None:
-            return self._answered_unsplit(sql, why, strict=strict)
-        if not strict and split_table is None:
-            alone = deciding.unplanned_host_split(
-                self, posture, device_share, auto=profile == "auto"
-            )
-            if alone is not None:
-                one_query(sql)
-                with contextlib.suppress(duckdb.Error):  # (the planned path names the error)
-                    table = self.host.cursor().sql(sql).to_arrow_table()
-                    return SqlResult(table, None, SplitPlan(), split=alone)
-        try:
-            compiled = self.compile(sql, split_table)
-        except SqlError:
-            # What a cursor cannot bind, the user's connection may (its temporary tables and
-            # views): answered there, unsplit.
-            answer = self._on_connection(sql)
-            if answer is None:
-                raise
-            why = "the query reads what only the given connection sees (temporary objects)"
-            return SqlResult(answer, None, SplitPlan(refusal=why), refusal=why)
-        except duckdb.OutOfMemoryException:
-            # Planning reads DuckDB's catalog and binds the query; under a memory_limit of a
-            # few MB (DuckDB's test/sql/storage/temp_directory: 3 MB) DuckDB still answers a
-            # query the planner cannot plan.
-            why = "planning the split ran out of DuckDB's memory_limit"
-            return self._answered_unsplit(sql, why, strict=strict)
-        plan = compiled.plan
-        changed = live.refresh(self, plan.split_table)
-        if changed is not None:
-            return self._answered_unsplit(sql, changed, strict=strict)
-        refusal = self.refusals.of(compiled)
-        if refusal is not None and refusal != plan.refusal:
-            plan = plan.model_copy(update={"refusal": refusal})
-        if refusal is not None:
-            if strict:
-                raise SplitError(f"query refused for splitting: {refusal}")
-            return SqlResult(self._unsplit(compiled.sql), None, plan, refusal=refusal)
-
-        unfolded = self._unfolded.get((compiled.read_sql, plan.split_table))
-        if unfolded is not None:
-            why = f"this query's last split did not fold, so it is answered unsplit: {unfolded}"
-            if strict:
-                raise SplitError(f"query refused for splitting: {why}")
-            plan = plan.model_copy(update={"refusal": why})
-            return SqlResult(self._unsplit(compiled.sql), None, plan, refusal=why)
-        decision = deciding.decide_for(
-            self, compiled, posture, device_share, auto=profile == "auto"
-        )
-        split = decision.split
-        n = self.row_counts[plan.split_table or ""]
-        memory = None
-        if self.mem_budget_mb is not None:
-            memory = memory_plan(
-                self, compiled, self.mem_budget_mb, self.forced_strategy, self.chunk_rows
-            )
-            decision = strategies.fit_device(self, compiled, decision, memory)
-            split = decision.split
-        elif (
-            self.cluster is None
-            and not decision.adaptive
-            and device_cut(split.device_share, n) == 0
-        ):
-            done = execution.host_only(self, compiled, decision)
-            return SqlResult(done.result, done, plan, split=split, profiled=decision.measured)
-        try:
-            done = execution.dispatch(self, compiled, decision, memory)
-        except (FoldError, ArmError) as exc:
-            if isinstance(exc, FoldError):  # the rows decide it: the same rows fold no better
-                self._unfolded[(compiled.read_sql, plan.split_table)] = str(exc)
-            execution.raise_unless_unsplit_stands(exc, strict)
-            return SqlResult(
-                self._unsplit(compiled.sql),  # DuckDB's own error, if it fails too
-                None,
-                plan,
-                fallback=f"{exc}; the host re-ran the whole query unsplit",
-                split=split,
-                profiled=decision.measured,
-                strategy=memory,
-            )
-        return SqlResult(
-            done.result, done, plan, split=split, profiled=decision.measured, strategy=memory
+        return answering.answer(
+            self,
+            sql,
+            posture=posture,
+            device_share=device_share,
+            split_table=split_table,
+            strict=strict,
+            profile=profile,
         )
 
     # -- profiles and postures -----------------------------------------------------------------
-
-    def _check_options(self, posture: str, profile: str) -> None:
-        if posture not in POSTURES:
-            raise SqlError(f"unknown posture {posture!r}; expected one of {', '.join(POSTURES)}")
-        if profile not in ("cached", "auto"):
-            raise SqlError(f"unknown profile mode {profile!r}; expected 'cached' or 'auto'")
 
     def profile(
         self, sql: str, *, arm: str = "host", split_table: str | None = None
@@ -591,7 +369,7 @@ class Session:
         split_table: str | None = None,
     ) -> WorkSplit:
         """The work split ``sql`` would run with and why; only profiles are measured (``auto``)."""
-        self._check_options(posture, profile)
+        checks.options(posture, profile)
         compiled = self.compile(sql, split_table)
         if compiled.plan.refusal is not None:
             return WorkSplit(

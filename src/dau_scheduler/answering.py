@@ -1,0 +1,180 @@
+"""From a query to its :class:`SqlResult`: refuse, decide, run, and fall back to the host.
+
+``Session.sql`` is :func:`answer`. The order is the contract: the connection's state and an
+unplanned host-alone decision first (no plan is made), then the compiled plan's refusals, a
+query whose last split did not fold, the posture's decision, the memory plan, and the run; a
+device or fold failure that DuckDB's own answer can stand in for is answered unsplit, saying why.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import TYPE_CHECKING
+
+import duckdb
+import pyarrow as pa
+
+from dau_scheduler import checks, deciding, execution, live
+from dau_scheduler.errors import ArmError, FoldError, SplitError, SqlError
+from dau_scheduler.guards import one_query
+from dau_scheduler.refusals import connection_state
+from dau_scheduler.rewrite.planner import CompiledSplit, SplitPlan
+from dau_scheduler.split import device_cut
+from dau_scheduler.sql_result import SqlResult
+from dau_scheduler.strategies import fit_device, memory_plan
+
+if TYPE_CHECKING:
+    from dau_scheduler.session import Session
+
+
+def answer(
+    session: Session,
+    sql: str,
+    *,
+    posture: str,
+    device_share: float | None,
+    split_table: str | None,
+    strict: bool,
+    profile: str,
+) -> SqlResult:
+    """``sql`` answered over ``session``'s tables: split where the plan and the posture allow,
+    else unsplit with the reason (see ``Session.sql`` for the arguments and errors)."""
+    checks.options(posture, profile)
+    checks.share(device_share)
+    session.host.sync_settings()
+    why = connection_state(session.host, session.place, session.row_counts)
+    if why is not None:
+        return refused_unplanned(session, sql, why, strict=strict)
+    if not strict and split_table is None:
+        alone = deciding.unplanned_host_split(
+            session, posture, device_share, auto=profile == "auto"
+        )
+        if alone is not None:
+            one_query(sql)
+            with contextlib.suppress(duckdb.Error):  # (the planned path names the error)
+                table = session.host.cursor().sql(sql).to_arrow_table()
+                return SqlResult(table, None, SplitPlan(), split=alone)
+    try:
+        compiled = session.compile(sql, split_table)
+    except SqlError:
+        # What a cursor cannot bind, the user's connection may (its temporary tables and
+        # views): answered there, unsplit.
+        found = _on_connection(session, sql)
+        if found is None:
+            raise
+        why = "the query reads what only the given connection sees (temporary objects)"
+        return SqlResult(found, None, SplitPlan(refusal=why), refusal=why)
+    except duckdb.OutOfMemoryException:
+        # Planning reads DuckDB's catalog and binds the query; under a memory_limit of a few
+        # MB (DuckDB's test/sql/storage/temp_directory: 3 MB) DuckDB still answers a query the
+        # planner cannot plan.
+        why = "planning the split ran out of DuckDB's memory_limit"
+        return refused_unplanned(session, sql, why, strict=strict)
+    return _answer_compiled(
+        session, compiled, posture, device_share, strict=strict, auto=profile == "auto"
+    )
+
+
+def _answer_compiled(
+    session: Session,
+    compiled: CompiledSplit,
+    posture: str,
+    device_share: float | None,
+    *,
+    strict: bool,
+    auto: bool,
+) -> SqlResult:
+    """A compiled query answered: refused by name, or decided and run (falling back unsplit)."""
+    plan = compiled.plan
+    changed = live.refresh(session, plan.split_table)
+    if changed is not None:
+        return refused_unplanned(session, compiled.sql, changed, strict=strict)
+    refusal = session.refusals.of(compiled)
+    if refusal is None:
+        unfolded = session.unfolded.get((compiled.read_sql, plan.split_table))
+        if unfolded is not None:
+            refusal = f"this query's last split did not fold, so it is answered unsplit: {unfolded}"
+    if refusal is not None:
+        if strict:
+            raise SplitError(f"query refused for splitting: {refusal}")
+        if refusal != plan.refusal:
+            plan = plan.model_copy(update={"refusal": refusal})
+        return SqlResult(unsplit(session, compiled.sql), None, plan, refusal=refusal)
+
+    decision = deciding.decide_for(session, compiled, posture, device_share, auto=auto)
+    memory = None
+    if session.mem_budget_mb is not None:
+        memory = memory_plan(
+            session,
+            compiled,
+            session.mem_budget_mb,
+            session.forced_strategy,
+            session.chunk_rows,
+        )
+        decision = fit_device(session, compiled, decision, memory)
+    elif (
+        session.cluster is None
+        and not decision.adaptive
+        and device_cut(decision.split.device_share, session.row_counts[plan.split_table or ""]) == 0
+    ):
+        done = execution.host_only(session, compiled, decision)
+        return SqlResult(done.result, done, plan, split=decision.split, profiled=decision.measured)
+    try:
+        done = execution.dispatch(session, compiled, decision, memory)
+    except (FoldError, ArmError) as exc:
+        if isinstance(exc, FoldError):  # the rows decide it: the same rows fold no better
+            session.unfolded[(compiled.read_sql, plan.split_table)] = str(exc)
+        execution.raise_unless_unsplit_stands(exc, strict)
+        return SqlResult(
+            unsplit(session, compiled.sql),  # DuckDB's own error, if it fails too
+            None,
+            plan,
+            fallback=f"{exc}; the host re-ran the whole query unsplit",
+            split=decision.split,
+            profiled=decision.measured,
+            strategy=memory,
+        )
+    return SqlResult(
+        done.result,
+        done,
+        plan,
+        split=decision.split,
+        profiled=decision.measured,
+        strategy=memory,
+    )
+
+
+def refused_unplanned(session: Session, sql: str, why: str, *, strict: bool) -> SqlResult:
+    """``sql`` answered by DuckDB alone (:func:`unsplit`) before it is planned, refused because
+    ``why``; ``strict`` raises SplitError instead, DuckDB's own error SqlError."""
+    if strict:
+        raise SplitError(f"query refused for splitting: {why}")
+    one_query(sql)
+    try:
+        found = unsplit(session, sql)
+    except duckdb.Error as exc:
+        raise SqlError(str(exc).strip()) from exc
+    return SqlResult(found, None, SplitPlan(refusal=why), refusal=why)
+
+
+def unsplit(session: Session, sql: str) -> pa.Table:
+    """DuckDB's own answer: on the given connection itself when there is one (a cursor does
+    not see its temporary objects, prepared statements, variables or hidden settings)."""
+    if session.on_user_connection:
+        return session.host.run_on_connection(sql)
+    return session.host.cursor().sql(sql).to_arrow_table()
+
+
+def _on_connection(session: Session, sql: str) -> pa.Table | None:
+    """``sql`` answered on the given connection itself, or None (not given one, or it fails
+    there too)."""
+    if not session.on_user_connection:
+        return None
+    try:
+        one_query(sql)
+        return session.host.run_on_connection(sql)
+    except (duckdb.Error, SqlError):
+        return None
+
+
+__all__ = ["answer", "refused_unplanned", "unsplit"]
