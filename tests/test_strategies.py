@@ -3,14 +3,19 @@ streamed, on the duckdb and polars devices, equal DuckDB's unsplit answers."""
 
 from __future__ import annotations
 
+import threading
+import time
 import warnings
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pytest
 
 from dau_scheduler import Session, SqlError, run_sql, tpch
+from dau_scheduler.arms.polars import PolarsArm
 from dau_scheduler.compare import compare_tables
 from odd_types import make as make_odd_types
 from odd_types import problems
@@ -363,3 +368,48 @@ def test_a_file_pyarrow_cannot_read_is_answered_by_duckdb(tmp_path: Path, name: 
             result = s.sql(sql)
             assert compare_tables(result.table, oracle.sql(sql).to_arrow_table()) is None, sql
             assert result.fallback is not None and "pyarrow cannot read" in result.fallback
+
+
+class _CountingArm(PolarsArm):
+    """The Polars arm, counting the queries whose partial it runs at once."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.inside, self.most = 0, 0
+        self._count = threading.Lock()
+
+    def _enter(self) -> None:
+        with self._count:
+            self.inside += 1
+            self.most = max(self.most, self.inside)
+
+    def _leave(self) -> None:
+        with self._count:
+            self.inside -= 1
+
+    def run_partial_rows(self, compiled: Any, rows: pa.Table) -> pa.Table:
+        self._enter()
+        try:
+            time.sleep(0.02)  # long enough that a second query would arrive meanwhile
+            return super().run_partial_rows(compiled, rows)
+        finally:
+            self._leave()
+
+
+def test_queries_from_several_threads_take_turns_under_the_budget(
+    sf01: Path, expected: dict[str, pa.Table]
+) -> None:
+    """The budget is the Session's: queries from several threads each plan for all of it, so
+    they run one at a time (six at once ran DuckDB out of its limit, unsplit answer too)."""
+    arm = _CountingArm()
+    names = ["q01", "q03", "q05", "q06", "q10", "q12"] * 2
+    with Session(sf01, device=arm, mem_budget_mb=BUDGET) as session:
+
+        def run(name: str) -> pa.Table:
+            return session.sql(tpch.queries()[name], device_share=0.5).table
+
+        with ThreadPoolExecutor(4) as pool:
+            answers = list(pool.map(run, names))
+    for name, answer in zip(names, answers, strict=True):
+        assert compare_tables(answer, expected[name]) is None, name
+    assert arm.most == 1

@@ -7,6 +7,7 @@ refused or the device arm fails, the unsplit query on the host, saying why.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Collection, Mapping
 from pathlib import Path
@@ -166,6 +167,9 @@ class Session:
         self.functions = FunctionCatalog(self.host.cursor, fresh=not self.host.owned)
         self._forget()
         self._lock = threading.Lock()
+        #: Held by a query while it runs under the memory budget: the budget is the Session's,
+        #: so queries from several threads take turns rather than each assume all of it.
+        self.budget_lock = threading.Lock() if mem_budget_mb is not None else None
         self._closed = False
 
     def _take(self, sources: dict[str, Source]) -> None:
@@ -329,15 +333,17 @@ class Session:
             SplitError: ``strict=True`` and the query is refused or the device arm fails.
             PostureError: ``collaborative`` without the measurements it needs.
         """
-        return answering.answer(
-            self,
-            sql,
-            posture=posture,
-            device_share=device_share,
-            split_table=split_table,
-            strict=strict,
-            profile=profile,
-        )
+        turn = self.budget_lock if self.budget_lock is not None else contextlib.nullcontext()
+        with turn:
+            return answering.answer(
+                self,
+                sql,
+                posture=posture,
+                device_share=device_share,
+                split_table=split_table,
+                strict=strict,
+                profile=profile,
+            )
 
     # -- profiles and postures -----------------------------------------------------------------
 
