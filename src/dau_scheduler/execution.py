@@ -201,9 +201,9 @@ def on_cluster(
     session: Session, cluster: ClusterArm, compiled: CompiledSplit, decision: Decision
 ) -> SplitExecution:
     """``run`` with the cluster in the host's place; the execution names each worker's rows."""
-    cluster.reset()
-    done = run(session, compiled, decision, host=cluster)
-    return done.model_copy(update={"workers": cluster.workers()})
+    mine = cluster.for_query()
+    done = run(session, compiled, decision, host=mine)
+    return done.model_copy(update={"workers": mine.workers()})
 
 
 def host_only(session: Session, compiled: CompiledSplit, decision: Decision) -> SplitExecution:

@@ -17,7 +17,7 @@ from dau_scheduler.rewrite.planner import PLACEHOLDER, CompiledSplit
 
 if TYPE_CHECKING:
     from dau_scheduler.arms.duckdb import DuckDBArm
-    from dau_scheduler.planner.wire import WorkerRun
+    from dau_scheduler.planner.wire import ClusterPartial, WorkerRun
 
 
 class ClusterArm:
@@ -31,12 +31,14 @@ class ClusterArm:
         self.tables = tables
         self.host = host
         self.name = name
-        #: Every shard task since :meth:`reset`: worker, rows, seconds.
+        #: Every shard task this arm ran (see :meth:`for_query`): worker, rows, seconds.
         self.runs: list[WorkerRun] = []
         self.fold_seconds = 0.0
 
-    def reset(self) -> None:
-        self.runs, self.fold_seconds = [], 0.0
+    def for_query(self) -> ClusterArm:
+        """This arm for one query: the same cluster and tables, its own record of the shard
+        tasks (queries from several threads each report their own workers)."""
+        return ClusterArm(self.tables, self.host, self.name)
 
     def load(self, tables: dict[str, pa.Table]) -> None:  # the cluster holds its own
         return None
@@ -48,15 +50,15 @@ class ClusterArm:
         return ask(compiled) if callable(ask) else None
 
     def run_partial(self, compiled: CompiledSplit, start: int, stop: int) -> pa.Table:
-        table = self.tables.run_partial(
+        got: ClusterPartial = self.tables.run_partial(
             compiled, self.host.sql_for(compiled), PLACEHOLDER, start, stop
         )
-        self.runs.extend(self.tables.last_runs)
-        self.fold_seconds += self.tables.last_fold_seconds
-        return table
+        self.runs.extend(got.runs)
+        self.fold_seconds += got.fold_seconds
+        return got.table
 
     def workers(self) -> tuple[tuple[str, int, float], ...]:
-        """Rows and seconds per worker over the runs since :meth:`reset`."""
+        """Rows and seconds per worker over this arm's runs."""
         totals: dict[str, list[Any]] = {}
         for run in self.runs:
             entry = totals.setdefault(run.worker, [0, 0.0])

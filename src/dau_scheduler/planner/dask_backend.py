@@ -48,6 +48,7 @@ from dau_scheduler.planner.encoded import ClusterEncodedData, register_encoded_d
 from dau_scheduler.planner.placement import placement_for
 from dau_scheduler.planner.resources import Resources
 from dau_scheduler.planner.wire import (
+    ClusterPartial,
     RowsUnreadable,
     WorkerRun,
     from_ipc,
@@ -391,8 +392,6 @@ class DaskTables:
                     f"table {name!r} is read from a DuckDB connection, which the cluster's "
                     "workers cannot reach: give the tables as Parquet or Arrow"
                 )
-        self.last_runs: tuple[WorkerRun, ...] = ()
-        self.last_fold_seconds = 0.0
         #: Shards per query over all workers (None: one per worker thread, as placed).
         self.num_shards: int | None = None
         self._reads: dict[str, dict[str, int]] = {}
@@ -447,16 +446,15 @@ class DaskTables:
 
     def run_partial(
         self, compiled: CompiledSplit, partial_sql: str, placeholder: str, start: int, stop: int
-    ) -> pa.Table:
+    ) -> ClusterPartial:
         """The partial over rows ``[start, stop)``, placed over the workers and folded in a
         tree on them. Raises ClusterError when a scattered piece was lost or a task failed."""
         schema = compiled.partial_schema
         table = compiled.plan.split_table or ""
         if schema is None:  # pragma: no cover - refused queries never come here
             raise ClusterError("this query has no partial to run")
-        self.last_runs, self.last_fold_seconds = (), 0.0
         if stop <= start:
-            return schema.empty_table()
+            return ClusterPartial(schema.empty_table())
         whole = whole_specs(self.specs, compiled.read_sql, table, self._reads)
         work = self.placement(start, stop)
         futures = [
@@ -478,14 +476,14 @@ class DaskTables:
             for worker, a, b in work
         ]
         try:
-            partials = self._fold(futures, work, compiled.refold_sql, schema)
+            folded = self._fold(futures, work, compiled.refold_sql, schema)
         except ClusterError:
             raise
         except RowsUnreadable as exc:  # the reader failed, not the cluster: answered unsplit
             raise ArmError("reader", f"a worker cannot read the rows of {table}: {exc}") from exc
         except Exception as exc:
             raise self._explain(exc) from exc
-        return pa.concat_tables(partials) if len(partials) > 1 else partials[0]
+        return folded
 
     def _fold(
         self,
@@ -493,10 +491,10 @@ class DaskTables:
         work: list[tuple[str, int, int]],
         refold_sql: str | None,
         schema: pa.Schema,
-    ) -> list[pa.Table]:
+    ) -> ClusterPartial:
         """The shards' partials, folded on the workers in groups of ``FAN_IN`` when there are at
         least ``TREE_FROM`` of them (fewer come to the client, whose final query folds them anyway):
-        one round trip either way. Notes each task's worker and seconds, and the tree's."""
+        one round trip either way. With each task's worker and seconds, and the tree's."""
         if refold_sql is None or len(futures) < TREE_FROM:
             results = self.client.gather(futures, direct=True)
             partials = [from_ipc(r[0]) for r in results]
@@ -518,12 +516,13 @@ class DaskTables:
             )
             partials = [from_ipc(root[0])]
             fold_end = root[1]
-        self.last_runs = tuple(
+        runs = tuple(
             WorkerRun(w, a, b, s) for (w, s, _), (_, a, b) in zip(stats, work, strict=True)
         )
-        if fold_end is not None:  # from the last shard's end to the folded partial
-            self.last_fold_seconds = max(0.0, fold_end - max(end for _, _, end in stats))
-        return partials
+        # From the last shard's end to the folded partial.
+        fold = 0.0 if fold_end is None else max(0.0, fold_end - max(end for _, _, end in stats))
+        table = pa.concat_tables(partials) if len(partials) > 1 else partials[0]
+        return ClusterPartial(table, runs, fold)
 
     def _explain(self, exc: BaseException) -> ClusterError:
         lost = [

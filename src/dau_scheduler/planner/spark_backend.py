@@ -45,6 +45,7 @@ from dau_scheduler.planner.encoded import ClusterEncodedData, register_encoded_d
 from dau_scheduler.planner.placement import placement_for
 from dau_scheduler.planner.resources import Resources
 from dau_scheduler.planner.wire import (
+    ClusterPartial,
     WorkerRun,
     from_ipc,
     hold_rows,
@@ -403,8 +404,6 @@ class SparkTables:
             }
             for name, source in sources.items()
         }
-        self.last_runs: tuple[WorkerRun, ...] = ()
-        self.last_fold_seconds = 0.0
         #: Test hook: seconds each partition's task sleeps before it runs its partial.
         self.task_delay = 0.0
 
@@ -482,16 +481,15 @@ class SparkTables:
 
     def run_partial(
         self, compiled: CompiledSplit, partial_sql: str, placeholder: str, start: int, stop: int
-    ) -> pa.Table:
+    ) -> ClusterPartial:
         """The partial over rows ``[start, stop)`` of the split table, one task per cached
         partition; raises ClusterError when Spark gives up on a task."""
         schema = compiled.partial_schema
         table = compiled.plan.split_table or ""
         if schema is None:  # pragma: no cover - refused queries never come here
             raise ClusterError("this query has no partial to run")
-        self.last_runs = ()
         if stop <= start:
-            return schema.empty_table()
+            return ClusterPartial(schema.empty_table())
         whole = whole_specs(self.specs, compiled.read_sql, table, self._reads)
         wire = pa.schema([f.with_type(_wire_type(f.type)) for f in schema])
         out = pa.schema(
@@ -535,7 +533,7 @@ class SparkTables:
                 ) from exc
             raise ClusterError(f"Spark failed the partial of this query: {_cause(exc)}") from exc
         stats = got.filter(got.column("__dau_rows").is_valid())
-        self.last_runs = tuple(
+        runs = tuple(
             WorkerRun(f"python worker {pid}", 0, int(rows), float(seconds))
             for pid, rows, seconds in zip(
                 stats.column("__dau_worker").to_pylist(),
@@ -544,13 +542,13 @@ class SparkTables:
                 strict=True,
             )
         )
-        if sum(r.stop - r.start for r in self.last_runs) != stop - start:
+        if sum(r.stop - r.start for r in runs) != stop - start:
             raise ClusterError(
-                f"Spark returned partials for {sum(r.stop - r.start for r in self.last_runs)} "
+                f"Spark returned partials for {sum(r.stop - r.start for r in runs)} "
                 f"of the {stop - start} rows asked for: refusing a short answer"
             )
         partial = got.filter(got.column("__dau_rows").is_null()).select(schema.names)
-        return cast_partial(partial, schema, "spark")
+        return ClusterPartial(cast_partial(partial, schema, "spark"), runs)
 
     def close(self) -> None:
         for frame in self._frames.values():

@@ -39,6 +39,17 @@ class WorkerRun:
     seconds: float
 
 
+@dataclass(frozen=True)
+class ClusterPartial:
+    """One run of a partial over a cluster: the partial, each shard's task, and the seconds the
+    workers' tree fold took after the last shard ended. Returned, not kept on the backend, so
+    queries from several threads each get their own."""
+
+    table: pa.Table
+    runs: tuple[WorkerRun, ...] = ()
+    fold_seconds: float = 0.0
+
+
 def to_ipc(table: pa.Table) -> bytes:
     """A partial as Arrow IPC bytes: what crosses between processes. Arrow tables pickled by
     dask arrive with buffers at any offset, which pyarrow's compute warns about."""
@@ -99,6 +110,7 @@ def hold_rows(con: Any, name: str, source: ParquetSource, start: int, stop: int)
 
 
 __all__ = [
+    "ClusterPartial",
     "RowsUnreadable",
     "WorkerRun",
     "from_ipc",
