@@ -108,16 +108,19 @@ def fresh_copies(session: Session, compiled: CompiledSplit) -> Iterator[None]:
         load_resident(live, [device], device)
         yield
         return
-    take(
-        {
-            name: arrow_for_device(name, source, device, columns_read(session, compiled, name))
-            for name, source in live.items()
-        }
-    )
-    try:
-        yield
-    finally:
-        take({})
+    # The device holds one query's fresh rows at a time: queries from several threads take
+    # turns here (another's rows lack the columns this one reads; its end lets them go).
+    with session.fresh_lock:
+        take(
+            {
+                name: arrow_for_device(name, source, device, columns_read(session, compiled, name))
+                for name, source in live.items()
+            }
+        )
+        try:
+            yield
+        finally:
+            take({})
 
 
 __all__ = ["copies_rows", "fresh_copies", "follow", "refresh", "shape"]

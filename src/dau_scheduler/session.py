@@ -170,6 +170,9 @@ class Session:
         #: Held by a query while it runs under the memory budget: the budget is the Session's,
         #: so queries from several threads take turns rather than each assume all of it.
         self.budget_lock = threading.Lock() if mem_budget_mb is not None else None
+        #: Held while a copying device holds one query's rows of a user's connection
+        #: (``live.fresh_copies``).
+        self.fresh_lock = threading.Lock()
         self._closed = False
 
     def _take(self, sources: dict[str, Source]) -> None:

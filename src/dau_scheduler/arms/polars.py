@@ -333,7 +333,8 @@ class PolarsArm:
         frames held (planning, and the GPU's probe on no rows)."""
         self._ready()
         split = compiled.plan.split_table or ""
-        frames = {**self.frames, **self._fresh}
+        # Held frames alone while planning: rows given by fresh() belong to the query running.
+        frames = dict(self.frames) if held else {**self.frames, **self._fresh}
         if not held and self._live and compiled.partial is not None:
             read = {table.name.lower() for table in compiled.partial.find_all(exp.Table)}
             for name in sorted(read & self._live.keys() - self._fresh.keys()):
