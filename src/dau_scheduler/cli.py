@@ -2,24 +2,22 @@
 
 from __future__ import annotations
 
-import json
 import re
-import sys
 import time
 from pathlib import Path
 from typing import Annotated
 
-import pyarrow as pa
 import typer
 from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
 
-from dau_scheduler import temporal, tpch
+from dau_scheduler import tpch
+from dau_scheduler.cli_output import out, print_table, split_report
 from dau_scheduler.compare import compare_tables
 from dau_scheduler.errors import DauError
 from dau_scheduler.profile import ProfileCache
-from dau_scheduler.session import Session, SqlResult
+from dau_scheduler.session import Session
 
 app = typer.Typer(
     help="Split analytic SQL between a GPU arm and a DuckDB host arm.",
@@ -29,7 +27,6 @@ app = typer.Typer(
 tpch_app = typer.Typer(help="TPC-H data and queries.", no_args_is_help=True)
 app.add_typer(tpch_app, name="tpch")
 
-out = Console()
 err = Console(stderr=True, soft_wrap=True)
 
 DataOpt = Annotated[Path, typer.Option("--data", help="folder of <table>.parquet files")]
@@ -69,82 +66,6 @@ def _query_text(query: str) -> str:
 def _fail(exc: Exception) -> typer.Exit:
     err.print(f"[bold red]error:[/] {exc}")
     return typer.Exit(code=2)
-
-
-def _displayable(table: pa.Table) -> pa.Table:
-    """``table`` with each column Python cannot hold (DuckDB's ``infinity`` dates and
-    timestamps, years past 9999, a TIME of 24:00:00) as DuckDB's own text of it: ``to_pylist``
-    raised, and pyarrow's CSV writer wrote ``<value out of range: 2147483647>``."""
-    import duckdb
-
-    for index, column in enumerate(table.columns):
-        if _python_holds(column):
-            continue
-        with duckdb.connect() as con:
-            con.register("shown", pa.table({"c": column}))
-            text = con.sql("SELECT CAST(c AS VARCHAR) AS c FROM shown").to_arrow_table()
-            table = table.set_column(index, table.field(index).name, text.column(0))
-    return table
-
-
-def _python_holds(column: pa.ChunkedArray) -> bool:
-    """Whether Python's values of ``column`` are its values: pyarrow raises on a date past
-    9999, and reads DuckDB's TIME '24:00:00' as 00:00:00 without a word."""
-    if pa.types.is_time(column.type) and len(column) > column.null_count:
-        import pyarrow.compute as pc
-
-        return bool(pc.max(temporal.integers(column)).as_py() < temporal.day(column.type))
-    try:
-        column.to_pylist()
-    except (OverflowError, ValueError, pa.ArrowException):
-        return False
-    return True
-
-
-def _print_table(table: pa.Table, fmt: str) -> None:
-    table = _displayable(table)
-    if fmt == "csv":
-        import pyarrow.csv as pacsv
-
-        sink = pa.BufferOutputStream()
-        pacsv.write_csv(table, sink)
-        sys.stdout.write(sink.getvalue().to_pybytes().decode())
-    elif fmt == "json":
-        sys.stdout.write(json.dumps(table.to_pylist(), default=str, indent=1) + "\n")
-    else:
-        view = Table(*table.schema.names, show_lines=False)
-        for row in table.to_pylist()[:200]:
-            view.add_row(*("NULL" if v is None else str(v) for v in row.values()))
-        out.print(view)
-        if table.num_rows > 200:
-            out.print(f"... {table.num_rows - 200} more rows")
-
-
-def split_report(result: SqlResult) -> Table:
-    """The split report: posture, share, rows and seconds per arm, overlap, merge, refusal."""
-    report = Table("", "", title="split report", show_header=False)
-    plan, ex = result.plan, result.execution
-    report.add_row("split table", str(plan.split_table))
-    if ex is not None:
-        report.add_row("posture", ex.posture)
-        report.add_row("device share", f"{ex.device_share:.4f}")
-        report.add_row("device rows / s", f"{ex.device_rows} / {ex.device_seconds:.4f}")
-        report.add_row("host rows / s", f"{ex.host_rows} / {ex.host_seconds:.4f}")
-        report.add_row("overlap s", f"{ex.overlap_seconds:.4f}")
-        report.add_row("merge s", f"{ex.merge_seconds:.4f}")
-        report.add_row("wall s", f"{ex.wall_seconds:.4f}")
-        for worker, rows, seconds in ex.workers:
-            report.add_row(f"worker {worker}", f"{rows} rows / {seconds:.4f} s")
-    if result.strategy is not None:
-        memory = result.strategy
-        report.add_row(
-            "strategy", f"{memory.strategy} ({memory.chunks} chunks of {memory.chunk_rows} rows)"
-        )
-    if result.refusal:
-        report.add_row("refusal", result.refusal)
-    if result.fallback:
-        report.add_row("fallback", result.fallback)
-    return report
 
 
 @app.command()
@@ -190,7 +111,7 @@ def run(
             result = session.sql(sql, posture=posture, device_share=share, split_table=split_table)
     except DauError as exc:
         raise _fail(exc) from None
-    _print_table(result.table, format)
+    print_table(result.table, format)
     err.print(split_report(result))
     if (trace or timeline) and result.execution is None:
         err.print("no timeline: the query ran unsplit")
