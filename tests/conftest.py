@@ -2,7 +2,9 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pytest
@@ -10,6 +12,7 @@ import pytest
 from dau_scheduler import Session, tpch
 from dau_scheduler.arms import Arm, PolarsArm
 from dau_scheduler.arms.polars import gpu_available
+from dau_scheduler.compare import compare_tables
 
 
 def device(name: str) -> str | Arm:
@@ -61,3 +64,23 @@ def tpch_session(request: pytest.FixtureRequest, tpch_dir: Path) -> Iterator[Ses
         warnings.simplefilter("ignore", DeprecationWarning)
         with Session(tpch_dir, device=device(request.param)) as session:
             yield session
+
+
+def check_workers_in_threads(
+    cluster: Any, folder: Path, expected: dict[str, pa.Table], names: list[str]
+) -> None:
+    """TPC-H ``names`` run from four threads at once on one Session over ``cluster``: each
+    answer exact, each query's ``execution.workers`` its own shard tasks (their rows are its
+    host rows)."""
+    with Session(folder, device="duckdb", cluster=cluster) as s:
+
+        def run(name: str) -> Any:
+            return s.sql(tpch.queries()[name], device_share=0.25)
+
+        with ThreadPoolExecutor(4) as pool:
+            results = list(pool.map(run, names))
+    for name, result in zip(names, results, strict=True):
+        assert compare_tables(result.table, expected[name]) is None, name
+        ex = result.execution
+        assert ex is not None and ex.host_rows > 0, name
+        assert sum(r for _, r, _ in ex.workers) == ex.host_rows, (name, ex.workers)

@@ -12,7 +12,6 @@ import threading
 import time
 import warnings
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +21,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from conftest import check_workers_in_threads
 from dau_scheduler import Session, SqlError, tpch
 from dau_scheduler.compare import compare_tables
 from dau_scheduler.errors import ClusterError
@@ -64,19 +64,9 @@ def test_queries_from_several_threads_each_report_their_own_workers(
     """Each query's ``execution.workers`` holds its own shard tasks: the backends return them
     with the partial (four threads at once mixed them up: a query's workers counted other
     queries' rows)."""
-    names = ["q01", "q03", "q06", "q13", "q19", "q08"] * 2
-    with Session(tpch_dir, device="duckdb", cluster=client) as s:
-
-        def run(name: str) -> Any:
-            return s.sql(tpch.queries()[name], device_share=0.25)
-
-        with ThreadPoolExecutor(4) as pool:
-            results = list(pool.map(run, names))
-    for name, result in zip(names, results, strict=True):
-        assert compare_tables(result.table, tpch_expected[name]) is None, name
-        ex = result.execution
-        assert ex is not None and ex.host_rows > 0, name
-        assert sum(r for _, r, _ in ex.workers) == ex.host_rows, (name, ex.workers)
+    check_workers_in_threads(
+        client, tpch_dir, tpch_expected, ["q01", "q03", "q06", "q13", "q19", "q08"] * 2
+    )
 
 
 def test_many_shards_fold_in_a_tree_on_the_workers(

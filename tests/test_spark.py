@@ -12,7 +12,6 @@ import threading
 import time
 import warnings
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +19,7 @@ import duckdb
 import pyarrow as pa
 import pytest
 
+from conftest import check_workers_in_threads
 from dau_scheduler import Session, tpch
 from dau_scheduler.compare import compare_tables
 from dau_scheduler.errors import ClusterError
@@ -67,19 +67,7 @@ def test_queries_from_several_threads_each_report_their_own_workers(
 ) -> None:
     """Each query's ``execution.workers`` holds its own Python workers' rows (the backend kept
     the last query's on itself: four threads at once read each other's)."""
-    names = ["q01", "q06", "q13", "q19"] * 2
-    with Session(tpch_dir, device="duckdb", cluster=spark) as s:
-
-        def run(name: str) -> Any:
-            return s.sql(tpch.queries()[name], device_share=0.25)
-
-        with ThreadPoolExecutor(4) as pool:
-            results = list(pool.map(run, names))
-    for name, result in zip(names, results, strict=True):
-        assert compare_tables(result.table, tpch_expected[name]) is None, name
-        ex = result.execution
-        assert ex is not None and ex.host_rows > 0, name
-        assert sum(r for _, r, _ in ex.workers) == ex.host_rows, (name, ex.workers)
+    check_workers_in_threads(spark, tpch_dir, tpch_expected, ["q01", "q06", "q13", "q19"] * 2)
 
 
 def test_in_memory_tables_and_the_polars_device_over_spark(spark: Any) -> None:
