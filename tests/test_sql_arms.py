@@ -347,7 +347,8 @@ def sweep_data() -> dict[str, pa.Table]:
 
 def test_expressions_polars_computes_differently_are_refused_never_wrong() -> None:
     """A sweep found Polars computing %, //, round(x, n), strpos and fraction-to-integer casts
-    differently from DuckDB, and SUM of a cast constant once instead of once per row."""
+    differently from DuckDB, and SUM of a cast constant once instead of once per row. (An
+    integer's remainder by a literal now splits: test_integer_remainders_...)"""
     refused = []
     with Session(sweep_data(), device="polars") as session:
         for expression in SWEEP_EXPRESSIONS:
@@ -370,7 +371,7 @@ def test_expressions_polars_computes_differently_are_refused_never_wrong() -> No
                 refused.append(expression)
     unchecked = ("regexp_matches(s, 'b')",)
     for divergent in (
-        "a % 3",
+        "x % 2",  # a double's remainder (an integer's by a literal is written out: below)
         "a // 3",
         "round(x, 1)",
         "cast(x as int)",
@@ -530,6 +531,41 @@ def test_strftime_on_polars_is_exact_or_refused() -> None:
     assert {("%m-%d", "d"), ("%m-%d %H:%M:%S", "ts"), ("%j %a %b %V %u %w %%", "d")} <= set(split)
     refused = {("%m-%d %H:%M:%S", "d"), ("%f", "ts"), ("%x", "d"), ("%c", "ts"), ("%Y-%m", "d")}
     assert not (refused | {("%y", "ts"), ("%j %a %b %V %G %u %w %%", "ts")}) & set(split)
+
+
+def test_integer_remainders_by_a_literal_on_polars_take_the_dividend_s_sign() -> None:
+    """Polars' % takes the divisor's sign, DuckDB's the dividend's (-7 % 3: 2 for -1). An
+    integer's remainder by a non-zero literal is written from remainders of non-negative
+    operands, exact at every width's smallest value; any other % is refused (a zero divisor
+    raises in DuckDB where Polars gives NULL)."""
+    small = [7, -7, 0, 5, -5, None, -1, 1, 3, -3, 6, -6]
+    data = pa.table(
+        {
+            "a": pa.array([*small, 2**62, -(2**63), 2**63 - 1], pa.int64()),
+            "h": pa.array([*small, -128, 127, -127], pa.int8()),
+            "u": pa.array([abs(v or 0) for v in small] + [2**64 - 1, 0, 1], pa.uint64()),
+            "x": pa.array([*map(float, [v or 0 for v in small]), -0.0, 1.5, -2.5], pa.float64()),
+        }
+    )
+    with Session({"t": data}, device="polars") as session:
+        for sql, runs in [
+            ("select a % 3 as m, count(*) as c from t group by 1", True),
+            ("select a % -3 as m, h % 2 as j, count(*) as c from t group by all", True),
+            ("select sum(a % 7) as s, min(h % 7) as lo, max(h % -128) as hi from t", True),
+            ("select count(*) as c from t where a % 2 = -1 or h % 127 = 0", True),
+            ("select (a % 5) % 3 as m, mod(h, 4) as n, u % 5 as v from t where a <> 0", True),
+            ("select sum(a % 9223372036854775807) as s from t", False),  # past 2**62: refused
+            ("select x % 2 as m from t where a <> 0", False),  # a double's remainder
+            ("select a % h as m from t where h <> 0", False),  # a column as the divisor
+        ]:
+            expected = session.host.cursor().sql(sql).to_arrow_table()
+            for share in (0.5, 1.0):
+                result = session.sql(sql, device_share=share)
+                assert result.fallback is None, (sql, result.fallback)
+                assert compare_tables(result.table, expected, ordered=False) is None, sql
+                assert (result.refusal is None) == runs, (sql, result.refusal)
+        with pytest.raises(Exception, match="Division by zero"):
+            session.sql("select a % 0 as m from t", device_share=0.5)
 
 
 def test_round_of_doubles_on_polars_rounds_halves_away_from_zero() -> None:

@@ -161,7 +161,65 @@ def checked_arithmetic(tree: exp.Expr, types: dict[str, dict[str, str]]) -> exp.
             wide.set("this", exp.Cast(this=left.copy(), to=_WIDE_INTEGER.copy()))
             wide.set("expression", exp.Cast(this=right.copy(), to=_WIDE_INTEGER.copy()))
             op.replace(exp.Cast(this=wide, to=result.copy()))
+    for mod in reversed(list(annotated.find_all(exp.Mod))):
+        truncated = _truncated_remainder(mod)
+        if truncated is not None:
+            mod.replace(truncated)
     return annotated
 
 
-__all__ = ["checked_arithmetic"]
+#: The ``meta`` mark of a ``%`` whose operands are never negative, where the remainder Polars
+#: computes (floored: the divisor's sign) is DuckDB's (truncated: the dividend's sign).
+NON_NEGATIVE = "non_negative_operands"
+
+
+def _non_negative_mod(a: exp.Expr, b: exp.Expr) -> exp.Mod:
+    mod = exp.Mod(this=a, expression=b)
+    mod.meta[NON_NEGATIVE] = True
+    return mod
+
+
+def _truncated_remainder(mod: exp.Mod) -> exp.Expr | None:
+    """DuckDB's ``a % b`` of an integer ``a`` and a non-zero integer literal ``b`` from remainders
+    of non-negative operands only: ``a % |b|`` for ``a >= 0``, and for ``a < 0`` minus the
+    remainder of ``|a|``, written ``((-(a + 1)) % B + 1) % B`` so that ``a``'s smallest value does
+    not overflow. Any other ``%`` is left as it is (and refused: a divisor of zero raises in
+    DuckDB, where Polars gives NULL)."""
+    dividend, divisor = mod.this.unnest(), mod.expression.unnest()
+    negative = isinstance(divisor, exp.Neg)
+    literal = divisor.this.unnest() if negative else divisor
+    if not (isinstance(literal, exp.Literal) and literal.is_int):
+        return None
+    modulus = abs(int(literal.name))
+    kind = dividend.type
+    if not 0 < modulus <= 2**62 or not _is_integer(kind) or kind.is_type("BOOLEAN"):
+        return None
+    b = exp.Literal.number(modulus)
+    a = exp.Paren(this=mod.this.copy())
+    magnitude = exp.Paren(
+        this=exp.Neg(this=exp.Paren(this=exp.Add(this=a.copy(), expression=exp.Literal.number(1))))
+    )
+    below = _non_negative_mod(
+        exp.Paren(
+            this=exp.Add(
+                this=_non_negative_mod(magnitude, b.copy()), expression=exp.Literal.number(1)
+            )
+        ),
+        b.copy(),
+    )
+    truncated = exp.Case(
+        ifs=[
+            exp.If(
+                this=exp.LT(this=a.copy(), expression=exp.Literal.number(0)),
+                true=exp.Neg(this=exp.Paren(this=below)),
+            )
+        ],
+        default=_non_negative_mod(a.copy(), b.copy()),
+    )
+    truncated.type = mod.type
+    wrapped = exp.Paren(this=truncated)
+    wrapped.type = mod.type  # what the checks after this read (a cast of it, an extremum)
+    return wrapped
+
+
+__all__ = ["NON_NEGATIVE", "checked_arithmetic"]

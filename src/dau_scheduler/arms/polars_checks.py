@@ -12,6 +12,7 @@ import re
 
 from sqlglot import exp
 
+from dau_scheduler.arms.polars_arithmetic import NON_NEGATIVE
 from dau_scheduler.errors import SqlError
 from dau_scheduler.rewrite.moments import NAN_BLIND
 
@@ -499,6 +500,8 @@ def refuse_divergent(tree: exp.Expr) -> None:
     """
     for node in tree.walk():
         why = _DIVERGENT.get(type(node))
+        if isinstance(node, exp.Mod) and node.meta.get(NON_NEGATIVE):
+            continue  # polars_arithmetic's remainder of operands that are never negative
         if why is None and type(node).__name__ not in _CHECKED:
             why = f"{type(node).__name__} is not among the expressions checked against DuckDB"
         if why is None and isinstance(node, exp.Round) and node.args.get("decimals") is not None:
