@@ -75,6 +75,37 @@ def test_bad_shares_are_named(session: Any, share: Any) -> None:
     assert arm.calls == 0
 
 
+@pytest.mark.parametrize(
+    ("arguments", "named"),
+    [
+        ({"sql": b"select sum(v) from t"}, "SQL text.*bytes"),
+        ({"sql": None}, "SQL text.*NoneType"),
+        ({"split_table": 3}, "split_table.*3"),
+        ({"strict": "no"}, "strict.*'no'"),
+    ],
+)
+def test_arguments_of_the_wrong_type_are_named(
+    session: Any, arguments: dict[str, Any], named: str
+) -> None:
+    """(``strict="no"`` read as true, ``split_table=3`` raised AttributeError, bytes were 'the
+    query is empty'.)"""
+    s, arm = session
+    sql = arguments.pop("sql", "select sum(v) from t")
+    with pytest.raises(SqlError, match=named):
+        s.sql(sql, **arguments)
+    if "strict" not in arguments:
+        with pytest.raises(SqlError, match=named):
+            s.explain(sql, **arguments)
+    assert arm.calls == 0
+
+
+@pytest.mark.parametrize("threads", [0, -1, "2", 1.5])
+def test_bad_thread_counts_are_named(threads: Any) -> None:
+    """(0 and -1 were DuckDB's own SyntaxException; '2' was taken.)"""
+    with pytest.raises(SqlError, match="threads must be a positive int"):
+        Session({"t": pa.table({"k": [1]})}, device=None, threads=threads)
+
+
 def test_unknown_posture_and_split_table_are_named(session: Any) -> None:
     s, arm = session
     with pytest.raises(SqlError, match="'turbo'"):

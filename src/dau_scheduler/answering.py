@@ -39,6 +39,7 @@ def answer(
 ) -> SqlResult:
     """``sql`` answered over ``session``'s tables: split where the plan and the posture allow,
     else unsplit with the reason (see ``Session.sql`` for the arguments and errors)."""
+    checks.query(sql, split_table, strict)
     checks.options(posture, profile)
     checks.share(device_share)
     session.host.sync_settings()

@@ -63,6 +63,17 @@ def share(device_share: Any) -> None:
         raise SqlError(f"device_share must be a finite number in [0, 1], got {device_share!r}")
 
 
+def query(sql: Any, split_table: Any = None, strict: Any = False) -> None:
+    """A query's text (a str), its split table (None or a table's name) and ``strict`` (a
+    bool: ``strict="no"`` would otherwise read as true)."""
+    if not isinstance(sql, str):
+        raise SqlError(f"the query must be SQL text (a str), got {type(sql).__name__}")
+    if split_table is not None and not isinstance(split_table, str):
+        raise SqlError(f"split_table must be a table's name (a str) or None, got {split_table!r}")
+    if not isinstance(strict, bool):
+        raise SqlError(f"strict must be True or False, got {strict!r}")
+
+
 def options(posture: Any, profile: Any) -> None:
     """A query's posture (one of ``POSTURES``) and profile mode (``cached`` or ``auto``)."""
     if posture not in POSTURES:
@@ -71,4 +82,4 @@ def options(posture: Any, profile: Any) -> None:
         raise SqlError(f"unknown profile mode {profile!r}; expected 'cached' or 'auto'")
 
 
-__all__ = ["MIN_BUDGET_MB", "budget", "count", "options", "positive", "share"]
+__all__ = ["MIN_BUDGET_MB", "budget", "count", "options", "positive", "query", "share"]

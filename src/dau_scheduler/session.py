@@ -95,6 +95,8 @@ class Session:
     ) -> None:
         checks.budget(mem_budget_mb)
         checks.chunk_rows(chunk_rows, mem_budget_mb)
+        if threads is not None:
+            checks.count("threads", threads, 1, SqlError)
         if cluster is not None and mem_budget_mb is not None:
             raise SqlError("cluster= and mem_budget_mb= together are not supported: pick one")
         if strategy is not None:
@@ -272,6 +274,7 @@ class Session:
         """The compiled split for ``sql`` (cached), validating the query first."""
         if self._closed:
             raise SqlError("this Session is closed")
+        checks.query(sql, split_table)
         live.follow(self)  # a user's connection may have changed its tables since
         key = (sql, split_table.lower() if split_table else None)
         with self._lock:
