@@ -40,11 +40,11 @@ class ParquetSource:
     _forms: list[ReaderForms] = field(default_factory=list, compare=False, repr=False)
 
     def __post_init__(self) -> None:
-        try:
-            self._meta.extend(pq.ParquetFile(f).metadata for f in self.files)
-        except (OSError, ValueError) as exc:
-            where = self.files[0].parent
-            raise SqlError(f"cannot read Parquet metadata under {where}: {exc}") from exc
+        for file in self.files:
+            try:
+                self._meta.append(pq.ParquetFile(file).metadata)
+            except (OSError, ValueError) as exc:
+                raise SqlError(f"cannot read the Parquet metadata of {file}: {exc}") from exc
 
     @property
     def num_rows(self) -> int:
