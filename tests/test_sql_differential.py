@@ -59,7 +59,21 @@ rows = st.lists(
     max_size=40,
 )
 
-KEYS = ["f.k1", "f.k2", "f.d", "g.name", "f.k1 % 2", "f.fd", "dayofweek(f.fd)"]
+KEYS = [
+    "f.k1",
+    "f.k2",
+    "f.d",
+    "g.name",
+    "f.k1 % 2",
+    "f.fd",
+    "dayofweek(f.fd)",
+    "f.x > 0",
+    "coalesce(f.k2, 'none')",
+    "date_trunc('month', f.d)",
+    "f.r",  # float keys: NaN, -0.0 and the infinities group as DuckDB groups them
+    "f.x",
+    "f.v",
+]
 AGGREGATES = [
     "sum(f.v)",
     "sum(f.i)",
@@ -96,6 +110,50 @@ AGGREGATES = [
     "min(f.fd)",
     "max(f.fd)",
     "count(distinct f.fd)",
+    "string_agg(f.k2, ',')",
+    "string_agg(distinct f.k2, '|')",
+    "bool_and(f.i > 0)",
+    "bool_or(f.k1 = 2)",
+    "bit_or(f.k1)",
+    "bit_and(f.fk)",
+    "bit_xor(f.i)",
+    "arg_min(f.seq, f.i)",
+    "arg_max(f.k2, f.seq)",
+    "max_by(f.seq, f.x)",
+    "first(f.seq order by f.seq)",
+    "list(f.seq order by f.seq)",
+    "approx_count_distinct(f.k1)",
+    "quantile_cont(f.x, 0.5)",
+    "stddev_samp(f.i)",
+    "var_pop(f.v)",
+    "covar_pop(f.i, f.x)",
+    "corr(f.i, f.k1)",
+    "product(f.k1)",
+    "fsum(f.x)",
+    "sum(f.k1::hugeint * 10)",
+    "avg(f.k1)",
+    "count(*) filter (where f.x > 0)",
+    "min(f.k2 collate nocase)",
+    "max(length(f.k2))",
+    "sum(coalesce(f.v, 0))",
+    "count(distinct (f.k1, f.k2))",
+    "sum(f.i) / count(*)",
+    "avg(f.x) filter (where f.k1 <> 1)",
+    "histogram(f.k1)",
+    "mode(f.k1)",
+    "entropy(f.k1)",
+    "kurtosis(f.x)",
+    "skewness(f.i)",
+    "regr_slope(f.x, f.i)",
+    "sum(distinct f.k1)",
+    "avg(distinct f.i)",
+    "min(f.d) + 1",
+    "max(f.fd) - min(f.d)",
+    "any_value(f.k1) is not null or true",
+    "count(if(f.k1 > 1, 1, null))",
+    "sum(case when f.k2 like 'a%' then 1 end)",
+    "max(f.x::decimal(18,3))",
+    "sum(f.r::double)",
 ]
 FILTERS = [
     "",
@@ -119,6 +177,19 @@ FILTERS = [
     "f.x >= (select avg(f.x) from fact f where f.k1 is not null)",  # inner f hides the outer f
     "f.fk in (select g2.fk from dim g2, fact f2 where g2.fk = f2.fk and f2.k1 = 1)",
     "f.i >= (select min(f2.i) from fact f2, dim g2 where g2.fk = f2.fk and f2.k2 = f.k2)",
+    "f.k2 like 'a%' or f.k2 is null",
+    "f.x between -10 and 500",
+    "f.d - interval '1 day' > date '2020-01-02'",
+    "coalesce(f.k1, -1) <> 2",
+    "f.k2 ilike 'É'",
+    "f.i % 3 = 1",
+    "f.v::double > 0.5",
+    "f.k1 in (1, null)",
+    "not (f.k1 in (1, 2))",
+    "f.seq = any (select fk from dim)",
+    "f.x is nan or f.x > 1",
+    "isfinite(f.fd)",
+    "f.fd > date '2020-01-01'",
 ]
 #: How the split table is read: alone, joined, on either side of an outer join.
 SOURCES = [
@@ -182,6 +253,8 @@ WRAPPERS = [
     "select * from ({q}) q except all select * from ({q}) q2 where q2.a0 is null",
     "select * from ({q}) q intersect select * from ({q}) q2 where q2.a0 is not null",
     "select * from ({q}) q where q.a0 is not null",
+    "select distinct * from ({q}) q",
+    "select count(distinct a0) as c from ({q}) q",
 ]
 
 
@@ -245,16 +318,16 @@ def test_split_equals_unsplit_or_is_refused(
     if result.fallback is not None:
         # An arm's partial computed an output the unsplit query prunes, and overflowed there
         # (SUM(k * 1e9) under an outer COUNT(*)): the unsplit answer is returned instead.
-        assert any(w in result.fallback for w in ("Overflow", "overflow", "conversion")), (
-            result.fallback
-        )
+        # Or a variance's moments too ill-conditioned to fold within the float tolerance.
+        words = ("Overflow", "overflow", "conversion", "moments")
+        assert any(w in result.fallback for w in words), result.fallback
         event("fell back")
         assert compare_tables(result.table, expected, ordered=ordered) is None
         return
     event("refused" if result.refusal is not None else "split")
     if result.refusal is not None:
         assert result.execution is None
-        words = ("output", "arm", "column", "reads", "fact", "query")
+        words = ("output", "arm", "column", "reads", "fact", "query", "aggregate", "collation")
         assert any(word in result.refusal for word in words), result.refusal
         return
     diff = compare_tables(result.table, expected, ordered=ordered)
