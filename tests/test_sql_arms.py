@@ -348,7 +348,7 @@ def sweep_data() -> dict[str, pa.Table]:
 def test_expressions_polars_computes_differently_are_refused_never_wrong() -> None:
     """A sweep found Polars computing %, //, round(x, n), strpos and fraction-to-integer casts
     differently from DuckDB, and SUM of a cast constant once instead of once per row. (An
-    integer's remainder by a literal now splits: test_integer_remainders_...)"""
+    integer's remainder or quotient by a literal now splits: test_integer_remainders_...)"""
     refused = []
     with Session(sweep_data(), device="polars") as session:
         for expression in SWEEP_EXPRESSIONS:
@@ -372,7 +372,6 @@ def test_expressions_polars_computes_differently_are_refused_never_wrong() -> No
     unchecked = ("regexp_matches(s, 'b')",)
     for divergent in (
         "x % 2",  # a double's remainder (an integer's by a literal is written out: below)
-        "a // 3",
         "round(x, 1)",
         "cast(x as int)",
         "strpos(s, 'b')",
@@ -533,11 +532,12 @@ def test_strftime_on_polars_is_exact_or_refused() -> None:
     assert not (refused | {("%y", "ts"), ("%j %a %b %V %G %u %w %%", "ts")}) & set(split)
 
 
-def test_integer_remainders_by_a_literal_on_polars_take_the_dividend_s_sign() -> None:
-    """Polars' % takes the divisor's sign, DuckDB's the dividend's (-7 % 3: 2 for -1). An
-    integer's remainder by a non-zero literal is written from remainders of non-negative
-    operands, exact at every width's smallest value; any other % is refused (a zero divisor
-    raises in DuckDB where Polars gives NULL)."""
+def test_integer_remainders_and_quotients_by_a_literal_on_polars_truncate() -> None:
+    """Polars' % takes the divisor's sign and its // floors; DuckDB truncates both (-7 % 3: 2
+    for -1; -7 // 2: -4 for -3). An integer's remainder or quotient by a literal is written
+    from those of non-negative operands, exact at every width's smallest value; any other is
+    refused (a zero divisor raises in DuckDB where Polars gives NULL; // 1 and // -1 of the
+    smallest value overflow; // of doubles is plain division in DuckDB)."""
     small = [7, -7, 0, 5, -5, None, -1, 1, 3, -3, 6, -6]
     data = pa.table(
         {
@@ -557,6 +557,10 @@ def test_integer_remainders_by_a_literal_on_polars_take_the_dividend_s_sign() ->
             ("select sum(a % 9223372036854775807) as s from t", False),  # past 2**62: refused
             ("select x % 2 as m from t where a <> 0", False),  # a double's remainder
             ("select a % h as m from t where h <> 0", False),  # a column as the divisor
+            ("select a // 2 as q, a // -3 as r, h // 2 as s, h // -128 as v from t", True),
+            ("select sum(a // 7) as s, min(h // -2) as lo, u // 5 as w from t group by w", True),
+            ("select a // -1 as q from t where a > 0", False),  # -2**63 // -1 overflows
+            ("select x // 2 as q from t", False),  # a double's // is division in DuckDB
         ]:
             expected = session.host.cursor().sql(sql).to_arrow_table()
             for share in (0.5, 1.0):

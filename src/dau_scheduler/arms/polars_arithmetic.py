@@ -161,64 +161,68 @@ def checked_arithmetic(tree: exp.Expr, types: dict[str, dict[str, str]]) -> exp.
             wide.set("this", exp.Cast(this=left.copy(), to=_WIDE_INTEGER.copy()))
             wide.set("expression", exp.Cast(this=right.copy(), to=_WIDE_INTEGER.copy()))
             op.replace(exp.Cast(this=wide, to=result.copy()))
-    for mod in reversed(list(annotated.find_all(exp.Mod))):
-        truncated = _truncated_remainder(mod)
+    for op in reversed(list(annotated.find_all(exp.Mod, exp.IntDiv))):
+        truncated = _truncated(op) if isinstance(op, (exp.Mod, exp.IntDiv)) else None
         if truncated is not None:
-            mod.replace(truncated)
+            op.replace(truncated)
     return annotated
 
 
-#: The ``meta`` mark of a ``%`` whose operands are never negative, where the remainder Polars
-#: computes (floored: the divisor's sign) is DuckDB's (truncated: the dividend's sign).
+#: The ``meta`` mark of a ``%`` or ``//`` whose operands are never negative, where Polars'
+#: floored remainder and quotient are DuckDB's truncated ones.
 NON_NEGATIVE = "non_negative_operands"
 
 
-def _non_negative_mod(a: exp.Expr, b: exp.Expr) -> exp.Mod:
-    mod = exp.Mod(this=a, expression=b)
-    mod.meta[NON_NEGATIVE] = True
-    return mod
+def _non_negative(kind: type[exp.Mod | exp.IntDiv], a: exp.Expr, b: exp.Expr) -> exp.Expr:
+    op = kind(this=a, expression=b)
+    op.meta[NON_NEGATIVE] = True
+    return op
 
 
-def _truncated_remainder(mod: exp.Mod) -> exp.Expr | None:
-    """DuckDB's ``a % b`` of an integer ``a`` and a non-zero integer literal ``b`` from remainders
-    of non-negative operands only: ``a % |b|`` for ``a >= 0``, and for ``a < 0`` minus the
-    remainder of ``|a|``, written ``((-(a + 1)) % B + 1) % B`` so that ``a``'s smallest value does
-    not overflow. Any other ``%`` is left as it is (and refused: a divisor of zero raises in
-    DuckDB, where Polars gives NULL)."""
-    dividend, divisor = mod.this.unnest(), mod.expression.unnest()
+def _truncated(op: exp.Mod | exp.IntDiv) -> exp.Expr | None:
+    """DuckDB's ``a % b`` or ``a // b`` of an integer ``a`` and an integer literal ``b`` (not 0;
+    for ``//`` not 1 or -1, whose quotient of the smallest value overflows) from remainders and
+    quotients of non-negative operands only, the same whether an engine floors or truncates:
+    of ``a`` itself where ``a >= 0``, else of ``m = -(a + 1)`` (``|a| - 1``, which cannot
+    overflow): ``|a| % B = (m % B + 1) % B`` and ``|a| // B = m // B + (m % B + 1) // B``, with
+    ``B = |b|``; then the signs (a remainder takes the dividend's, a quotient both). Any other
+    ``%`` or ``//`` is left as it is, and refused (a divisor of zero raises in DuckDB, where
+    Polars gives NULL; ``//`` of doubles is plain division in DuckDB)."""
+    dividend, divisor = op.this.unnest(), op.expression.unnest()
     negative = isinstance(divisor, exp.Neg)
     literal = divisor.this.unnest() if negative else divisor
     if not (isinstance(literal, exp.Literal) and literal.is_int):
         return None
     modulus = abs(int(literal.name))
     kind = dividend.type
-    if not 0 < modulus <= 2**62 or not _is_integer(kind) or kind.is_type("BOOLEAN"):
+    smallest = 1 if isinstance(op, exp.Mod) else 2
+    if not smallest <= modulus <= 2**62 or not _is_integer(kind) or kind.is_type("BOOLEAN"):
         return None
+    one, zero = exp.Literal.number(1), exp.Literal.number(0)
     b = exp.Literal.number(modulus)
-    a = exp.Paren(this=mod.this.copy())
-    magnitude = exp.Paren(
-        this=exp.Neg(this=exp.Paren(this=exp.Add(this=a.copy(), expression=exp.Literal.number(1))))
+    a = exp.Paren(this=op.this.copy())
+    m = exp.Paren(this=exp.Neg(this=exp.Paren(this=exp.Add(this=a.copy(), expression=one.copy()))))
+    rest = exp.Paren(
+        this=exp.Add(this=_non_negative(exp.Mod, m.copy(), b.copy()), expression=one.copy())
     )
-    below = _non_negative_mod(
-        exp.Paren(
-            this=exp.Add(
-                this=_non_negative_mod(magnitude, b.copy()), expression=exp.Literal.number(1)
-            )
-        ),
-        b.copy(),
-    )
+    if isinstance(op, exp.Mod):
+        above = _non_negative(exp.Mod, a.copy(), b.copy())
+        below: exp.Expr = exp.Neg(this=exp.Paren(this=_non_negative(exp.Mod, rest, b.copy())))
+    else:
+        above = _non_negative(exp.IntDiv, a.copy(), b.copy())
+        magnitude = exp.Add(
+            this=_non_negative(exp.IntDiv, m.copy(), b.copy()),
+            expression=_non_negative(exp.IntDiv, rest, b.copy()),
+        )
+        below = exp.Neg(this=exp.Paren(this=magnitude))
+        if negative:  # the quotient takes the divisor's sign too
+            above, below = exp.Neg(this=exp.Paren(this=above)), exp.Paren(this=magnitude)
     truncated = exp.Case(
-        ifs=[
-            exp.If(
-                this=exp.LT(this=a.copy(), expression=exp.Literal.number(0)),
-                true=exp.Neg(this=exp.Paren(this=below)),
-            )
-        ],
-        default=_non_negative_mod(a.copy(), b.copy()),
+        ifs=[exp.If(this=exp.LT(this=a.copy(), expression=zero), true=below)], default=above
     )
-    truncated.type = mod.type
+    truncated.type = op.type
     wrapped = exp.Paren(this=truncated)
-    wrapped.type = mod.type  # what the checks after this read (a cast of it, an extremum)
+    wrapped.type = op.type  # what the checks after this read (a cast of it, an extremum)
     return wrapped
 
 

@@ -500,8 +500,8 @@ def refuse_divergent(tree: exp.Expr) -> None:
     """
     for node in tree.walk():
         why = _DIVERGENT.get(type(node))
-        if isinstance(node, exp.Mod) and node.meta.get(NON_NEGATIVE):
-            continue  # polars_arithmetic's remainder of operands that are never negative
+        if isinstance(node, (exp.Mod, exp.IntDiv)) and node.meta.get(NON_NEGATIVE):
+            continue  # polars_arithmetic's remainders and quotients of non-negative operands
         if why is None and type(node).__name__ not in _CHECKED:
             why = f"{type(node).__name__} is not among the expressions checked against DuckDB"
         if why is None and isinstance(node, exp.Round) and node.args.get("decimals") is not None:
