@@ -24,7 +24,7 @@ from dau_scheduler.guards import (
 from dau_scheduler.rewrite.blocks import function_name
 from dau_scheduler.rewrite.dialect import DIALECT
 from dau_scheduler.strategies import columns_read, device_excluded
-from dau_scheduler.tables import ParquetSource
+from dau_scheduler.tables import ParquetSource, ParquetViewSource
 
 if TYPE_CHECKING:
     from dau_scheduler.rewrite.planner import CompiledSplit
@@ -180,6 +180,22 @@ class Refusals:
             return f"{state[0]}() reads the connection's own state, which the arms do not share"
         return None
 
+    def _parquet_floats(self, compiled: CompiledSplit) -> set[str]:
+        """Names of the floating-point columns of the tables ``compiled`` reads from Parquet
+        files (a folder's, or a connection's views over them)."""
+        s = self.session
+        if compiled.partial is None:
+            return set()
+        read = {t.name.lower() for t in compiled.partial.find_all(exp.Table)}
+        read.add((compiled.plan.split_table or "").lower())
+        return {
+            column.lower()
+            for name in read
+            if isinstance(s.source_of(name), (ParquetSource, ParquetViewSource))
+            for column, kind in s.schema.get(name, {}).items()
+            if kind.upper() in _FLOATS
+        }
+
     def device(self, compiled: CompiledSplit) -> str | None:
         """The device arm's answer to "can you run this partial?", asked once per query."""
         key = (compiled.read_sql, compiled.plan.split_table)
@@ -226,6 +242,8 @@ class Refusals:
             )
         if refusal is None and s.lazy and isinstance(s.source_of(cut), ParquetSource):
             refusal = parquet_float_extremum(compiled, s.schema.get(cut or "", {}))
+        if refusal is None and s.lazy:
+            refusal = parquet_float_filter(compiled, self._parquet_floats(compiled))
         source = s.source_of(cut)
         if (
             refusal is None
@@ -298,4 +316,32 @@ def parquet_float_extremum(compiled: CompiledSplit, columns: dict[str, str]) -> 
     return None
 
 
-__all__ = ["Refusals", "connection_state", "parquet_float_extremum", "reserved_names"]
+def parquet_float_filter(compiled: CompiledSplit, floats: Collection[str]) -> str | None:
+    """A filter (WHERE, or a join's ON) reading a floating-point column of a table read from
+    Parquet files: DuckDB skips a row group whose statistics rule the filter out, and those
+    statistics skip NaN, which DuckDB takes as the largest value; so over the files DuckDB
+    counts no NaN row for ``x > 5``, ``x = 'nan'`` or even ``isnan(x)`` where the group's
+    largest number is below it, while an arm reading the rows otherwise (a chunk read by
+    pyarrow, the Polars arm's own scan) counts them. The unsplit answer is DuckDB's, so such a
+    query is answered unsplit."""
+    if compiled.partial is None or not floats:
+        return None
+    conditions = [w.this for w in compiled.partial.find_all(exp.Where)]
+    conditions += [on for j in compiled.partial.find_all(exp.Join) if (on := j.args.get("on"))]
+    for condition in conditions:
+        for column in condition.find_all(exp.Column):
+            if column.name.lower() in floats:
+                return (
+                    f"a filter on {column.sql(dialect=DIALECT)}, a Parquet file's floating-point "
+                    "column: DuckDB skips row groups by the file's statistics, which skip NaN"
+                )
+    return None
+
+
+__all__ = [
+    "Refusals",
+    "connection_state",
+    "parquet_float_extremum",
+    "parquet_float_filter",
+    "reserved_names",
+]
