@@ -281,7 +281,11 @@ def test_split_rows_are_read_from_the_files_by_row_number(tmp_path: Path) -> Non
         sql = source.range_sql(lo, hi)
         assert sql is not None
         assert con.sql(f"SELECT k FROM ({sql})").fetchall() == [(k,) for k in range(lo, hi)]
-    query = "SELECT g, count(*), sum(v), min(k), max(k) FROM t WHERE v > 3 GROUP BY g ORDER BY g"
+    # (A filter on the float v would be answered unsplit: DuckDB prunes by statistics, which
+    # skip NaN; test_filters_on_a_parquet_float_column_...)
+    query = (
+        "SELECT g, count(*), sum(v), min(k), max(k) FROM t WHERE g <> 'g3' GROUP BY g ORDER BY g"
+    )
     expected = con.sql(query.replace("FROM t", f"FROM read_parquet('{folder}/t/*.parquet')"))
     for device in ("polars", "duckdb"):
         with Session(folder, device=device, lazy=True) as session:
