@@ -56,6 +56,8 @@ def test_tpch_over_the_workers_equals_duckdb(
             assert len(ex.workers) == 2, (name, ex.workers)  # both workers ran a shard
             rows = s.row_counts[result.plan.split_table or ""]
             assert sum(r for _, r, _ in ex.workers) == ex.host_rows == rows, name
+            # the workers' tree fold after the last shard: reported, within the host's time
+            assert 0.0 <= ex.worker_fold_seconds <= ex.host_seconds, name
 
 
 def test_queries_from_several_threads_each_report_their_own_workers(
@@ -182,7 +184,7 @@ def test_the_cli_runs_and_explains_over_a_cluster(client: Any, tpch_dir: Path) -
         app, ["run", "q06", "--data", str(tpch_dir), "--device", "none", "--cluster", address]
     )
     assert ran.exit_code == 0, ran.output
-    assert "worker tcp://127.0.0.1" in ran.output
+    assert "worker tcp://127.0.0.1" in ran.output and "worker fold s" in ran.output
     explained = runner.invoke(
         app, ["explain", "q06", "--data", str(tpch_dir), "--cluster", address]
     )

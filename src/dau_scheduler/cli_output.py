@@ -80,6 +80,8 @@ def split_report(result: SqlResult) -> Table:
         report.add_row("wall s", f"{ex.wall_seconds:.4f}")
         for worker, rows, seconds in ex.workers:
             report.add_row(f"worker {worker}", f"{rows} rows / {seconds:.4f} s")
+        if ex.workers:
+            report.add_row("worker fold s", f"{ex.worker_fold_seconds:.4f}")
     if result.strategy is not None:
         memory = result.strategy
         report.add_row(

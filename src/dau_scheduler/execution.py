@@ -203,7 +203,9 @@ def on_cluster(
     """``run`` with the cluster in the host's place; the execution names each worker's rows."""
     mine = cluster.for_query()
     done = run(session, compiled, decision, host=mine)
-    return done.model_copy(update={"workers": mine.workers()})
+    return done.model_copy(
+        update={"workers": mine.workers(), "worker_fold_seconds": mine.fold_seconds}
+    )
 
 
 def host_only(session: Session, compiled: CompiledSplit, decision: Decision) -> SplitExecution:

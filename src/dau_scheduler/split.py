@@ -56,6 +56,9 @@ class SplitExecution(BaseModel):
     spans: tuple[tuple[str, float, float, int], ...] = ()
     #: With a cluster as the host: ``(worker, rows, seconds)`` of each worker's shard tasks.
     workers: tuple[tuple[str, int, float], ...] = ()
+    #: With a dask cluster as the host: seconds the workers' tree fold of the shards' partials
+    #: ran after the last shard ended (in the host's seconds; Spark folds on the driver: 0).
+    worker_fold_seconds: float = 0.0
 
     def to_chrome_trace(self, path: str | Path) -> Path:
         """Write the spans as Trace Event Format JSON (Perfetto, chrome://tracing): one track
