@@ -33,7 +33,6 @@ from dau_scheduler.rewrite.blocks import (
     Refuse,
     aggregate_calls,
     build_aggregate,
-    build_rows,
     function_name,
     output_name,
     own_nodes,
@@ -43,6 +42,7 @@ from dau_scheduler.rewrite.fold import FastFold, FastRows
 from dau_scheduler.rewrite.outputs import cast_outputs, partials_typed
 from dau_scheduler.rewrite.pushdown import push_filters
 from dau_scheduler.rewrite.reading import UNANALYSABLE, Binder, read_back, written_otherwise
+from dau_scheduler.rewrite.row_block import build_rows
 from dau_scheduler.rewrite.views import View, ViewLookup, in_place, inline_views
 from dau_scheduler.rewrite.volatility import NONDETERMINISTIC, nondeterministic
 
