@@ -3,6 +3,7 @@
     python bench-queries/memory.py budget --scale 1 --budget 256 --queries q01,q03,q06,q18
     python bench-queries/memory.py budget --scale 10 --budget 2048 --queries q01,q06
     python bench-queries/memory.py resident --scale 1      # Session footprint per device
+    python bench-queries/memory.py rows --scale 1          # queries answering many rows
 
 budget: each query runs twice per device, each time in a fresh process: under ``mem_budget_mb``
 (one-shot ``run_sql``, device share 0.5: the strategy cloud_plan picks) and ``in_memory`` (a
@@ -13,6 +14,11 @@ answer over the same Parquet files, computed in this (parent) process.
 
 resident: a resident Session over the whole data set per device, RSS above imports against the
 tables' Arrow bytes (target <= 2x with a device arm).
+
+rows: queries whose answer is many rows (a filter over lineitem, unsorted, sorted, and with a
+LIMIT), each in a fresh process per device and share: a resident Session, then the query; the
+peak RSS above the RSS once the Session holds its tables, and the query's seconds, split at
+share 0.5 beside the host alone (share 0) of the same device. Answers checked as for budget.
 """
 
 from __future__ import annotations
@@ -27,6 +33,16 @@ import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+#: Queries answering many rows (3.5M, 3.5M sorted, 1M of them) for ``rows``.
+ROW_QUERIES = {
+    "filter": "SELECT l_orderkey, l_partkey, l_quantity, l_extendedprice, l_shipdate, l_comment "
+    "FROM lineitem WHERE l_quantity < 30",
+    "sorted": "SELECT l_orderkey, l_quantity, l_comment FROM lineitem WHERE l_quantity < 30 "
+    "ORDER BY l_comment, l_orderkey, l_quantity",
+    "limit": "SELECT l_orderkey, l_linenumber, l_comment FROM lineitem WHERE l_discount > 0.02 "
+    "LIMIT 1000000",
+}
 
 
 def _rss() -> int:
@@ -60,6 +76,17 @@ def child(args: argparse.Namespace) -> None:
             gc.collect()
             pa.default_memory_pool().release_unused()
             out["rss_above"] = _rss() - base
+    elif args.mode == "rows":
+        with Session(args.data, device=device) as session:
+            base = _rss()
+            t0 = time.perf_counter()
+            result = session.sql(ROW_QUERIES[args.query], device_share=args.share)
+            out["query_seconds"] = time.perf_counter() - t0
+            out["peak_above"] = _peak() - base
+            out["split"] = result.execution is not None and result.execution.device_rows > 0
+            feather.write_feather(result.table, args.result)
+        print(json.dumps(out))
+        return
     else:
         sql = tpch.queries()[args.query]
         if args.mode == "budget":
@@ -135,6 +162,67 @@ def budget(args: argparse.Namespace) -> dict[str, Any]:
     return {"budget_mb": args.budget, "rows": rows}
 
 
+def rows(args: argparse.Namespace) -> dict[str, Any]:
+    import duckdb
+    import pyarrow.feather as feather
+
+    from dau_scheduler.compare import compare_tables
+
+    con = duckdb.connect()
+    for table in ("lineitem",):
+        con.execute(
+            f"CREATE VIEW {table} AS SELECT * FROM read_parquet('{args.data}/{table}.parquet')"
+        )
+    figures = []
+    for name, sql in ROW_QUERIES.items():
+        expected = con.sql(sql).to_arrow_table()
+        for device in args.devices.split(","):
+            got: dict[str, dict[str, Any]] = {}
+            for share in (0.0, 0.5):
+                with tempfile.NamedTemporaryFile(suffix=".arrow") as handle:
+                    run = _run_child(
+                        [
+                            "--mode",
+                            "rows",
+                            "--query",
+                            name,
+                            "--device",
+                            device,
+                            "--share",
+                            str(share),
+                            "--data",
+                            str(args.data),
+                            "--result",
+                            handle.name,
+                        ]
+                    )
+                    # (the LIMIT's rows are the first ones passing, in the files' order)
+                    answer = feather.read_table(handle.name)
+                    diff = compare_tables(answer, expected, ordered="ORDER BY" in sql)
+                run.update(exact=diff is None, diff=diff)
+                got[str(share)] = run
+            host, split = got["0.0"], got["0.5"]
+            row = {
+                "query": name,
+                "device": device,
+                "host": host,
+                "split": split,
+                "peak_ratio": split["peak_above"] / max(1, host["peak_above"]),
+                "time_ratio": split["query_seconds"] / host["query_seconds"],
+            }
+            figures.append(row)
+            print(
+                f"{name:7s} {device:7s} peak above the Session: host "
+                f"{host['peak_above'] / 2**20:6.0f}"
+                f" MiB, split {split['peak_above'] / 2**20:6.0f} MiB ({row['peak_ratio']:.2f}x); "
+                f"seconds host {host['query_seconds']:.3f}, split {split['query_seconds']:.3f} "
+                f"({row['time_ratio']:.2f}x); split ran: {split['split']}; "
+                f"{'exact' if host['exact'] and split['exact'] else 'WRONG'}",
+                flush=True,
+            )
+    return {"rows": figures}
+
+
 def resident(args: argparse.Namespace) -> dict[str, Any]:
     import pyarrow.parquet as pq
 
@@ -159,10 +247,11 @@ def main() -> None:
         for name in ("--mode", "--query", "--device", "--data", "--result"):
             parser.add_argument(name)
         parser.add_argument("--budget", type=float)
+        parser.add_argument("--share", type=float, default=0.5)
         child(parser.parse_args())
         return
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("what", choices=["budget", "resident"])
+    parser.add_argument("what", choices=["budget", "resident", "rows"])
     parser.add_argument("--scale", type=float, default=1.0)
     parser.add_argument("--budget", type=float, default=256)
     parser.add_argument("--queries", default="q01,q03,q06,q18")
@@ -173,7 +262,7 @@ def main() -> None:
     from dau_scheduler import tpch
 
     args.data = tpch.cached(args.scale)
-    figures = budget(args) if args.what == "budget" else resident(args)
+    figures = {"budget": budget, "resident": resident, "rows": rows}[args.what](args)
     figures["command"] = " ".join(sys.argv)
     if args.json:
         args.json.write_text(json.dumps(figures, indent=1, default=str))

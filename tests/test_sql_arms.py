@@ -667,3 +667,37 @@ def test_columns_named_in_mixed_case_split_on_polars(tmp_path: Any, way: str, de
             expected = con.sql(sql).to_arrow_table()
             assert compare_tables(result.table, expected, ordered=False) is None, sql
             assert result.refusal is None and result.fallback is None, (sql, result.refusal)
+
+
+@pytest.mark.parametrize("device", ["duckdb", "polars"])
+def test_many_unsorted_rows_pass_through_and_sorted_ones_fold_in_duckdb(
+    device: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A row block's rows past ``fold.LARGE`` come back as the arms gave them (DuckDB's final
+    query would copy every row: 2.4x the unsplit query's memory); sorted, DuckDB sorts them."""
+    from dau_scheduler.rewrite import fold
+
+    n = 3 * fold.LARGE
+    rows = pa.table({"k": pa.array(range(n), pa.int64()), "s": [str(i % 97) for i in range(n)]})
+    with Session({"t": rows}, device=device) as session:
+        finals: list[str] = []
+        run_over_partials = session.host.run_over_partials
+
+        def counted(sql: str, partials: pa.Table) -> pa.Table:
+            if partials.num_rows:  # (compiling checks the final query over empty partials)
+                finals.append(sql)
+            return run_over_partials(sql, partials)
+
+        monkeypatch.setattr(session.host, "run_over_partials", counted)
+        for sql, folds in [
+            ("select k, s, k * 2 as d from t where k % 5 <> 0", 0),
+            ("select s as t, k from t where k % 5 <> 0 limit 40000 offset 3", 0),
+            ("select k, s from t where k % 5 <> 0 order by s desc, k", 1),
+        ]:
+            expected = session.host.cursor().sql(sql).to_arrow_table()
+            result = session.sql(sql, device_share=0.5)
+            assert result.execution is not None and result.execution.device_rows > 0, sql
+            ordered = "order by" in sql
+            assert compare_tables(result.table, expected, ordered=ordered) is None, sql
+            assert len(finals) == folds, sql
+            finals.clear()

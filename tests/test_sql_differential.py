@@ -338,7 +338,8 @@ def check_split(
         fast = pick.draw(st.booleans(), label="fast_fold")
         # 0: every grouped fast fold through pyarrow's group-by; 256: small ones in Python.
         small = pick.draw(st.sampled_from([0, fold.SMALL]), label="small")
-        # 0: every non-empty fast-foldable partial folded by DuckDB's final query instead.
+        # 0: every non-empty fast-foldable partial folded by DuckDB's final query instead
+        # (but a row block's unsorted rows, which pass through at any count).
         large = pick.draw(st.sampled_from([0, fold.LARGE]), label="large")
         saved, fold.SMALL = fold.SMALL, small
         saved_large, fold.LARGE = fold.LARGE, large

@@ -25,7 +25,6 @@ from dau_scheduler.decision import ADAPTIVE_LARGEST, Decision
 from dau_scheduler.errors import ArmError, ClusterError, FoldError, SplitError
 from dau_scheduler.lazy import empty_table
 from dau_scheduler.merge import MergeRule
-from dau_scheduler.rewrite import fold
 from dau_scheduler.rewrite.aggregates import SQL_MERGEABLE
 from dau_scheduler.rewrite.dialect import DIALECT
 from dau_scheduler.rewrite.moments import CONDITION_LIMIT, ILL_CONDITIONED
@@ -41,8 +40,8 @@ if TYPE_CHECKING:
 
 def merge_rule(session: Session, compiled: CompiledSplit) -> MergeRule:
     """How partials of ``compiled`` fold: cast to the host's partial schema, then the fast fold
-    (partials up to ``rewrite.fold.LARGE`` rows) or the final query in DuckDB, with DuckDB's own
-    output names."""
+    (where it ``fits`` the partials' rows: see ``rewrite.fold``) or the final query in DuckDB,
+    with DuckDB's own output names."""
     schema = compiled.partial_schema
     final_sql = compiled.final.sql(dialect=DIALECT) if compiled.final is not None else ""
     # The fast fold orders as DuckDB does by default; other NULL or sort orders set on the
@@ -60,7 +59,7 @@ def merge_rule(session: Session, compiled: CompiledSplit) -> MergeRule:
         tables = [cast_partial(p, schema, "host") for p in partials]
         merged = pa.concat_tables(tables) if tables else empty_table(schema)
         result = None
-        if fast is not None and output_schema is not None and merged.num_rows <= fold.LARGE:
+        if fast is not None and output_schema is not None and fast.fits(merged.num_rows):
             result = fast.run(merged, output_schema, acero=acero)
         if result is None:
             try:
