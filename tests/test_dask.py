@@ -94,7 +94,12 @@ def test_many_shards_fold_in_a_tree_on_the_workers(
             "regr_slope(l_extendedprice, l_quantity) AS b, regr_count(l_tax, l_discount) AS n "
             "FROM lineitem GROUP BY 1 ORDER BY 1"
         )
-        for query in (sql, co_sql):
+        # And the bitwise folds (refolded by the same call).
+        bit_sql = (
+            "SELECT l_linestatus, bit_and(l_partkey) AS a, bit_or(l_suppkey) AS o, "
+            "bit_xor(l_orderkey) AS x FROM lineitem GROUP BY 1 ORDER BY 1"
+        )
+        for query in (sql, co_sql, bit_sql):
             result = s.sql(query)
             assert result.execution is not None, result.fallback
             with Session(tpch_dir, device=None) as alone:

@@ -161,6 +161,23 @@ MERGE_STEPS: dict[str, MergeStep] = {
     "bool_and": MergeStep(_same(exp.LogicalAnd), _merge_with(exp.LogicalAnd), ("all",), _as_is),
     "bool_or": MergeStep(_same(exp.LogicalOr), _merge_with(exp.LogicalOr), ("any",), _as_is),
 }
+
+
+def _bitwise(cls: type[exp.Func]) -> MergeStep:
+    """A bitwise fold (``bit_and``, ``bit_or``, ``bit_xor``): associative and commutative, so
+    the fold of the arms' folds is the fold of every value; NULL partials (an empty or all-NULL
+    arm) are skipped as NULL values are. pyarrow has no such hash aggregate: the final query
+    folds, and streamed partials refold with the same call."""
+    merge = _merge_with(cls)
+    return MergeStep(_same(cls), merge, None, None, refold=lambda cols: [merge(cols)])
+
+
+for _kind, _cls in (
+    ("bit_and", exp.BitwiseAndAgg),
+    ("bit_or", exp.BitwiseOrAgg),
+    ("bit_xor", exp.BitwiseXorAgg),
+):
+    MERGE_STEPS[_kind] = _bitwise(_cls)
 MERGE_STEPS.update(VARIANCE_STEPS)
 MERGE_STEPS.update(CO_MOMENT_STEPS)
 

@@ -147,7 +147,9 @@ def replace_outside_subqueries(
 #: Aggregates whose value the order of their input cannot change: an ORDER BY inside them is
 #: harmless. Any other ordered aggregate (``sum(x ORDER BY y)`` over doubles, ``string_agg``,
 #: ``list``) is refused: each arm would order only its own rows.
-ORDER_INSENSITIVE = frozenset({"min", "max", "count", "count_star", "bool_and", "bool_or"})
+ORDER_INSENSITIVE = frozenset(
+    {"min", "max", "count", "count_star", "bool_and", "bool_or", "bit_and", "bit_or", "bit_xor"}
+)
 
 
 def refuse_correlated_references(block: exp.Select, rows: frozenset[str] | None = None) -> None:
