@@ -172,12 +172,11 @@ def _bitwise(cls: type[exp.Func]) -> MergeStep:
     return MergeStep(_same(cls), merge, None, None, refold=lambda cols: [merge(cols)])
 
 
-for _kind, _cls in (
-    ("bit_and", exp.BitwiseAndAgg),
-    ("bit_or", exp.BitwiseOrAgg),
-    ("bit_xor", exp.BitwiseXorAgg),
-):
-    MERGE_STEPS[_kind] = _bitwise(_cls)
+MERGE_STEPS.update(
+    bit_and=_bitwise(exp.BitwiseAndAgg),
+    bit_or=_bitwise(exp.BitwiseOrAgg),
+    bit_xor=_bitwise(exp.BitwiseXorAgg),
+)
 MERGE_STEPS.update(VARIANCE_STEPS)
 MERGE_STEPS.update(CO_MOMENT_STEPS)
 
