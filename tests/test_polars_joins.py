@@ -1,12 +1,16 @@
 """The Polars arm refuses a join on one key that neither side holds once per row: Polars joins in
-the order written, and TPC-DS Q72 (catalog_sales to inventory on the item) outgrew 24 GB at SF 1."""
+the order written, and TPC-DS Q72 (catalog_sales to inventory on the item) outgrew 24 GB at SF 1.
+It refuses a join without an equality key that may pair too many rows: Polars holds them at once
+(DuckDB's benchmark range_join_big_result made 2.5e9 pairs and Rust aborted the process)."""
 
 from __future__ import annotations
 
 import duckdb
+import pytest
 
 from dau_scheduler import Session
-from dau_scheduler.arms.polars_sql import single_key_joins
+from dau_scheduler.arms import polars as polars_arm
+from dau_scheduler.arms.polars_sql import single_key_joins, unkeyed_joins
 from dau_scheduler.compare import compare_tables
 
 
@@ -34,3 +38,48 @@ def test_single_key_joins_lists_base_tables_on_one_key() -> None:
         'INNER JOIN "c" AS "c" ON "c"."x" = "a"."x" AND "c"."y" = "a"."y"'
     )
     assert single_key_joins(text, "t") == [("t", "k", "b", "k")]
+
+
+def test_joins_without_a_key_that_may_pair_too_many_rows_are_refused(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(polars_arm, "UNKEYED_PAIRS", 1000)  # 40 x 40 rows pass it, 20 x 20 not
+    con = duckdb.connect()
+    con.execute("CREATE TABLE a AS SELECT i, i % 7 AS j FROM range(40) r(i)")
+    con.execute("CREATE TABLE b AS SELECT i, i % 5 AS j FROM range(20) r(i)")
+    refused = [
+        "SELECT count(*) FROM a x, a y WHERE x.j < y.j",  # an IEJoin in Polars
+        "SELECT sum(x.i * y.j) FROM a x CROSS JOIN a y",
+        "SELECT count(*) FROM a x, (SELECT i FROM a WHERE i > 3) y",
+    ]
+    split = [
+        "SELECT count(*) FROM b x, b y WHERE x.j < y.j",  # 400 pairs at most
+        "SELECT sum(x.i) FROM a x, (SELECT max(j) AS m FROM a) y WHERE x.i < y.m",  # one row
+        "SELECT count(*) FROM a x, a y WHERE x.i = y.i",  # a key
+    ]
+    with Session(con, device="polars") as session:
+        for sql in [*refused, *split]:
+            result = session.sql(sql, device_share=0.5)
+            assert compare_tables(result.table, con.sql(sql).to_arrow_table()) is None, sql
+            if sql in refused:
+                assert result.refusal is not None and "no equality key" in result.refusal, sql
+            else:
+                assert result.refusal is None and result.execution is not None, sql
+
+
+def test_unkeyed_joins_bound_the_pairs_by_the_rows_before_them() -> None:
+    rows = {"f": 1000, "d": 10, "e": 30}.__getitem__
+    text = (
+        'SELECT count(*) FROM __dau_split__ AS "f" JOIN "d" ON "f"."k" = "d"."k", "e" '
+        'WHERE "f"."x" < "e"."x"'
+    )
+    assert unkeyed_joins(text, "f", rows) == [("d, f with e", 30_000)]
+    scalar = 'SELECT count(*) FROM "f", (SELECT max(x) AS m FROM "e") AS s WHERE "f"."x" < s.m'
+    assert unkeyed_joins(scalar, "f", rows) == []
+    # The key every branch of an OR repeats is a key (TPC-H Q19); one some branches lack is not.
+    branches = (
+        'SELECT 1 FROM "f", "e" WHERE ("f"."k" = "e"."k" AND "e"."x" = 1) OR ("e"."k" = "f"."k")'
+    )
+    assert unkeyed_joins(branches, "f", rows) == []
+    partly = 'SELECT 1 FROM "f", "e" WHERE ("f"."k" = "e"."k" AND "e"."x" = 1) OR "e"."x" = 2'
+    assert unkeyed_joins(partly, "f", rows) == [("f with e", 30_000)]

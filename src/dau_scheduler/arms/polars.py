@@ -154,6 +154,8 @@ class PolarsArm:
         self._attaching = threading.Lock()
         #: (table, column) -> whether no two rows hold the same value (see ``_many_to_many``).
         self._unique: dict[tuple[str, str], bool] = {}
+        #: Row counts read by :meth:`_rows`, per table.
+        self._heights: dict[str, int] = {}
         if engine == "gpu":
             self._collect_engine = _gpu_engine()
 
@@ -228,7 +230,7 @@ class PolarsArm:
         and rows it needs), Arrow imported as :meth:`load` does. The frames are made when a
         query first reaches this arm (a query the host runs alone never imports Polars)."""
         self.frames, self.types, self.unloaded, self._unique = {}, {}, {}, {}
-        self.unreadable = {}
+        self.unreadable, self._heights = {}, {}
         self._attached = dict(sources)
         self._live, self._fresh, self._scans_as_arrow = {}, {}, set()
 
@@ -299,6 +301,7 @@ class PolarsArm:
     def _hold(self, name: str, frame: pl.LazyFrame) -> None:
         frame = _widen_decimals(_lowercase_names(frame))
         self.frames[name] = frame
+        self._heights.pop(name, None)
         self.types[name] = {
             column: sql_type
             for column, dtype in frame.collect_schema().items()
@@ -411,6 +414,12 @@ class PolarsArm:
         many = self._many_to_many(text, compiled.plan.split_table or "")
         if many is not None:
             return many
+        for join, pairs in _sql.unkeyed_joins(text, compiled.plan.split_table or "", self._rows):
+            if pairs > UNKEYED_PAIRS:
+                return (
+                    f"{self.name} arm: the join of {join} has no equality key and may pair "
+                    f"{pairs:,} rows, which Polars holds at once (DuckDB streams them)"
+                )
         if self.probe_runs:
             try:
                 self.probe(compiled)
@@ -443,6 +452,19 @@ class PolarsArm:
                 unique = True
             self._unique[key] = unique
         return self._unique[key]
+
+    def _rows(self, table: str) -> int:
+        """``table``'s row count (a user's connection's as it is now), read once per arm; 1 for
+        a name this arm does not hold (a CTE's, say: not known to be large)."""
+        if table not in self._heights:
+            live = self._live.get(table)
+            if live is not None:
+                self._heights[table] = live.num_rows
+            elif table in self.frames:
+                self._heights[table] = int(self.frames[table].select(pl.len()).collect().item())
+            else:
+                return 1
+        return self._heights[table]
 
     def _column_parts(self, table: str, column: str) -> Iterator[pl.LazyFrame]:
         """``table``'s first ``UNIQUE_PREFIX`` rows, then all of them; a user's connection's
@@ -507,6 +529,11 @@ class PolarsArm:
         result = frame.lazy().collect(engine=self._collect_engine)
         return cast_partial(result.to_arrow(), compiled.partial_schema, self.name)
 
+
+#: The most pairs a join without an equality key may make on this arm: Polars holds them at
+#: once (DuckDB's benchmark range_join_big_result: 2.5e9 index pairs, and Rust aborted the
+#: process when an allocation failed). 1e8 pairs of row indices are under 1 GB.
+UNKEYED_PAIRS = 100_000_000
 
 #: Rows read first when asking whether a join key repeats (``PolarsArm._is_unique``).
 UNIQUE_PREFIX = 65_536
