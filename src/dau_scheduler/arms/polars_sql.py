@@ -40,6 +40,7 @@ from dau_scheduler.arms.polars_arithmetic import checked_arithmetic
 from dau_scheduler.arms.polars_checks import (
     refuse_constant_groups,
     refuse_deep_correlation,
+    refuse_deep_nesting,
     refuse_divergent,
     refuse_empty_group_forms,
 )
@@ -471,6 +472,7 @@ def polars_sql(compiled: CompiledSplit, types: dict[str, dict[str, str]] | None 
         partial = checked_arithmetic(partial, schema)
         partial = partial.transform(_round_half_away)
     refuse_divergent(partial)
+    refuse_deep_nesting(partial)
     return str(partial.sql(dialect=_PolarsSQL))
 
 
