@@ -10,7 +10,7 @@ import pytest
 
 from dau_scheduler import Session
 from dau_scheduler.arms import polars as polars_arm
-from dau_scheduler.arms.polars_sql import single_key_joins, unkeyed_joins
+from dau_scheduler.arms.polars_joins import single_key_joins, unkeyed_joins
 from dau_scheduler.compare import compare_tables
 
 

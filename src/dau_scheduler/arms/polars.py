@@ -35,11 +35,13 @@ from dau_scheduler.tables import ConnectionSource, ParquetSource, Source
 if TYPE_CHECKING:
     import polars as pl
 
+    from dau_scheduler.arms import polars_joins
     from dau_scheduler.arms import polars_sql as _sql
 else:
     pl = LazyModule("polars")  # imported when a query first reaches this arm
     # The translation (and sqlglot's Postgres dialect under it, ~45 ms) likewise.
     _sql = LazyModule("dau_scheduler.arms.polars_sql")
+    polars_joins = LazyModule("dau_scheduler.arms.polars_joins")
 
 
 @cache
@@ -414,7 +416,9 @@ class PolarsArm:
         many = self._many_to_many(text, compiled.plan.split_table or "")
         if many is not None:
             return many
-        for join, pairs in _sql.unkeyed_joins(text, compiled.plan.split_table or "", self._rows):
+        for join, pairs in polars_joins.unkeyed_joins(
+            text, compiled.plan.split_table or "", self._rows
+        ):
             if pairs > UNKEYED_PAIRS:
                 return (
                     f"{self.name} arm: the join of {join} has no equality key and may pair "
@@ -483,7 +487,7 @@ class PolarsArm:
         the query is written and has no join reordering: TPC-H's joins are a key against a
         unique key, but TPC-DS Q72 joins catalog_sales to inventory on the item alone, and at
         SF 1 the Polars arm grew past 24 GB where DuckDB, reordering, filters first."""
-        for left, lcol, right, rcol in _sql.single_key_joins(text, split_table):
+        for left, lcol, right, rcol in polars_joins.single_key_joins(text, split_table):
             if left not in self.frames or right not in self.frames:
                 continue
             if not self._is_unique(right, rcol) and not self._is_unique(left, lcol):

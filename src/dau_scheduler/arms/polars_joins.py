@@ -1,0 +1,140 @@
+"""What the joins of the Polars arm's SQL may cost: Polars joins in the order the query is
+written, with no reordering, and holds a join's pairs at once. ``single_key_joins`` lists the
+joins on one key (``PolarsArm`` refuses one whose key repeats on both sides), ``unkeyed_joins``
+the joins without an equality key, with the most pairs each may make."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from sqlglot import exp
+from sqlglot.errors import SqlglotError
+
+from dau_scheduler.arms.polars_sql import _PolarsSQL, _sources
+from dau_scheduler.rewrite.blocks import conjuncts
+from dau_scheduler.rewrite.planner import PLACEHOLDER
+
+
+def single_key_joins(text: str, split_table: str) -> list[tuple[str, str, str, str]]:
+    """``(table, column, table, column)`` of each join in the Polars SQL ``text`` on one
+    equality between two base tables' columns (the split table under its own name). Joins of
+    derived tables, or on several keys, are not listed."""
+    import sqlglot
+
+    try:
+        tree = sqlglot.parse_one(text, read=_PolarsSQL)
+    except SqlglotError:
+        return []  # nothing known about its joins; Polars' own planning already accepted it
+    found = []
+    for select in tree.find_all(exp.Select):
+        from_ = select.args.get("from_")
+        items = [from_.this if from_ is not None else None]
+        items += [j.this for j in select.args.get("joins") or []]
+        tables = {
+            item.alias_or_name: (split_table if item.name == PLACEHOLDER else item.name.lower())
+            for item in items
+            if isinstance(item, exp.Table)
+        }
+        for join in select.args.get("joins") or []:
+            on = join.args.get("on")
+            conditions = conjuncts(on) if on is not None else []
+            if len(conditions) != 1 or not isinstance(conditions[0], exp.EQ):
+                continue
+            left, right = conditions[0].this, conditions[0].expression
+            if (
+                isinstance(left, exp.Column)
+                and isinstance(right, exp.Column)
+                and left.table in tables
+                and right.table in tables
+            ):
+                found.append((tables[left.table], left.name, tables[right.table], right.name))
+    return found
+
+
+def _equalities(term: exp.Expr) -> set[tuple[str, frozenset[str]]]:
+    """The equalities between two sources that ``term`` implies (as text, with the sources):
+    its own, its conjuncts', and those every branch of an OR holds (TPC-H Q19 repeats
+    ``p_partkey = l_partkey`` in each branch, and Polars joins on it)."""
+    term = term.unnest()
+    if isinstance(term, exp.EQ) and len(_sources(term)) == 2:
+        sides = sorted((term.this.sql(), term.expression.sql()))
+        return {(" = ".join(sides), frozenset(_sources(term)))}
+    if isinstance(term, exp.And):
+        return _equalities(term.this) | _equalities(term.expression)
+    if isinstance(term, exp.Or):
+        return _equalities(term.this) & _equalities(term.expression)
+    return set()
+
+
+def _one_row(select: exp.Select) -> bool:
+    """Whether ``select`` aggregates without GROUP BY (one row), read from its own outputs."""
+    return select.args.get("group") is None and any(
+        node.find_ancestor(exp.Window, exp.Select) is select
+        for output in select.expressions
+        for node in output.find_all(exp.AggFunc)
+    )
+
+
+def unkeyed_joins(text: str, split_table: str, rows: Callable[[str], int]) -> list[tuple[str, int]]:
+    """Each join in the Polars SQL ``text`` that has no equality key (a CROSS JOIN, or a comma
+    join that no WHERE equality links to the sources before it), with the most pairs it may
+    make: the rows before it (the largest source there: the joins between them are on keys)
+    times its own. Polars holds the pairs it keeps at once (all of them for a cross join; for
+    an inequality, an IEJoin's index pairs), where DuckDB streams them. ``rows(table)`` is a
+    table's row count (the split table's whole); a subquery aggregating without GROUP BY is one
+    row, a union the sum of its sides. Joins with a one-row side are not listed."""
+    import sqlglot
+
+    try:
+        tree = sqlglot.parse_one(text, read=_PolarsSQL)
+    except SqlglotError:
+        return []
+    ctes = {cte.alias_or_name: cte.this for cte in tree.find_all(exp.CTE)}
+
+    def size(node: exp.Expr, seen: frozenset[str] = frozenset()) -> int:
+        if isinstance(node, exp.Table):
+            if node.name in ctes and node.name not in seen:
+                return size(ctes[node.name], seen | {node.name})
+            return rows(split_table if node.name == PLACEHOLDER else node.name.lower())
+        if isinstance(node, exp.Subquery):
+            return size(node.this, seen)
+        if isinstance(node, exp.Union):
+            return size(node.this, seen) + size(node.expression, seen)
+        if isinstance(node, exp.Select):
+            if _one_row(node):
+                return 1
+            from_ = node.args.get("from_")
+            items = [from_.this] if from_ is not None else []
+            items += [j.this for j in node.args.get("joins") or []]
+            return max((size(item, seen) for item in items), default=1)
+        return max((size(t, seen) for t in node.find_all(exp.Table)), default=1)
+
+    found = []
+    for select in tree.find_all(exp.Select):
+        from_ = select.args.get("from_")
+        if from_ is None:
+            continue
+        where = select.args.get("where")
+        terms = conjuncts(where.this) if where is not None else []
+        before = [from_.this]
+        for join in select.args.get("joins") or []:
+            item, names = join.this, {b.alias_or_name for b in before}
+            keyed = (
+                join.args.get("on") is not None
+                or join.args.get("using")
+                or any(
+                    item.alias_or_name in sources and sources - {item.alias_or_name} <= names
+                    for term in terms
+                    for _, sources in _equalities(term)
+                )
+            )
+            if not keyed:
+                left, right = max(size(b) for b in before), size(item)
+                if min(left, right) > 1:
+                    what = f"{', '.join(sorted(names))} with {item.alias_or_name}"
+                    found.append((what.replace(PLACEHOLDER, split_table), left * right))
+            before.append(item)
+    return found
+
+
+__all__ = ["single_key_joins", "unkeyed_joins"]
