@@ -5,6 +5,7 @@ the joins without an equality key, with the most pairs each may make."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 from sqlglot import exp
@@ -15,16 +16,26 @@ from dau_scheduler.rewrite.blocks import conjuncts
 from dau_scheduler.rewrite.planner import PLACEHOLDER
 
 
+@functools.lru_cache(maxsize=8)
+def _tree(text: str) -> exp.Expr | None:
+    """The Polars SQL ``text`` parsed, once for both analyses (the arm asks both of one text;
+    the tree is only read); None where sqlglot cannot read it back: nothing is known about its
+    joins, and Polars' own planning already accepted it."""
+    import sqlglot
+
+    try:
+        return sqlglot.parse_one(text, read=_PolarsSQL)
+    except SqlglotError:
+        return None
+
+
 def single_key_joins(text: str, split_table: str) -> list[tuple[str, str, str, str]]:
     """``(table, column, table, column)`` of each join in the Polars SQL ``text`` on one
     equality between two base tables' columns (the split table under its own name). Joins of
     derived tables, or on several keys, are not listed."""
-    import sqlglot
-
-    try:
-        tree = sqlglot.parse_one(text, read=_PolarsSQL)
-    except SqlglotError:
-        return []  # nothing known about its joins; Polars' own planning already accepted it
+    tree = _tree(text)
+    if tree is None:
+        return []
     found = []
     for select in tree.find_all(exp.Select):
         from_ = select.args.get("from_")
@@ -83,11 +94,8 @@ def unkeyed_joins(text: str, split_table: str, rows: Callable[[str], int]) -> li
     an inequality, an IEJoin's index pairs), where DuckDB streams them. ``rows(table)`` is a
     table's row count (the split table's whole); a subquery aggregating without GROUP BY is one
     row, a union the sum of its sides. Joins with a one-row side are not listed."""
-    import sqlglot
-
-    try:
-        tree = sqlglot.parse_one(text, read=_PolarsSQL)
-    except SqlglotError:
+    tree = _tree(text)
+    if tree is None:
         return []
     ctes = {cte.alias_or_name: cte.this for cte in tree.find_all(exp.CTE)}
 
