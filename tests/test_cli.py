@@ -158,3 +158,23 @@ def test_values_python_cannot_hold_print_as_duckdb_writes_them(tpch_dir: Path, f
     assert "out of range" not in result.stdout and "00:00:00" not in result.stdout.replace(
         "24:00:00", ""
     )
+
+
+def test_a_time_zone_pytz_does_not_know_is_compared_and_printed() -> None:
+    """A TIMESTAMPTZ read under ``SET TimeZone = 'ECT'`` (an ICU name) carries that zone in
+    Arrow; pytz raised KeyError for it, and the comparator of DuckDB's test/optimizer sweep
+    crashed. Such a column is compared by its instants and printed as DuckDB writes it."""
+    import duckdb
+
+    from dau_scheduler.cli_output import displayable, python_holds
+    from dau_scheduler.compare import compare_tables
+
+    con = duckdb.connect()
+    con.execute("SET TimeZone = 'ECT'")
+    table = con.sql("SELECT TIMESTAMPTZ '2020-01-01 00:00:00+00' AS t").to_arrow_table()
+    assert table.schema.field("t").type.tz == "ECT"
+    later = con.sql("SELECT TIMESTAMPTZ '2020-01-01 00:00:01+00' AS t").to_arrow_table()
+    assert compare_tables(table, table) is None
+    assert compare_tables(table, later) is not None
+    assert not python_holds(table.column("t"))
+    assert "2020-01-01" in str(displayable(table).column("t")[0])

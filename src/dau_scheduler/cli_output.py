@@ -34,14 +34,15 @@ def displayable(table: pa.Table) -> pa.Table:
 
 def python_holds(column: pa.ChunkedArray) -> bool:
     """Whether Python's values of ``column`` are its values: pyarrow raises on a date past
-    9999, and reads DuckDB's TIME '24:00:00' as 00:00:00 without a word."""
+    9999 or in a time zone pytz does not know (ICU's ``ECT``: a KeyError), and reads DuckDB's
+    TIME '24:00:00' as 00:00:00 without a word."""
     if pa.types.is_time(column.type) and len(column) > column.null_count:
         import pyarrow.compute as pc
 
         return bool(pc.max(temporal.integers(column)).as_py() < temporal.day(column.type))
     try:
         column.to_pylist()
-    except (OverflowError, ValueError, pa.ArrowException):
+    except (OverflowError, ValueError, LookupError, pa.ArrowException):
         return False
     return True
 

@@ -47,13 +47,15 @@ def _same_value(a: Any, b: Any, rel: float) -> bool:
 
 def _values(column: pa.ChunkedArray) -> list[Any]:
     """Python values of a column; as text where Python cannot hold them (a timestamp outside
-    Python's datetime range, say), so such values still compare exactly. A time of day is its
-    integer: pyarrow reads DuckDB's TIME '24:00:00' as 00:00:00, and the two compared equal."""
+    Python's datetime range, or in a time zone pytz does not know, such as ICU's ``ECT``), so
+    such values still compare exactly (Arrow writes a zoned timestamp's instant in UTC). A time
+    of day is its integer: pyarrow reads DuckDB's TIME '24:00:00' as 00:00:00, and the two
+    compared equal."""
     if pa.types.is_time(column.type):
         return list(temporal.integers(column).to_pylist())
     try:
         return list(column.to_pylist())
-    except (OverflowError, ValueError, pa.ArrowException):
+    except (OverflowError, ValueError, LookupError, pa.ArrowException):
         # Arrow's own formatter, one value at a time: no conversion to Python objects.
         return [column.slice(i, 1).to_string() for i in range(len(column))]
 

@@ -293,11 +293,38 @@ def _explicit_joins(select: exp.Select) -> exp.Select:
     return rebuilt
 
 
+def _is_comma(join: exp.Join) -> bool:
+    return not any(join.args.get(key) for key in ("on", "using", "side", "kind", "method"))
+
+
+def _commas_as_cross_joins(select: exp.Select) -> exp.Select:
+    """``FROM a, e JOIN d ON c`` as ``FROM a CROSS JOIN e JOIN d ON c``: Polars reads a comma
+    before an explicit join otherwise than DuckDB (``GROUP BY d.k`` over ``dc_a, e JOIN dc_d``
+    counted 20 rows a group where DuckDB counts 300). The two are the same rows for the inner,
+    left, semi and anti joins after the comma (a cross join commutes with them); a right or
+    full join there would keep its unmatched rows once instead of once per row before the
+    comma, and is refused."""
+    joins = select.args.get("joins") or []
+    commas = [join for join in joins if _is_comma(join)]
+    if not commas or len(commas) == len(joins):
+        return select  # no comma, or only commas (``_explicit_joins`` pairs those up)
+    after = joins[joins.index(commas[0]) :]
+    for join in after:
+        if join.side in {"RIGHT", "FULL"} or join.kind in {"FULL", "OUTER"} or join.method:
+            raise SqlError(
+                f"{join.sql(dialect='duckdb')} after a comma in FROM: the Polars arm writes "
+                "the comma as a CROSS JOIN, which that join does not commute with"
+            )
+    for join in commas:
+        join.set("kind", "CROSS")
+    return select
+
+
 def _join_explicitly(tree: exp.Expr) -> exp.Expr:
     """``_explicit_joins`` on every SELECT, subqueries before the blocks holding them (a
     transform would not descend into a block it has just rebuilt: TPC-H Q2's subquery)."""
     for select in reversed(list(tree.find_all(exp.Select))):
-        rebuilt = _explicit_joins(select)
+        rebuilt = _explicit_joins(_commas_as_cross_joins(select))
         if rebuilt is not select:
             if select is tree:
                 return rebuilt

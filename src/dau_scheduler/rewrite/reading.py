@@ -18,6 +18,7 @@ from sqlglot.optimizer.qualify import qualify
 
 from dau_scheduler.errors import SplitError
 from dau_scheduler.rewrite.columns import UNANALYSABLE, alias_subqueries
+from dau_scheduler.rewrite.comma_scopes import scope_after_commas
 from dau_scheduler.rewrite.dialect import DIALECT
 from dau_scheduler.rewrite.steps import STEPS
 
@@ -79,7 +80,7 @@ def _ungroup_leading_joins(tree: exp.Expr) -> exp.Expr:
 
 
 def _analyse(tree: exp.Expr, schema: dict[str, dict[str, str]]) -> exp.Expr:
-    tree = _name_as_duckdb(_ungroup_leading_joins(tree))
+    tree = scope_after_commas(_name_as_duckdb(_ungroup_leading_joins(tree)), schema)
     tree = qualify(
         tree,
         schema=dict(schema),
