@@ -452,3 +452,72 @@ def test_filters_on_a_parquet_float_column_are_answered_as_duckdb_reads_the_file
         assert (
             session.sql("select sum(x) as s from t where k > 1", device_share=0.5).refusal is None
         )
+
+
+def _cgroup_tree(root: Path, version: int, limit: str, usage: int, inactive: int) -> None:
+    """A /proc and /sys tree as a container's kernel writes it (cgroup v1 or v2)."""
+    (root / "proc/self").mkdir(parents=True)
+    (root / "proc/meminfo").write_text(
+        "MemTotal:       24683652 kB\nMemFree:  100 kB\nMemAvailable:   20000000 kB\n"
+    )
+    if version == 2:
+        (root / "proc/self/cgroup").write_text("0::/box/job\n")
+        group = root / "sys/fs/cgroup/box/job"
+        files = ("memory.max", "memory.current", "inactive_file")
+    else:
+        (root / "proc/self/cgroup").write_text("5:devices:/x\n4:memory:/box/job\n0::/\n")
+        group = root / "sys/fs/cgroup/memory/box/job"
+        files = ("memory.limit_in_bytes", "memory.usage_in_bytes", "total_inactive_file")
+    group.mkdir(parents=True)
+    (group / files[0]).write_text(limit + "\n")
+    (group / files[1]).write_text(f"{usage}\n")
+    (group / "memory.stat").write_text(f"cache 5\n{files[2]} {inactive}\n")
+    parent = group.parent  # an ancestor without a limit ("max", or v1's 2**63 rounded)
+    (parent / files[0]).write_text("max\n" if version == 2 else "9223372036854771712\n")
+
+
+@pytest.mark.parametrize("version", [1, 2])
+def test_memory_readings_follow_a_containers_limit(tmp_path: Path, version: int) -> None:
+    """A control group's limit is the memory a process may hold (DuckDB's default memory_limit
+    reads it too); what it holds beyond reclaimable file cache is not available."""
+    from dau_scheduler import machine
+
+    mib = 1 << 20
+    _cgroup_tree(tmp_path, version, str(1000 * mib), 300 * mib, 100 * mib)
+    assert machine.memory_total(tmp_path) == 1000 * mib
+    assert machine.memory_available(tmp_path) == 800 * mib
+    free = tmp_path / "free"
+    _cgroup_tree(free, version, "max" if version == 2 else "9223372036854771712", 0, 0)
+    assert machine.memory_total(free) == 24683652 * 1024
+    assert machine.memory_available(free) == 20000000 * 1024
+    assert machine.memory_available(tmp_path / "nothing") is None
+
+
+def test_without_a_budget_the_polars_share_fits_the_memory_available(
+    sf01: Path, expected: dict[str, pa.Table], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The Polars arm has no byte limit, and a failed allocation aborts the process (Rust) or
+    the kernel kills it past a container's limit (TPC-H SF 1 Q21 at share 0.9 in a 1000 MB
+    control group). Without a budget its share is cut to what fits half the memory available,
+    as under a budget; with room, nothing changes."""
+    from dau_scheduler import machine
+
+    q01, q18 = tpch.queries()["q01"], tpch.queries()["q18"]
+    with Session(sf01, device="polars") as session:
+        roomy = session.sql(q01, device_share=0.9)
+        assert roomy.split is not None and roomy.split.device_share == 0.9
+        monkeypatch.setattr(machine, "memory_available", lambda: 64 << 20)
+        for name, sql in (("q01", q01), ("q18", q18)):
+            result = session.sql(sql, device_share=0.9)
+            assert compare_tables(result.table, expected[name]) is None, name
+            assert result.split is not None and result.fallback is None, name
+            assert result.split.device_share < 0.9, name
+            assert "64 MB of memory available" in result.split.rationale, name
+        adaptive = session.sql(q01, posture="adaptive")
+        assert compare_tables(adaptive.table, expected["q01"]) is None
+        assert adaptive.split is not None and adaptive.split.device_share < 1
+        monkeypatch.setattr(machine, "memory_available", lambda: 1 << 20)
+        none = session.sql(q18, device_share=0.9)  # the tables it reads whole do not fit
+        assert none.split is not None and "it gets no rows" in none.split.rationale
+        assert none.execution is not None and none.execution.device_rows == 0
+        assert compare_tables(none.table, expected["q18"]) is None

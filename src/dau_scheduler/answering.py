@@ -21,7 +21,7 @@ from dau_scheduler.refusals import connection_state
 from dau_scheduler.rewrite.planner import CompiledSplit, SplitPlan
 from dau_scheduler.split import device_cut
 from dau_scheduler.sql_result import SqlResult
-from dau_scheduler.strategies import fit_device, memory_plan
+from dau_scheduler.strategies import fit_available, fit_device, memory_plan
 
 if TYPE_CHECKING:
     from dau_scheduler.session import Session
@@ -113,13 +113,18 @@ def _answer_compiled(
             session.chunk_rows,
         )
         decision = fit_device(session, compiled, decision, memory)
-    elif (
-        session.cluster is None
-        and not decision.adaptive
-        and device_cut(decision.split.device_share, session.row_counts[plan.split_table or ""]) == 0
-    ):
-        done = execution.host_only(session, compiled, decision)
-        return SqlResult(done.result, done, plan, split=decision.split, profiled=decision.measured)
+    else:
+        decision = fit_available(session, compiled, decision)
+        rows = session.row_counts[plan.split_table or ""]
+        if (
+            session.cluster is None
+            and not decision.adaptive
+            and device_cut(decision.split.device_share, rows) == 0
+        ):
+            done = execution.host_only(session, compiled, decision)
+            return SqlResult(
+                done.result, done, plan, split=decision.split, profiled=decision.measured
+            )
     try:
         done = execution.dispatch(session, compiled, decision, memory)
     except (FoldError, ArmError) as exc:

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -177,25 +177,83 @@ def fit_device(
     the share is cut until it does, and a device that cannot hold the model bytes gets no rows.
     The budget wins over a given ``device_share``; the split's rationale says so.
     """
-    from dataclasses import replace
-
-    from dau_scheduler.planner.placement import _model_bytes
-
     expansion = getattr(session.device, "host_bytes_per_input_byte", None)
     if expansion is None or (decision.split.device_share <= 0 and not decision.adaptive):
         return decision
     room = DEVICE_FRACTION * memory.mem_budget_mb * MIB / (expansion * SAFETY)
-    model = _model_bytes(session, compiled)
     chunk = min(memory.chunk_rows, memory.rows) * memory.row_bytes
+    where = f"under the {memory.mem_budget_mb:g} MB budget"
+    return _cut_share(
+        session, compiled, decision, room, chunk, where, f"{chunk / MIB:.0f} MB chunks"
+    )
+
+
+#: Without a budget, the part of the memory this process may still take (``machine``'s
+#: ``memory_available``: a container's limit counts) that the Polars CPU arm's working set may
+#: fill; the host arm, DuckDB, runs beside it within its own memory_limit and spills past it.
+AVAILABLE_FRACTION = 0.5
+
+
+def fit_available(session: Session, compiled: CompiledSplit, decision: Decision) -> Decision:
+    """``decision`` with the device's share cut to what fits ``AVAILABLE_FRACTION`` of the memory
+    this process may still take, for an arm no byte limit bounds (:func:`fit_device`'s rule,
+    without a budget). The Polars arm aborts the process where an allocation fails (Rust), and
+    the kernel kills it past a container's limit: in a 1000 MB control group, TPC-H SF 1 Q1 at
+    device share 0.9 was killed, where DuckDB alone holds 255 MB. Nothing is cut where the
+    query's columns fit the room whole (the common case: no further reading)."""
+    from dau_scheduler import machine
+
+    expansion = getattr(session.device, "host_bytes_per_input_byte", None)
+    if expansion is None or (decision.split.device_share <= 0 and not decision.adaptive):
+        return decision
+    available = machine.memory_available()
+    if available is None:
+        return decision
+    room = AVAILABLE_FRACTION * available / (expansion * SAFETY)
+    table = compiled.plan.split_table or ""
+    rows = _nbytes(session, table, columns_read(session, compiled, table))  # works columns out
+    read = compiled.columns_read.items()
+    if 2 * sum(_nbytes(session, name, columns) for name, columns in read) <= room:
+        return decision
+    where = f"with {available / MIB:,.0f} MB of memory available"
+    return _cut_share(
+        session, compiled, decision, room, rows, where, f"{rows / MIB:.0f} MB of rows"
+    )
+
+
+def _nbytes(session: Session, table: str, columns: Collection[str]) -> int:
+    if table not in session.row_counts:  # a CTE's or a table function's name
+        return 0
+    widths = session.column_nbytes[table]
+    return int(sum(widths.get(c.lower(), 0) for c in columns))
+
+
+def _cut_share(
+    session: Session,
+    compiled: CompiledSplit,
+    decision: Decision,
+    room: float,
+    rows_bytes: float,
+    where: str,
+    rows_text: str,
+) -> Decision:
+    """``decision`` with the device share cut so that the tables the device reads whole and its
+    share of ``rows_bytes`` fit ``room`` (bytes of input); the rationale says why."""
+    from dataclasses import replace
+
+    from dau_scheduler.planner.placement import _model_bytes
+
+    expansion = getattr(session.device, "host_bytes_per_input_byte", None) or 1.0
+    model = _model_bytes(session, compiled)
     wanted = 1.0 if decision.adaptive else decision.split.device_share
-    share = min(wanted, max(0.0, (room - model) / chunk)) if chunk > 0 else wanted
+    share = min(wanted, max(0.0, (room - model) / rows_bytes)) if rows_bytes > 0 else wanted
     if share >= wanted:
         return decision
     name = session.device.name if session.device is not None else "device"
     why = (
-        f"{decision.split.rationale}; under the {memory.mem_budget_mb:g} MB budget the {name} "
-        f"arm (no byte limit, ~{expansion:g}x its input) has {room / MIB:.0f} MB for "
-        f"{model / MIB:.0f} MB of tables it reads whole and {chunk / MIB:.0f} MB chunks: "
+        f"{decision.split.rationale}; {where} the {name} arm (no byte limit, ~{expansion:g}x "
+        f"its input) has {room / MIB:.0f} MB for {model / MIB:.0f} MB of "
+        f"tables it reads whole and {rows_text}: "
     )
     if share <= 0:
         why += "it gets no rows"
@@ -338,6 +396,7 @@ def _refold(session: Session, compiled: CompiledSplit, partials: pa.Table) -> pa
 __all__ = [
     "DEVICE_FRACTION",
     "SAFETY",
+    "fit_available",
     "fit_device",
     "prefix_runner",
     "HOST_FRACTION",

@@ -130,10 +130,10 @@ class PolarsArm:
         #: Frames live in host memory: on the GPU every collect moves its input over the link.
         self.resident = engine == "cpu"
         #: Polars has no byte limit: host bytes it holds per Arrow byte of what it reads while
-        #: a partial runs (measured on TPC-H SF 1 under a budget: Q3 1.9, Q18 1.7; Q1, which
-        #: computes expressions over every row, more: at 2.0 its peak reached 1.50-1.57x a
-        #: 256 MB budget, at 2.5 1.43-1.47x; see ``strategies.fit_device``). The GPU engine
-        #: holds its working set in device memory.
+        #: a partial runs (its streaming engine, measured on TPC-H SF 1 under a budget: Q3 1.9,
+        #: Q18 1.7; Q1, which computes expressions over every row, more: at 2.0 its peak reached
+        #: 1.50-1.57x a 256 MB budget, at 2.5 1.43-1.47x; see ``strategies.fit_device``). The
+        #: GPU engine holds its working set in device memory.
         self.host_bytes_per_input_byte: float | None = 2.5 if engine == "cpu" else None
         self.frames: dict[str, pl.LazyFrame] = {}
         #: table -> column -> SQL type of the frames held; columns Polars could not import.
@@ -145,7 +145,12 @@ class PolarsArm:
         #: engine finds what it does not support only when it runs (``raise_on_fail``); planning
         #: is enough on the CPU. It costs one run over the other tables, once per query.
         self.probe_runs = engine == "gpu"
-        self._collect_engine: Any = "auto"
+        #: The CPU engine is Polars' streaming one (bounded morsels, not whole intermediate
+        #: frames): at TPC-H SF 1 its peak is 3-4x lower than the in-memory engine's (Q1 571
+        #: against 1786 MB, Q18 864 against 3264 MB over all of ``lineitem``), its time 0.92x
+        #: (geometric mean of the 22; Q1 0.41x, Q12 1.32x), and its time grows with the rows
+        #: as a line, so a calibration on a sample predicts it (docs/benchmarks.md, 17th session).
+        self._collect_engine: Any = "streaming"
         self._attached: dict[str, Source] = {}
         #: A user's connection's tables (decision 023, revised): their frames hold no rows,
         #: only columns and types; each query is given the rows it reads (:meth:`fresh`).
@@ -268,12 +273,6 @@ class PolarsArm:
             self._live[name] = source
         else:
             self._hold(name, self._import(name, source.arrow()).lazy())
-
-    def limit_memory(self, megabytes: float) -> None:
-        """Polars has no byte limit: under a memory budget the CPU engine runs streaming
-        (bounded morsels instead of whole intermediate frames). The GPU engine is unchanged."""
-        if self.engine == "cpu":
-            self._collect_engine = "streaming"
 
     def _import(self, name: str, table: pa.Table) -> pl.DataFrame:
         for column in table.column_names:
