@@ -70,7 +70,9 @@ def _sql_type(dtype: pl.DataType) -> str | None:
     if isinstance(dtype, pl.Decimal):
         return f"DECIMAL({dtype.precision or 38}, {dtype.scale or 0})"
     if isinstance(dtype, pl.Datetime):
-        return "TIMESTAMPTZ" if dtype.time_zone else "TIMESTAMP"
+        # The unit is part of the type: a cast to a coarser one rounds in DuckDB.
+        units = {"ns": "TIMESTAMP_NS", "ms": "TIMESTAMP_MS"}
+        return "TIMESTAMPTZ" if dtype.time_zone else units.get(dtype.time_unit, "TIMESTAMP")
     return _sql_types().get(type(dtype))
 
 

@@ -387,6 +387,18 @@ def _zoned_against_local(node: exp.Expr) -> str | None:
     )
 
 
+#: Fractional digits of a second each timestamp type keeps.
+_TIMESTAMP_DIGITS = {
+    exp.DType.TIMESTAMP_S: 0,
+    exp.DType.TIMESTAMP_MS: 3,
+    exp.DType.TIMESTAMP: 6,
+    exp.DType.TIMESTAMPNTZ: 6,
+    exp.DType.TIMESTAMPTZ: 6,
+    exp.DType.TIMESTAMPLTZ: 6,
+    exp.DType.TIMESTAMP_NS: 9,
+}
+
+
 def _cast_divergence(cast: exp.Cast) -> str | None:
     """How Polars would compute this cast differently from DuckDB, if it would."""
     source, target = cast.this.type, cast.to
@@ -405,12 +417,20 @@ def _cast_divergence(cast: exp.Cast) -> str | None:
         return "a cast from text (DuckDB and Polars parse text by different rules)"
     if target.is_type(*exp.DataType.INTEGER_TYPES) and source.is_type(*exp.DataType.REAL_TYPES):
         return "a cast of a fraction to an integer (DuckDB rounds it, Polars truncates)"
+    if target.is_type("DECIMAL") and source.is_type(*exp.DataType.FLOAT_TYPES):
+        # (-31.45)::DOUBLE::DECIMAL(10, 1) is -31.5 in DuckDB, -31.4 in Polars.
+        return "a cast of a floating-point value to a decimal (DuckDB rounds, Polars truncates)"
     if (
         source.is_type("DECIMAL")
         and target.is_type("DECIMAL")
         and _decimal_scale(target) < _decimal_scale(source)
     ):
         return "a cast to fewer decimal digits (DuckDB rounds, Polars truncates)"
+    digits = _TIMESTAMP_DIGITS.get(source.this), _TIMESTAMP_DIGITS.get(target.this)
+    if digits[0] is not None and digits[1] is not None and digits[1] < digits[0]:
+        # DuckDB's test/optimizer/timestamp_comparisons.test: ts_ns::TIMESTAMP of .123456789
+        # is .123457 in DuckDB, .123456 in Polars.
+        return "a cast to a coarser timestamp (DuckDB rounds, Polars truncates)"
     if target.is_type(*exp.DataType.TEXT_TYPES) and not source.is_type(
         *exp.DataType.TEXT_TYPES, *exp.DataType.INTEGER_TYPES
     ):
