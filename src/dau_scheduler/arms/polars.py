@@ -150,9 +150,10 @@ class PolarsArm:
         #: The CPU engine is Polars' streaming one (bounded morsels, not whole intermediate
         #: frames): at TPC-H SF 1 its peak is 3-4x lower than the in-memory engine's (Q1 571
         #: against 1786 MB, Q18 864 against 3264 MB over all of ``lineitem``), its time 0.92x
-        #: (geometric mean of the 22; Q1 0.41x, Q12 1.32x), and its time grows with the rows
-        #: as a line, so a calibration on a sample predicts it (docs/benchmarks.md, 17th session).
-        self._collect_engine: Any = "streaming"
+        #: (geometric mean of the 22; Q1 0.41x, Q12 1.32x)
+        #: (docs/benchmarks.md, seventeenth session; decision 026). ``"in-memory"`` is Polars'
+        #: other CPU engine (``bench-queries/polars_engines.py`` compares the two).
+        self.collect_engine: Any = "streaming"
         self._attached: dict[str, Source] = {}
         #: A user's connection's tables (decision 023, revised): their frames hold no rows,
         #: only columns and types; each query is given the rows it reads (:meth:`fresh`).
@@ -166,7 +167,7 @@ class PolarsArm:
         #: Row counts read by :meth:`_rows`, per table.
         self._heights: dict[str, int] = {}
         if engine == "gpu":
-            self._collect_engine = _gpu_engine()
+            self.collect_engine = _gpu_engine()
 
     def load(self, tables: dict[str, pa.Table]) -> None:
         """Hold every table as a Polars frame (beside those already held). A column Polars
@@ -531,7 +532,7 @@ class PolarsArm:
         if unloaded is not None:
             raise SqlError(unloaded)
         frame = context.execute(self.sql_for(compiled))
-        result = frame.lazy().collect(engine=self._collect_engine)
+        result = frame.lazy().collect(engine=self.collect_engine)
         return cast_partial(result.to_arrow(), compiled.partial_schema, self.name)
 
 
