@@ -198,9 +198,10 @@ def fit_available(session: Session, compiled: CompiledSplit, decision: Decision)
     """``decision`` with the device's share cut to what fits ``AVAILABLE_FRACTION`` of the memory
     this process may still take, for an arm no byte limit bounds (:func:`fit_device`'s rule,
     without a budget). The Polars arm aborts the process where an allocation fails (Rust), and
-    the kernel kills it past a container's limit: in a 1000 MB control group, TPC-H SF 1 Q1 at
-    device share 0.9 was killed, where DuckDB alone holds 255 MB. Nothing is cut where the
-    query's columns fit the room whole (the common case: no further reading)."""
+    the kernel kills it past a container's limit: in a 1000 MB control group, TPC-H SF 1 Q21 at
+    device share 0.9 was killed on the streaming engine, where DuckDB alone holds 252 MB
+    (``bench-queries/container_memory.py``; decision 026). Nothing is cut where the query's
+    columns fit the room whole (the common case: no further reading)."""
     from dau_scheduler import machine
 
     expansion = getattr(session.device, "host_bytes_per_input_byte", None)

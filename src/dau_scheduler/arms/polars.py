@@ -148,11 +148,11 @@ class PolarsArm:
         #: is enough on the CPU. It costs one run over the other tables, once per query.
         self.probe_runs = engine == "gpu"
         #: The CPU engine is Polars' streaming one (bounded morsels, not whole intermediate
-        #: frames): at TPC-H SF 1 its peak is 3-4x lower than the in-memory engine's (Q1 571
-        #: against 1786 MB, Q18 864 against 3264 MB over all of ``lineitem``), its time 0.92x
-        #: (geometric mean of the 22; Q1 0.41x, Q12 1.32x)
-        #: (docs/benchmarks.md, seventeenth session; decision 026). ``"in-memory"`` is Polars'
-        #: other CPU engine (``bench-queries/polars_engines.py`` compares the two).
+        #: frames): at TPC-H SF 1 over all of ``lineitem`` its peak is 0.25-0.84x the in-memory
+        #: engine's (Q1 491 against 1993 MiB, Q18 1020 against 3317 MiB), its time 0.93x
+        #: (geometric mean of the 22; Q1 0.39x, Q12 1.65x) (docs/benchmarks.md, seventeenth
+        #: session; decision 026). ``"in-memory"`` is Polars' other CPU engine
+        #: (``bench-queries/polars_engines.py`` compares the two).
         self.collect_engine: Any = "streaming"
         self._attached: dict[str, Source] = {}
         #: A user's connection's tables (decision 023, revised): their frames hold no rows,
