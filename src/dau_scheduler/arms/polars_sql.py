@@ -44,6 +44,7 @@ from dau_scheduler.arms.polars_checks import (
 )
 from dau_scheduler.errors import SqlError
 from dau_scheduler.rewrite.blocks import conjuncts
+from dau_scheduler.rewrite.comma_scopes import is_comma
 from dau_scheduler.rewrite.planner import PLACEHOLDER, CompiledSplit
 
 #: The scale decimal columns are held at on the Polars side (see the module docstring).
@@ -293,10 +294,6 @@ def _explicit_joins(select: exp.Select) -> exp.Select:
     return rebuilt
 
 
-def _is_comma(join: exp.Join) -> bool:
-    return not any(join.args.get(key) for key in ("on", "using", "side", "kind", "method"))
-
-
 def _commas_as_cross_joins(select: exp.Select) -> exp.Select:
     """``FROM a, e JOIN d ON c`` as ``FROM a CROSS JOIN e JOIN d ON c``: Polars reads a comma
     before an explicit join otherwise than DuckDB (``GROUP BY d.k`` over ``dc_a, e JOIN dc_d``
@@ -305,7 +302,7 @@ def _commas_as_cross_joins(select: exp.Select) -> exp.Select:
     full join there would keep its unmatched rows once instead of once per row before the
     comma, and is refused."""
     joins = select.args.get("joins") or []
-    commas = [join for join in joins if _is_comma(join)]
+    commas = [join for join in joins if is_comma(join)]
     if not commas or len(commas) == len(joins):
         return select  # no comma, or only commas (``_explicit_joins`` pairs those up)
     after = joins[joins.index(commas[0]) :]

@@ -25,13 +25,14 @@ class CommaScopeError(ValueError):
     """A join after a comma in FROM that sqlglot would bind otherwise than DuckDB."""
 
 
-def _is_comma(join: exp.Join) -> bool:
+def is_comma(join: exp.Join) -> bool:
     """Whether ``join`` is a comma in FROM: a new FROM item, not a join of the one before."""
     return not any(join.args.get(key) for key in ("kind", "side", "on", "using", "method"))
 
 
-def _query_columns(query: exp.Expr | None) -> set[str] | None:
-    """The output names of a subquery or CTE body, or None where a ``*`` leaves them unknown."""
+def _query_columns(query: exp.Expr | None) -> list[str] | None:
+    """The output names of a subquery or CTE body in order, or None where a ``*`` leaves them
+    unknown."""
     if not isinstance(query, exp.Query):
         return None
     names = query.named_selects
@@ -39,44 +40,50 @@ def _query_columns(query: exp.Expr | None) -> set[str] | None:
         isinstance(e, exp.Star) or (isinstance(e, exp.Column) and e.is_star) for e in query.selects
     ):
         return None
-    return {n.lower() for n in names}
+    return [n.lower() for n in names]
 
 
-def _alias_columns(source: exp.Expr) -> set[str] | None:
+def _alias_columns(source: exp.Expr) -> list[str] | None:
     alias = source.args.get("alias")
     columns = alias.args.get("columns") if isinstance(alias, exp.TableAlias) else None
-    return {c.name.lower() for c in columns} if columns else None
+    return [c.name.lower() for c in columns] if columns else None
 
 
-def _ctes(select: exp.Select) -> dict[str, exp.Expr]:
+def _ctes(select: exp.Select) -> dict[str, exp.CTE]:
     """The CTEs ``select`` may read, innermost first (a nearer WITH hides an outer one)."""
-    found: dict[str, exp.Expr] = {}
+    found: dict[str, exp.CTE] = {}
     node: exp.Expr | None = select
     while node is not None:
         with_ = node.args.get("with_") if isinstance(node, exp.Query) else None
         if isinstance(with_, exp.With):
             for cte in with_.expressions:
-                found.setdefault(cte.alias_or_name.lower(), cte.this)
+                found.setdefault(cte.alias_or_name.lower(), cte)
         node = node.parent
     return found
 
 
 def _source_columns(
-    source: exp.Expr, ctes: Mapping[str, exp.Expr], schema: Mapping[str, Mapping[str, str]]
+    source: exp.Expr, ctes: Mapping[str, exp.CTE], schema: Mapping[str, Mapping[str, str]]
 ) -> set[str] | None:
     """The columns a FROM item's source holds, or None where they are not known here."""
-    if (named := _alias_columns(source)) is not None:
-        return named
+    held: list[str] | None = None
     if isinstance(source, exp.Table) and isinstance(source.this, exp.Identifier):
         name = source.name.lower()
         if name in ctes and not source.args.get("db"):
-            return _query_columns(ctes[name])
-        if not source.args.get("db") and name in schema:
-            return {c.lower() for c in schema[name]}
-        return None
-    if isinstance(source, exp.Subquery):
-        return _query_columns(source.this)
-    return None
+            held = _renamed(_query_columns(ctes[name].this), _alias_columns(ctes[name]))
+        elif not source.args.get("db") and name in schema:
+            held = [c.lower() for c in schema[name]]
+    elif isinstance(source, exp.Subquery):
+        held = _query_columns(source.this)
+    held = _renamed(held, _alias_columns(source))
+    return None if held is None else set(held)
+
+
+def _renamed(held: list[str] | None, named: list[str] | None) -> list[str] | None:
+    """``held`` with its first columns renamed by an alias list (``AS t(a, b)``)."""
+    if held is None or named is None:
+        return held
+    return named + held[len(named) :]
 
 
 def _condition_columns(condition: exp.Expr, select: exp.Select) -> list[exp.Column]:
@@ -90,7 +97,7 @@ def _condition_columns(condition: exp.Expr, select: exp.Select) -> list[exp.Colu
 
 def _scope_select(select: exp.Select, schema: Mapping[str, Mapping[str, str]]) -> None:
     joins = select.args.get("joins") or []
-    starts = [i for i, join in enumerate(joins) if _is_comma(join)]
+    starts = [i for i, join in enumerate(joins) if is_comma(join)]
     if not starts:
         return
     ctes = _ctes(select)
@@ -132,4 +139,4 @@ def scope_after_commas(tree: exp.Expr, schema: Mapping[str, Mapping[str, str]]) 
     return tree
 
 
-__all__ = ["CommaScopeError", "scope_after_commas"]
+__all__ = ["CommaScopeError", "is_comma", "scope_after_commas"]
