@@ -13,6 +13,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from dau_scheduler.errors import SqlError
+from dau_scheduler.lazy import empty_table
 from dau_scheduler.reader_forms import ReaderForms, compare_readers
 
 #: Rows read to estimate a Parquet table's Arrow width per column.
@@ -141,9 +142,8 @@ class ParquetSource:
                 offset += size
         if not pieces:
             schema = pq.ParquetFile(self.files[0], pre_buffer=False).schema_arrow
-            empty = (
-                schema.empty_table() if columns is None else schema.empty_table().select(columns)
-            )
+            empty = empty_table(schema)
+            empty = empty if columns is None else empty.select(columns)
             return self._as_duckdb_reads(empty)
         return self._as_duckdb_reads(pa.concat_tables(pieces))
 

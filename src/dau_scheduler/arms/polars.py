@@ -10,7 +10,7 @@ rather than merging as a wrong answer.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -28,7 +28,7 @@ from dau_scheduler.arms.polars_values import (
 )
 from dau_scheduler.errors import SqlError
 from dau_scheduler.guards import arrow_for_device
-from dau_scheduler.lazy import LazyModule
+from dau_scheduler.lazy import LazyModule, empty_table
 from dau_scheduler.rewrite.planner import PLACEHOLDER, CompiledSplit
 from dau_scheduler.tables import ConnectionSource, ParquetSource, Source
 
@@ -221,7 +221,7 @@ class PolarsArm:
         """Whether Polars reads ``files`` as ``frame`` with the types it gives them through
         Arrow (as the host and a chunk see them)."""
         try:
-            through_arrow = pl.from_arrow(pq.read_schema(files[0]).empty_table())
+            through_arrow = pl.from_arrow(empty_table(pq.read_schema(files[0])))
             return (
                 isinstance(through_arrow, pl.DataFrame)
                 and frame.collect_schema() == through_arrow.schema
@@ -232,30 +232,44 @@ class PolarsArm:
     def scans_as_arrow(self, name: str) -> bool:
         """Whether table ``name`` is held as a scan of its Parquet files that reads them with
         the types Arrow gives them: a row range of it is then read by the scan itself."""
-        self._ready()
+        self._ready([name])
         return name in self._scans_as_arrow
 
     def attach(self, sources: dict[str, Source]) -> None:
         """Every source as a lazy frame: Parquet scanned when a query runs (only the columns
-        and rows it needs), Arrow imported as :meth:`load` does. The frames are made when a
-        query first reaches this arm (a query the host runs alone never imports Polars)."""
+        and rows it needs), Arrow imported as :meth:`load` does. A table's frame is made when
+        the first query that reads it reaches this arm (a query the host runs alone never
+        imports Polars; a one-shot query over one of eight tables reads one file's schema)."""
         self.frames, self.types, self.unloaded, self._unique = {}, {}, {}, {}
         self.unreadable, self._heights = {}, {}
         self._attached = dict(sources)
         self._live, self._fresh, self._scans_as_arrow = {}, {}, set()
 
-    def _ready(self) -> None:
-        """Make the frames of the sources :meth:`attach` was given, once."""
+    def _ready(self, names: Iterable[str] | None = None) -> None:
+        """Make the frames of the sources :meth:`attach` was given, once each: of ``names``
+        (those a query reads), or of all of them."""
         with self._attaching:
             unreadable: tuple[type[BaseException], ...] = (*_import_errors(), OSError, SqlError)
-            for name, source in self._attached.items():
+            wanted = list(self._attached) if names is None else names
+            for name in [n for n in wanted if n in self._attached]:
+                source = self._attached.pop(name)
                 try:
                     self._make_frame(name, source)
                 except unreadable as exc:
                     # A file Polars' reader finds out of specification (DuckDB's
                     # parquet-testing dict-page-offset-zero.parquet), and pyarrow's too.
                     self.unreadable[name] = _first_line(exc)
-            self._attached = {}
+
+    @staticmethod
+    def _tables_read(compiled: CompiledSplit) -> set[str]:
+        """The tables the partial reads, the split table for its placeholder."""
+        if compiled.partial is None:
+            return set()
+        split = compiled.plan.split_table or ""
+        return {
+            split if table.name == PLACEHOLDER else table.name.lower()
+            for table in compiled.partial.find_all(exp.Table)
+        }
 
     def _make_frame(self, name: str, source: Source) -> None:
         if isinstance(source, ParquetSource):
@@ -316,7 +330,7 @@ class PolarsArm:
         """Hold ``tables``, rows of a user's connection's tables as they are now (the columns
         one query reads), over the frames of those tables until the next call (``{}`` lets
         them go): the partials read them, the planning keeps every column's frame."""
-        self._ready()
+        self._ready(tables)
         self._fresh = {name: self._lazy(name, table) for name, table in tables.items()}
 
     def _lazy(self, name: str, rows: pa.Table) -> pl.LazyFrame:
@@ -338,7 +352,7 @@ class PolarsArm:
         read as it is now where no :meth:`fresh` rows stand for it (its frame holds none), and
         split rows there are a rowid range, as the host numbers them; ``held`` keeps to the
         frames held (planning, and the GPU's probe on no rows)."""
-        self._ready()
+        self._ready(self._tables_read(compiled))
         split = compiled.plan.split_table or ""
         # Held frames alone while planning: rows given by fresh() belong to the query running.
         frames = dict(self.frames) if held else {**self.frames, **self._fresh}
@@ -363,7 +377,7 @@ class PolarsArm:
     def sql_for(self, compiled: CompiledSplit) -> str:
         text = compiled.arm_sql.get(self.name)
         if text is None:
-            self._ready()
+            self._ready(self._tables_read(compiled))
             text = _sql.polars_sql(compiled, self.types)
             compiled.arm_sql[self.name] = text
         return text
@@ -371,7 +385,7 @@ class PolarsArm:
     def refusal(self, compiled: CompiledSplit) -> str | None:
         """Why Polars cannot run this partial (it fails to plan, or needs more decimal digits,
         or its per-arm top-k orders values Polars does not order as DuckDB does)."""
-        self._ready()
+        self._ready(self._tables_read(compiled))
         order = compiled.partial.args.get("order") if compiled.partial is not None else None
         if order is not None and compiled.partial_schema is not None:
             for ordered in order.expressions:
