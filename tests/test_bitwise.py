@@ -47,3 +47,20 @@ def test_the_polars_arm_refuses_them_by_name(con: duckdb.DuckDBPyConnection) -> 
     with Session(con, device="polars") as session:
         result = session.sql(QUERIES[0], device_share=0.5)
     assert result.refusal is not None and "BIT_AND" in result.refusal
+
+
+def test_a_device_given_no_rows_is_not_asked(con: duckdb.DuckDBPyConnection) -> None:
+    """The posture decides before the device is asked whether it could run the partial: the
+    Polars arm (which refuses bitwise folds) is asked only where it would get rows."""
+    from dau_scheduler import Session
+
+    sql = "SELECT g, bit_and(i) FROM t GROUP BY g ORDER BY g"
+    expected = con.sql(sql).to_arrow_table()
+    with Session(con, device="polars") as session:
+        alone = session.sql(sql, posture="cpu")
+        assert alone.refusal is None and alone.split is not None
+        assert alone.split.device_share == 0 and alone.table.equals(expected)
+        assert not session.refusals._device  # never asked
+        split = session.sql(sql, device_share=0.5)
+        assert split.refusal is not None and "BIT_AND" in split.refusal.upper()
+        assert split.table.equals(expected)

@@ -69,7 +69,8 @@ def test_null_and_empty(kind: str, case: str, grouped: bool, device: str, fast_f
         with Session({"t": table(data)}, device=device, fast_fold=fast_fold) as session:
             expected = session.host.cursor().sql(sql).to_arrow_table()
             result = session.sql(sql, device_share=0.5)
-    if device == "polars" and kind in POLARS_REFUSES:
+    # (an empty table gives the device no rows: it is not asked whether it could run them)
+    if device == "polars" and kind in POLARS_REFUSES and case != "no rows":
         assert result.refusal is not None and kind.upper() in result.refusal
     else:
         assert result.refusal is None and result.fallback is None

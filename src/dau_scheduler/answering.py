@@ -90,11 +90,25 @@ def _answer_compiled(
     changed = live.refresh(session, plan.split_table)
     if changed is not None:
         return refused_unplanned(session, compiled.sql, changed, strict=strict)
-    refusal = session.refusals.of(compiled)
+    refusal = session.refusals.query(compiled)
     if refusal is None:
         unfolded = session.unfolded.get((compiled.read_sql, plan.split_table))
         if unfolded is not None:
             refusal = f"this query's last split did not fold, so it is answered unsplit: {unfolded}"
+    decision = None
+    if refusal is None:
+        # Decided first where that measures nothing: a device the posture gives no rows is not
+        # asked whether it could run the partial (the Polars arm reads its tables' files and
+        # imports Polars to answer; a one-shot query paid 0.2 s for a host-alone answer).
+        if not auto:
+            decision = deciding.decide_for(session, compiled, posture, device_share, auto=False)
+        rows = session.row_counts[plan.split_table or ""]
+        if (
+            decision is None
+            or decision.adaptive
+            or device_cut(decision.split.device_share, rows) > 0
+        ):
+            refusal = session.refusals.device_arm(compiled)
     if refusal is not None:
         if strict:
             raise SplitError(f"query refused for splitting: {refusal}")
@@ -102,7 +116,8 @@ def _answer_compiled(
             plan = plan.model_copy(update={"refusal": refusal})
         return SqlResult(unsplit(session, compiled.sql), None, plan, refusal=refusal)
 
-    decision = deciding.decide_for(session, compiled, posture, device_share, auto=auto)
+    if decision is None:
+        decision = deciding.decide_for(session, compiled, posture, device_share, auto=auto)
     memory = None
     if session.mem_budget_mb is not None:
         memory = memory_plan(

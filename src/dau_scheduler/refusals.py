@@ -206,6 +206,10 @@ class Refusals:
 
     def of(self, compiled: CompiledSplit) -> str | None:
         """The first reason ``compiled`` is not split, or None."""
+        return self.query(compiled) or self.device_arm(compiled)
+
+    def query(self, compiled: CompiledSplit) -> str | None:
+        """The first reason ``compiled`` is not split whichever arms run it, or None."""
         s = self.session
         refusal = compiled.plan.refusal or self.types(compiled)
         if refusal is None:
@@ -258,7 +262,14 @@ class Refusals:
             refusal = source.reader_forms().read_otherwise(columns_read(s, compiled, cut or ""))
         if refusal is None and s.cluster is not None:
             refusal = s.cluster.refusal(compiled)
-        if refusal is None and s.device is not None and not device_excluded(s, compiled):
+        return refusal
+
+    def device_arm(self, compiled: CompiledSplit) -> str | None:
+        """Why the device arm cannot run ``compiled``'s partial (it is then answered unsplit),
+        or None: asked only where the device may get rows."""
+        s = self.session
+        refusal = None
+        if s.device is not None and not device_excluded(s, compiled):
             changed = () if isinstance(s.device, DuckDBArm) else s.host.semantics_changed()
             if changed:
                 refusal = (
