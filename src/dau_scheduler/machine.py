@@ -26,12 +26,12 @@ def memory_total(root: Path = Path("/")) -> int | None:
     """The memory this process may hold in bytes: the machine's, or its control group's limit
     where that is lower (a container's; DuckDB's default memory_limit reads it too), or None
     where neither can be read. ``root`` is where ``/proc`` and ``/sys`` are read from."""
-    try:
-        physical: int | None = int(os.sysconf("SC_PAGE_SIZE")) * int(os.sysconf("SC_PHYS_PAGES"))
-    except (ValueError, OSError, AttributeError):  # pragma: no cover - not POSIX
-        physical = None
-    if root != Path("/"):
-        physical = _meminfo(root).get("MemTotal", physical)
+    physical = _meminfo(root).get("MemTotal")
+    if physical is None:
+        try:
+            physical = int(os.sysconf("SC_PAGE_SIZE")) * int(os.sysconf("SC_PHYS_PAGES"))
+        except (ValueError, OSError, AttributeError):  # pragma: no cover - not POSIX
+            physical = None
     limits = [limit for limit, _ in _cgroups(root)]
     found = [v for v in (physical, *limits) if v is not None]
     return min(found) if found else None

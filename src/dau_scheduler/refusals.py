@@ -204,10 +204,6 @@ class Refusals:
             self._device[key] = self.session.device.refusal(compiled)
         return self._device[key]
 
-    def of(self, compiled: CompiledSplit) -> str | None:
-        """The first reason ``compiled`` is not split, or None."""
-        return self.query(compiled) or self.device_arm(compiled)
-
     def query(self, compiled: CompiledSplit) -> str | None:
         """The first reason ``compiled`` is not split whichever arms run it, or None."""
         s = self.session

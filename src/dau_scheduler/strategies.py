@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Collection, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -211,22 +211,18 @@ def fit_available(session: Session, compiled: CompiledSplit, decision: Decision)
     if available is None:
         return decision
     room = AVAILABLE_FRACTION * available / (expansion * SAFETY)
+    from dau_scheduler.planner.placement import _bytes
+
     table = compiled.plan.split_table or ""
-    rows = _nbytes(session, table, columns_read(session, compiled, table))  # works columns out
-    read = compiled.columns_read.items()
-    if 2 * sum(_nbytes(session, name, columns) for name, columns in read) <= room:
+    split_columns = columns_read(session, compiled, table)  # (works every table's columns out)
+    rows = _bytes(session, table, {c.lower() for c in split_columns})
+    read = [(t, c) for t, c in compiled.columns_read.items() if t in session.row_counts]
+    if 2 * sum(_bytes(session, name, columns) for name, columns in read) <= room:
         return decision
     where = f"with {available / MIB:,.0f} MB of memory available"
     return _cut_share(
         session, compiled, decision, room, rows, where, f"{rows / MIB:.0f} MB of rows"
     )
-
-
-def _nbytes(session: Session, table: str, columns: Collection[str]) -> int:
-    if table not in session.row_counts:  # a CTE's or a table function's name
-        return 0
-    widths = session.column_nbytes[table]
-    return int(sum(widths.get(c.lower(), 0) for c in columns))
 
 
 def _cut_share(

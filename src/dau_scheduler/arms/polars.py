@@ -261,15 +261,17 @@ class PolarsArm:
                     self.unreadable[name] = _first_line(exc)
 
     @staticmethod
-    def _tables_read(compiled: CompiledSplit) -> set[str]:
-        """The tables the partial reads, the split table for its placeholder."""
+    def _tables_read(compiled: CompiledSplit) -> list[str]:
+        """The tables the partial reads, in the order it names them first, the split table for
+        its placeholder."""
         if compiled.partial is None:
-            return set()
+            return []
         split = compiled.plan.split_table or ""
-        return {
+        names = (
             split if table.name == PLACEHOLDER else table.name.lower()
             for table in compiled.partial.find_all(exp.Table)
-        }
+        )
+        return list(dict.fromkeys(names))
 
     def _make_frame(self, name: str, source: Source) -> None:
         if isinstance(source, ParquetSource):
@@ -408,9 +410,7 @@ class PolarsArm:
         if unloaded is not None:
             return unloaded
         if compiled.partial is not None:
-            split = compiled.plan.split_table or ""
-            for table in compiled.partial.find_all(exp.Table):
-                name = split if table.name == PLACEHOLDER else table.name.lower()
+            for name in self._tables_read(compiled):
                 if name in self.unreadable:
                     return f"{self.name} arm cannot read table {name}: {self.unreadable[name]}"
                 if name in self.frames and not self.types.get(name):
