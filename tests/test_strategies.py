@@ -14,9 +14,10 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from dau_scheduler import Session, SqlError, run_sql, tpch
+from dau_scheduler import Session, SqlError, profiling, run_sql, tpch
 from dau_scheduler.arms.polars import PolarsArm
 from dau_scheduler.compare import compare_tables
+from dau_scheduler.profile import ProfileCache, host_identity
 from odd_types import make as make_odd_types
 from odd_types import problems
 
@@ -128,6 +129,50 @@ def test_one_shot_host_alone_skips_the_planner(
         result = s.sql(tpch.queries()["q01"])
         assert result.split is not None and result.split.posture == "cpu"
         assert compare_tables(result.table, expected["q01"]) is None
+
+
+def test_one_shot_plans_only_where_cached_profiles_may_give_the_device_rows(
+    sf01: Path, expected: dict[str, pa.Table], tmp_path: Path
+) -> None:
+    """A one-shot query pays the planner only where its own cached profiles could give the
+    device rows: a profile of another query, a device profile alone, or profiles that pick the
+    host leave the host to answer unplanned, as the planned decision would (issue 12's
+    one-shot bar); profiles that pick the device plan the query."""
+    cache = tmp_path / "cache"
+    q06, q01 = tpch.queries()["q06"], tpch.queries()["q01"]
+    with Session(sf01, device="polars", lazy=True, cache=cache) as s:
+        device = s.profile(q06, arm="device")
+    with Session(sf01, device="polars", lazy=True, cache=cache) as s:
+        other = s.sql(q01)
+        assert other.plan.split_table is None and other.split is not None
+        assert "no profile of it for this query" in other.split.rationale
+        assert compare_tables(other.table, expected["q01"]) is None
+        alone = s.sql(q06)  # no host profile: the host runs alone
+        assert alone.plan.split_table is None and alone.split is not None
+        assert "no fresh profiles of both arms" in alone.split.rationale
+        assert compare_tables(alone.table, expected["q06"]) is None
+    # Profiles that pick the host: answered unplanned, with the planned decision's reason.
+    host = device.model_copy(update={"host": host_identity()})
+    slow = device.model_copy(update={"fixed_seconds": 10.0, "per_row_seconds": 1e-3})
+    cached = ProfileCache(cache)
+    cached.put(host.model_copy(update={"engine_version": profiling.host_version()}))
+    cached.put(slow)
+    with Session(sf01, device="polars", lazy=True, cache=cache) as s:
+        measured = s.sql(q06)
+        assert measured.plan.split_table is None and measured.split is not None
+        assert measured.split.rationale == s.plan(q06, posture="adaptive").rationale
+        assert "measured host" in measured.split.rationale
+    # Profiles that pick the device: planned, and the device answers.
+    cached.put(slow.model_copy(update={"fixed_seconds": 0.0, "per_row_seconds": 1e-12}))
+    with Session(sf01, device="polars", lazy=True, cache=cache) as s:
+        planned = s.sql(q06)
+        assert planned.plan.split_table == "lineitem"
+        assert planned.split is not None and planned.split.device_share == 1.0
+        assert compare_tables(planned.table, expected["q06"]) is None
+        # The keys looked up before planning include the key the profiles are stored under.
+        assert s.plan_key(s.compile(q06)) in profiling.plan_keys(
+            q06, sorted(s.row_counts), s.schema
+        )
 
 
 def test_one_shot_host_alone_imports_neither_pandas_nor_polars(sf01: Path, tmp_path: Path) -> None:

@@ -48,7 +48,7 @@ def answer(
         return refused_unplanned(session, sql, why, strict=strict)
     if not strict and split_table is None:
         alone = deciding.unplanned_host_split(
-            session, posture, device_share, auto=profile == "auto"
+            session, sql, posture, device_share, auto=profile == "auto"
         )
         if alone is not None:
             one_query(sql)

@@ -67,8 +67,8 @@ def host_alone_unplanned(
     """The split when the host must run alone whatever the query's plan says, else None.
 
     That is: no device arm; the ``cpu`` posture; or ``adaptive`` with a device on
-    the host's own cores and no device profile of this arm on this machine at all (``decide``
-    would find none for this query either). Such a query needs no compiled split: the Session
+    the host's own cores and no device profile of this arm for this query on this machine
+    (``decide`` would find none either). Such a query needs no compiled split: the Session
     runs it unsplit, and a one-shot query skips the planner's cost (issue 12).
     """
     why = None
@@ -83,8 +83,8 @@ def host_alone_unplanned(
         and not device_profiled
     ):
         why = (
-            f"adaptive: the {device.name} arm runs on the host's cores and no profile of it is "
-            "cached on this machine, so the host runs the query alone, unsplit"
+            f"adaptive: the {device.name} arm runs on the host's cores and no profile of it for "
+            "this query is cached on this machine, so the host runs the query alone, unsplit"
         )
     if why is None:
         return None

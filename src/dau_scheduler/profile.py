@@ -374,6 +374,10 @@ class ProfileCache:
             return []
         return sorted(p for p in self.root.glob("*.json") if not p.name.startswith(".tmp-"))
 
+    def holds(self, plan_key: str, host: str) -> bool:
+        """Whether a profile of ``plan_key`` measured on ``host`` is here (read or not)."""
+        return self._path(plan_key, host).is_file()
+
     def holds_profiles_of(self, host: str) -> bool:
         """Whether any profile measured on ``host`` (a machine, or a device identity) is here."""
         if not self.root.is_dir():

@@ -15,11 +15,13 @@ and the cached, stale or missing lookup postures go through.
 from __future__ import annotations
 
 import hashlib
+import importlib.metadata
 import json
 import statistics
+import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -42,15 +44,23 @@ REPEATS = 5
 
 def plan_key(compiled: CompiledSplit, schema: dict[str, dict[str, str]]) -> str:
     """A stable key of the query's shape and the data it runs on (module docstring)."""
+    return plan_keys(compiled.read_sql, [compiled.plan.split_table], schema)[0]
+
+
+def plan_keys(
+    read_sql: str, split_tables: Sequence[str | None], schema: dict[str, dict[str, str]]
+) -> list[str]:
+    """The plan key of ``read_sql`` split on each of ``split_tables`` (one normalization):
+    ``plan_key`` before compiling, for every table the planner might pick."""
     try:
-        normalized = sqlglot.parse_one(compiled.read_sql, read="duckdb").sql(
+        normalized = sqlglot.parse_one(read_sql, read="duckdb").sql(
             dialect="duckdb", normalize=True, comments=False
         )
     except sqlglot.errors.SqlglotError:
-        normalized = " ".join(compiled.read_sql.split())
+        normalized = " ".join(read_sql.split())
     fingerprint = sorted((t, sorted(cols.items())) for t, cols in schema.items())
-    payload = json.dumps([normalized, compiled.plan.split_table, fingerprint])
-    return "q-" + hashlib.sha256(payload.encode()).hexdigest()[:20]
+    payloads = (json.dumps([normalized, table, fingerprint]) for table in split_tables)
+    return ["q-" + hashlib.sha256(p.encode()).hexdigest()[:20] for p in payloads]
 
 
 def device_identity(arm_name: str) -> str:
@@ -64,9 +74,7 @@ def device_version(arm_name: str) -> str:
         import duckdb
 
         return f"duckdb {duckdb.__version__}"
-    import polars as pl
-
-    version = f"polars {pl.__version__}"
+    version = f"polars {_polars_version()}"
     if arm_name == "cudf":
         try:
             import cudf_polars
@@ -75,6 +83,21 @@ def device_version(arm_name: str) -> str:
         except ImportError:
             version += " cudf-polars missing"
     return version
+
+
+def _polars_version() -> str:
+    """Polars' version without importing it (~0.1 s, which a one-shot query whose profile is
+    cached would pay only to check it): from the imported module where it is, else from the
+    installed package's metadata."""
+    module = sys.modules.get("polars")
+    if module is not None:
+        return str(module.__version__)
+    try:
+        return importlib.metadata.version("polars")
+    except importlib.metadata.PackageNotFoundError:
+        import polars as pl  # (a copy without metadata: ask the module)
+
+        return str(pl.__version__)
 
 
 def host_version() -> str:
@@ -246,12 +269,9 @@ def profiles_for(
     n = session.row_counts[compiled.plan.split_table]
     measured: list[str] = []
     found: dict[str, QueryProfile] = {}
-    for arm, who, version in (
-        ("host", host_identity(), host_version()),
-        ("device", device_identity(device.name), device_version(device.name)),
-    ):
+    for arm, who, version in _arms(device.name):
         profile = session.cache.get(key, who)
-        if profile is not None and not profile.is_stale_for(n, engine_version=version):
+        if profile is not None and not profile.is_stale_for(n, engine_version=version()):
             found[arm] = profile
             continue
         if profile is None and not auto:
@@ -262,6 +282,33 @@ def profiles_for(
         session.cache.put(found[arm])
         measured.append(arm if profile is None else f"{arm} (stale, re-measured)")
     return found["host"], found["device"], measured
+
+
+def _arms(device: str) -> tuple[tuple[str, str, Callable[[], str]], ...]:
+    """(arm, the identity its profiles are measured under, its engine version) of both arms.
+    The versions are read only for a cached profile: Polars' is read without importing it."""
+    return (
+        ("host", host_identity(), host_version),
+        ("device", device_identity(device), lambda: device_version(device)),
+    )
+
+
+def cached_fresh(
+    session: Session, key: str, split_table: str
+) -> tuple[QueryProfile, QueryProfile] | None:
+    """The host and device profiles of ``key`` cached and fresh for ``split_table``'s rows, or
+    None (``profiles_for`` without measuring: what ``optional`` finds)."""
+    device = session.device
+    if device is None:
+        return None
+    n = session.row_counts[split_table]
+    found = []
+    for _, who, version in _arms(device.name):
+        profile = session.cache.get(key, who)
+        if profile is None or profile.is_stale_for(n, engine_version=version()):
+            return None
+        found.append(profile)
+    return found[0], found[1]
 
 
 def describe(profile: QueryProfile, path: Path, *, engine_version: str) -> dict[str, Any]:
