@@ -24,6 +24,8 @@ SPLITS = {
     "group_by_all",
     "temporal_extremes",
     "interval_strings",
+    "polars_forms",
+    "decimal_casts",
 }
 
 

@@ -381,6 +381,32 @@ def test_expressions_polars_computes_differently_are_refused_never_wrong() -> No
     assert len(refused) < len(SWEEP_EXPRESSIONS) / 2, refused
 
 
+def test_a_decimal_column_casts_to_its_own_digits_on_polars() -> None:
+    """The Polars arm holds decimals at 12 digits; a column stored with 2 cast to 2 or more
+    splits (TPC-DS Q18), where a column with more digits or a computed value (sqlglot types
+    a * b of two DECIMAL(7, 2) as DECIMAL(7, 2)) cast to fewer is refused: DuckDB rounds it,
+    Polars truncates (tests/slt/decimal_casts.test runs these against DuckDB)."""
+    con = duckdb.connect()
+    con.execute(
+        "CREATE TABLE p AS SELECT i, (i % 97 / 4 + 1)::DECIMAL(7, 2) AS a, "
+        "(i * 1.003)::DECIMAL(7, 3) AS b FROM range(200) r(i)"
+    )
+    with Session(con, device="polars") as session:
+        for sql, splits in [
+            ("SELECT i % 4 AS k, avg(CAST(a AS DECIMAL(12, 2))) AS v FROM p GROUP BY k", True),
+            ("SELECT i, CAST(a AS DECIMAL(9, 4)) AS v FROM p", True),
+            ("SELECT i, CAST(b AS DECIMAL(12, 2)) AS v FROM p", False),
+            ("SELECT i, CAST(a * a AS DECIMAL(12, 2)) AS v FROM p", False),
+            ("SELECT i, CAST(x AS DECIMAL(12, 2)) AS v FROM (SELECT i, a * a AS x FROM p)", False),
+        ]:
+            result = session.sql(sql, device_share=0.5)
+            expected = con.sql(sql).to_arrow_table()
+            assert compare_tables(result.table, expected, ordered=False) is None, sql
+            assert (result.refusal is None) == splits, (sql, result.refusal)
+            if not splits:
+                assert "fewer decimal digits" in (result.refusal or ""), sql
+
+
 #: Every EXTRACT part DuckDB reads, and its part functions, over dates and plain timestamps.
 PARTS = [
     *(

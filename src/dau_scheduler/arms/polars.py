@@ -76,6 +76,15 @@ def _sql_type(dtype: pl.DataType) -> str | None:
     return _sql_types().get(type(dtype))
 
 
+def _sql_types_of(frame: pl.LazyFrame) -> dict[str, str]:
+    """The SQL type of each column of ``frame`` the translation knows a type for."""
+    return {
+        column: sql_type
+        for column, dtype in frame.collect_schema().items()
+        if (sql_type := _sql_type(dtype)) is not None
+    }
+
+
 _Frame = TypeVar("_Frame", "pl.DataFrame", "pl.LazyFrame")
 
 
@@ -140,6 +149,8 @@ class PolarsArm:
         self.frames: dict[str, pl.LazyFrame] = {}
         #: table -> column -> SQL type of the frames held; columns Polars could not import.
         self.types: dict[str, dict[str, str]] = {}
+        #: The same as the data has them (before decimals are widened to DECIMAL_SCALE).
+        self.stored_types: dict[str, dict[str, str]] = {}
         self.unloaded: dict[tuple[str, str], str] = {}
         #: table -> why no frame of it could be made (a query that reads it is refused).
         self.unreadable: dict[str, str] = {}
@@ -241,6 +252,7 @@ class PolarsArm:
         the first query that reads it reaches this arm (a query the host runs alone never
         imports Polars; a one-shot query over one of eight tables reads one file's schema)."""
         self.frames, self.types, self.unloaded, self._unique = {}, {}, {}, {}
+        self.stored_types = {}
         self.unreadable, self._heights = {}, {}
         self._attached = dict(sources)
         self._live, self._fresh, self._scans_as_arrow = {}, {}, set()
@@ -319,14 +331,12 @@ class PolarsArm:
         return frame.rechunk()
 
     def _hold(self, name: str, frame: pl.LazyFrame) -> None:
-        frame = _widen_decimals(_lowercase_names(frame))
+        frame = _lowercase_names(frame)
+        self.stored_types[name] = _sql_types_of(frame)
+        frame = _widen_decimals(frame)
         self.frames[name] = frame
         self._heights.pop(name, None)
-        self.types[name] = {
-            column: sql_type
-            for column, dtype in frame.collect_schema().items()
-            if (sql_type := _sql_type(dtype)) is not None
-        }
+        self.types[name] = _sql_types_of(frame)
 
     def fresh(self, tables: dict[str, pa.Table]) -> None:
         """Hold ``tables``, rows of a user's connection's tables as they are now (the columns
@@ -380,7 +390,7 @@ class PolarsArm:
         text = compiled.arm_sql.get(self.name)
         if text is None:
             self._ready(self._tables_read(compiled))
-            text = _sql.polars_sql(compiled, self.types)
+            text = _sql.polars_sql(compiled, self.types, self.stored_types)
             compiled.arm_sql[self.name] = text
         return text
 

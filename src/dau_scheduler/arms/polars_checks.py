@@ -335,6 +335,12 @@ _CHECKED: frozenset[str] = frozenset(
         "Var",
         "Variance",
         "Where",
+        # Within the limits polars_forms checks:
+        "With",
+        "CTE",
+        "Union",
+        "Intersect",
+        "Except",
     ]
 )
 
@@ -342,6 +348,29 @@ _CHECKED: frozenset[str] = frozenset(
 def _decimal_scale(data_type: exp.DataType) -> int:
     params = data_type.expressions
     return int(params[1].name) if len(params) > 1 else 0
+
+
+#: ``meta`` key on a column of a base table: the decimal scale it is stored at. The arm holds
+#: decimals at ``DECIMAL_SCALE`` digits and types them so (sqlglot's own decimal arithmetic
+#: keeps the first operand's scale, ``a * b`` of two DECIMAL(7, 2) typed DECIMAL(7, 2), so
+#: only a wide type keeps a rounding cast of a computed value refused); a bare column's
+#: digits past its stored scale are zeros, which a cast to that many digits drops exactly.
+STORED_SCALE = "dau_stored_scale"
+
+
+def mark_stored_scales(tree: exp.Expr, stored: dict[str, dict[str, str]]) -> None:
+    """Mark each column of ``tree`` read from a base table with the decimal scale ``stored``
+    (table -> column -> SQL type as the data has it) gives it (:data:`STORED_SCALE`)."""
+    from sqlglot.optimizer.scope import traverse_scope
+
+    for scope in traverse_scope(tree):
+        for column in scope.columns:
+            source = scope.sources.get(column.table)
+            if not isinstance(source, exp.Table):
+                continue  # a CTE's or subquery's output may be computed
+            kind = stored.get(source.name.lower(), {}).get(column.name)
+            if kind is not None and kind.upper().startswith("DECIMAL"):
+                column.meta[STORED_SCALE] = _decimal_scale(exp.DataType.build(kind))
 
 
 _PLAIN_NUMBER = re.compile(r"-?\d+(\.\d+)?")
@@ -420,10 +449,11 @@ def _cast_divergence(cast: exp.Cast) -> str | None:
     if target.is_type("DECIMAL") and source.is_type(*exp.DataType.FLOAT_TYPES):
         # (-31.45)::DOUBLE::DECIMAL(10, 1) is -31.5 in DuckDB, -31.4 in Polars.
         return "a cast of a floating-point value to a decimal (DuckDB rounds, Polars truncates)"
+    stored = cast.this.meta.get(STORED_SCALE) if isinstance(cast.this, exp.Column) else None
     if (
         source.is_type("DECIMAL")
         and target.is_type("DECIMAL")
-        and _decimal_scale(target) < _decimal_scale(source)
+        and _decimal_scale(target) < (_decimal_scale(source) if stored is None else stored)
     ):
         return "a cast to fewer decimal digits (DuckDB rounds, Polars truncates)"
     digits = _TIMESTAMP_DIGITS.get(source.this), _TIMESTAMP_DIGITS.get(target.this)

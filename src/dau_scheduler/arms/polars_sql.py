@@ -36,12 +36,14 @@ from sqlglot.dialects.postgres import Postgres
 
 from dau_scheduler.arms.polars_arithmetic import checked_arithmetic
 from dau_scheduler.arms.polars_checks import (
+    mark_stored_scales,
     refuse_constant_groups,
     refuse_deep_correlation,
     refuse_deep_nesting,
     refuse_divergent,
     refuse_empty_group_forms,
 )
+from dau_scheduler.arms.polars_forms import refuse_set_operations, refuse_unsafe_ctes
 from dau_scheduler.errors import SqlError
 from dau_scheduler.rewrite.blocks import conjuncts
 from dau_scheduler.rewrite.comma_scopes import is_comma
@@ -472,11 +474,17 @@ def _refuse_unpaired_conditions(tree: exp.Expr) -> None:
                 )
 
 
-def polars_sql(compiled: CompiledSplit, types: dict[str, dict[str, str]] | None = None) -> str:
+def polars_sql(
+    compiled: CompiledSplit,
+    types: dict[str, dict[str, str]] | None = None,
+    stored: dict[str, dict[str, str]] | None = None,
+) -> str:
     """The partial query in the SQL Polars reads, with DuckDB's arithmetic (module docstring).
 
     ``types`` (table -> column -> SQL type, as the arm holds them) enables the overflow and
-    precision rewrites of :func:`checked_arithmetic`; without it they are skipped.
+    precision rewrites of :func:`checked_arithmetic`; without it they are skipped. ``stored``
+    (the same, as the data has them) lets a column's decimal cast to its own digits through
+    (:func:`mark_stored_scales`).
     """
     if compiled.partial is None:
         raise SqlError("this query has no partial to run")
@@ -491,8 +499,13 @@ def polars_sql(compiled: CompiledSplit, types: dict[str, dict[str, str]] | None 
     if types is not None:
         split = compiled.plan.split_table
         schema = dict(types) | ({PLACEHOLDER: types[split]} if split in types else {})
+        if stored is not None:
+            placeholder = {PLACEHOLDER: stored[split]} if split in stored else {}
+            mark_stored_scales(partial, dict(stored) | placeholder)
         partial = checked_arithmetic(partial, schema)
         partial = partial.transform(_round_half_away)
+    refuse_unsafe_ctes(partial, None if types is None else [*types, PLACEHOLDER])
+    refuse_set_operations(partial, typed=types is not None)
     refuse_divergent(partial)
     refuse_deep_nesting(partial)
     return str(partial.sql(dialect=_PolarsSQL))

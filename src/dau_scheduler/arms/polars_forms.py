@@ -1,0 +1,80 @@
+"""Query forms the Polars arm runs only within limits: common table expressions and set
+operations. Each limit was found by running the form on both engines (tests/slt/polars_forms.test).
+
+- **CTEs** (``WITH``). Polars' SQL resolves a name to a frame it holds before a CTE of that name:
+  ``WITH a AS (SELECT x FROM b) SELECT count(*) FROM a`` counted table ``a``. A CTE named like a
+  table the arm holds (or the split's placeholder), a name defined twice, ``RECURSIVE`` and
+  ``MATERIALIZED`` (its parser has no such word) are refused. A CTE inside a derived table or an
+  ``EXISTS`` fails to plan in Polars, which the arm's plan check turns into a refusal.
+- **Set operations** (``UNION``, ``INTERSECT``, ``EXCEPT``, with or without ``ALL``). Both
+  engines keep one row per distinct row and match NULLs. They coerce branches of different types
+  differently (``x UNION 2.5``: a double in Polars, a decimal in DuckDB), and keep a different
+  one of ``0.0`` and ``-0.0``; so the branches' columns must have the same known type, not a
+  floating-point one. ``BY NAME`` is refused.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Collection
+
+from sqlglot import exp
+
+from dau_scheduler.errors import SqlError
+
+
+def refuse_unsafe_ctes(tree: exp.Expr, held: Collection[str] | None) -> None:
+    """Raise ``SqlError`` for a CTE Polars may read otherwise than DuckDB (module docstring).
+    ``held``: the names of the frames the partial runs beside (None: not known, so any CTE)."""
+    names = []
+    for with_ in tree.find_all(exp.With):
+        if with_.args.get("recursive"):
+            raise SqlError("WITH RECURSIVE: the Polars arm runs no recursive CTE")
+        for cte in with_.expressions:
+            if cte.args.get("materialized") is not None:
+                raise SqlError(f"CTE {cte.alias_or_name}: Polars' SQL has no MATERIALIZED")
+            names.append(cte.alias_or_name.lower())
+    if not names:
+        return
+    if held is None:
+        raise SqlError("a CTE, where the tables the Polars arm holds are not known")
+    twice = sorted(name for name, n in Counter(names).items() if n > 1)
+    if twice:
+        raise SqlError(f"CTE {twice[0]} is defined twice, which Polars may resolve otherwise")
+    clash = sorted(set(names) & {name.lower() for name in held})
+    if clash:
+        raise SqlError(
+            f"CTE {clash[0]} is named like a table the Polars arm holds, which Polars reads "
+            "instead of the CTE"
+        )
+
+
+def refuse_set_operations(tree: exp.Expr, typed: bool) -> None:
+    """Raise ``SqlError`` for a set operation Polars may answer otherwise than DuckDB (module
+    docstring). ``typed``: the tree carries the arm's type annotation (else any is refused)."""
+    for node in tree.find_all(exp.SetOperation):
+        kind = type(node).__name__.upper()
+        if node.args.get("by_name"):
+            raise SqlError(f"{kind} BY NAME: not checked on the Polars arm")
+        if not typed:
+            raise SqlError(f"{kind}: its branches' types are not known to the Polars arm")
+        left, right = node.left.selects, node.right.selects
+        if len(left) != len(right):
+            raise SqlError(f"{kind}: its branches have {len(left)} and {len(right)} columns")
+        for a, b in zip(left, right, strict=True):
+            ta, tb = a.type, b.type
+            if ta is None or tb is None or ta.is_type(exp.DType.UNKNOWN, exp.DType.NULL):
+                raise SqlError(f"{kind}: the type of {a.sql()} or {b.sql()} is not known")
+            if ta.sql(dialect="duckdb") != tb.sql(dialect="duckdb"):
+                raise SqlError(
+                    f"{kind} of {ta.sql(dialect='duckdb')} and {tb.sql(dialect='duckdb')} "
+                    "(Polars and DuckDB coerce branches differently)"
+                )
+            if ta.is_type(*exp.DataType.FLOAT_TYPES):
+                raise SqlError(
+                    f"{kind} over floating-point {a.sql()} (the engines keep a different one of "
+                    "0.0 and -0.0)"
+                )
+
+
+__all__ = ["refuse_set_operations", "refuse_unsafe_ctes"]
