@@ -11,9 +11,8 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterable, Iterator, Sequence
-from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -21,6 +20,12 @@ from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
 from dau_scheduler.arms.base import cast_partial
+from dau_scheduler.arms.polars_frames import (
+    ASCII_LOWER,
+    lowercase_names,
+    sql_types_of,
+    widen_decimals,
+)
 from dau_scheduler.arms.polars_values import (
     beyond_polars,
     panics_on_import,
@@ -42,75 +47,6 @@ else:
     # The translation (and sqlglot's Postgres dialect under it, ~45 ms) likewise.
     _sql = LazyModule("dau_scheduler.arms.polars_sql")
     polars_joins = LazyModule("dau_scheduler.arms.polars_joins")
-
-
-@cache
-def _sql_types() -> dict[type[pl.DataType], str]:
-    return {
-        pl.Int8: "TINYINT",
-        pl.Int16: "SMALLINT",
-        pl.Int32: "INT",
-        pl.Int64: "BIGINT",
-        pl.Int128: "INT128",
-        pl.UInt8: "UTINYINT",
-        pl.UInt16: "USMALLINT",
-        pl.UInt32: "UINT",
-        pl.UInt64: "UBIGINT",
-        pl.Float32: "FLOAT",
-        pl.Float64: "DOUBLE",
-        pl.Boolean: "BOOLEAN",
-        pl.String: "VARCHAR",
-        pl.Date: "DATE",
-        pl.Time: "TIME",
-        pl.Binary: "BLOB",
-    }
-
-
-def _sql_type(dtype: pl.DataType) -> str | None:
-    if isinstance(dtype, pl.Decimal):
-        return f"DECIMAL({dtype.precision or 38}, {dtype.scale or 0})"
-    if isinstance(dtype, pl.Datetime):
-        # The unit is part of the type: a cast to a coarser one rounds in DuckDB.
-        units = {"ns": "TIMESTAMP_NS", "ms": "TIMESTAMP_MS"}
-        return "TIMESTAMPTZ" if dtype.time_zone else units.get(dtype.time_unit, "TIMESTAMP")
-    return _sql_types().get(type(dtype))
-
-
-def _sql_types_of(frame: pl.LazyFrame) -> dict[str, str]:
-    """The SQL type of each column of ``frame`` the translation knows a type for."""
-    return {
-        column: sql_type
-        for column, dtype in frame.collect_schema().items()
-        if (sql_type := _sql_type(dtype)) is not None
-    }
-
-
-_Frame = TypeVar("_Frame", "pl.DataFrame", "pl.LazyFrame")
-
-
-_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
-
-
-def _lowercase_names(frame: pl.LazyFrame) -> pl.LazyFrame:
-    """``frame`` with its columns named as the partial's SQL names them: sqlglot reads DuckDB's
-    identifiers without case (A-Z lowered, the rest kept) and Polars' SQL is case-sensitive, so
-    a column ``"CamelCase"`` was "no column named 'camelcase'". Kept where two names would meet
-    (a Parquet file's ``column`` and ``COLUMN``, which DuckDB reads as two other names)."""
-    names = frame.collect_schema().names()
-    lowered = [n.translate(_ASCII_LOWER) for n in names]
-    if lowered == names or len(set(lowered)) < len(names):
-        return frame
-    return frame.rename(dict(zip(names, lowered, strict=True)))
-
-
-def _widen_decimals(frame: _Frame) -> _Frame:
-    schema = frame.collect_schema() if isinstance(frame, pl.LazyFrame) else frame.schema
-    casts = [
-        pl.col(name).cast(pl.Decimal(38, max(_sql.DECIMAL_SCALE, dtype.scale or 0)))
-        for name, dtype in schema.items()
-        if isinstance(dtype, pl.Decimal)
-    ]
-    return frame.with_columns(casts) if casts else frame
 
 
 def _import_errors() -> tuple[type[BaseException], ...]:
@@ -331,12 +267,12 @@ class PolarsArm:
         return frame.rechunk()
 
     def _hold(self, name: str, frame: pl.LazyFrame) -> None:
-        frame = _lowercase_names(frame)
-        self.stored_types[name] = _sql_types_of(frame)
-        frame = _widen_decimals(frame)
+        frame = lowercase_names(frame)
+        self.stored_types[name] = sql_types_of(frame)
+        frame = widen_decimals(frame)
         self.frames[name] = frame
         self._heights.pop(name, None)
-        self.types[name] = _sql_types_of(frame)
+        self.types[name] = sql_types_of(frame)
 
     def fresh(self, tables: dict[str, pa.Table]) -> None:
         """Hold ``tables``, rows of a user's connection's tables as they are now (the columns
@@ -348,7 +284,7 @@ class PolarsArm:
     def _lazy(self, name: str, rows: pa.Table) -> pl.LazyFrame:
         # Decimals widened in the plan: only the columns a partial reads, on its engine.
         kept = [c for c in rows.column_names if (name, c) not in self.unloaded]
-        return _widen_decimals(_lowercase_names(self._import(name, rows.select(kept)).lazy()))
+        return widen_decimals(lowercase_names(self._import(name, rows.select(kept)).lazy()))
 
     def _context(
         self,
@@ -539,11 +475,11 @@ class PolarsArm:
         """Why the partial cannot run here: it reads a column left out of Polars, or None."""
         if not self.unloaded or compiled.partial is None:
             return None
-        read = {c.name.translate(_ASCII_LOWER) for c in compiled.partial.find_all(exp.Column)}
+        read = {c.name.translate(ASCII_LOWER) for c in compiled.partial.find_all(exp.Column)}
         missing = sorted(
             f"{t}.{c} ({kind})"
             for (t, c), kind in list(self.unloaded.items())
-            if c.translate(_ASCII_LOWER) in read
+            if c.translate(ASCII_LOWER) in read
         )
         if not missing:
             return None
