@@ -26,6 +26,7 @@ SPLITS = {
     "interval_strings",
     "polars_forms",
     "decimal_casts",
+    "order_by_all",
 }
 
 

@@ -41,7 +41,13 @@ from dau_scheduler.rewrite.dialect import DIALECT
 from dau_scheduler.rewrite.fold import FastFold, FastRows
 from dau_scheduler.rewrite.outputs import cast_outputs, partials_typed
 from dau_scheduler.rewrite.pushdown import push_filters
-from dau_scheduler.rewrite.reading import UNANALYSABLE, Binder, read_back, written_otherwise
+from dau_scheduler.rewrite.reading import (
+    UNANALYSABLE,
+    Binder,
+    all_misread,
+    read_back,
+    written_otherwise,
+)
 from dau_scheduler.rewrite.row_block import build_rows
 from dau_scheduler.rewrite.views import View, ViewLookup, in_place, inline_views
 from dau_scheduler.rewrite.volatility import NONDETERMINISTIC, nondeterministic
@@ -367,6 +373,9 @@ def compile_split(
     if isinstance(read, str):
         return refused(over.refusal if over is not None and over.refusal else read)
     tree = read
+    misread = all_misread([sql, *(view.sql for view in views_read)], tree)
+    if misread is not None:
+        return refused(misread)
 
     sample = next(tree.find_all(exp.TableSample), None)
     if sample is not None:

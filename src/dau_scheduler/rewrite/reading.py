@@ -13,7 +13,8 @@ from typing import Any
 
 import duckdb
 import pyarrow as pa
-from sqlglot import exp
+from sqlglot import TokenType, exp
+from sqlglot.errors import SqlglotError
 from sqlglot.optimizer.qualify import qualify
 
 from dau_scheduler.errors import SplitError
@@ -114,6 +115,30 @@ def read_back(
             f"instead of {list(types)})"
         )
     return tree
+
+
+def all_misread(texts: Sequence[str], tree: exp.Expr) -> str | None:
+    """Why sqlglot's reading orders by every output where the query orders by a column named
+    ``all``, or None. sqlglot reads the quoted ``ORDER BY "all"`` as the keyword ``ORDER BY
+    ALL`` (in a window's and an aggregate's ORDER BY too), which DuckDB reads as the name: an
+    alias ``"all"`` in the second output sorted by the first, and under a LIMIT kept other rows.
+    ``texts``: the query and the definitions of the views inlined into ``tree``."""
+    if not any(
+        isinstance(o.this, exp.Var) and o.this.name.upper() == "ALL"
+        for o in tree.find_all(exp.Ordered)
+    ):
+        return None
+    for text in texts:
+        try:
+            tokens = DIALECT().tokenize(text)
+        except SqlglotError:
+            tokens = []
+        if any(t.token_type == TokenType.IDENTIFIER and t.text.lower() == "all" for t in tokens):
+            return (
+                'the SQL front end reads ORDER BY "all" (a column named all) as ORDER BY ALL '
+                "(every output)"
+            )
+    return None
 
 
 #: Functions whose appearance in sqlglot's rendering, where the query has none, changes what
