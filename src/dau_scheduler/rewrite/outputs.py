@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
-from dau_scheduler.rewrite.blocks import PARTIALS, Refuse
+from dau_scheduler.rewrite.blocks import PARTIALS, Refuse, order_by_all
 from dau_scheduler.rewrite.dialect import DIALECT
 
 
@@ -105,6 +105,7 @@ def _cast_set_operation(
         )
     order = final.args.get("order")
     if order is not None:
+        order.set("expressions", order_by_all(order, len(columns)))
         # An output named as DuckDB names it (after the first query), else as sqlglot does.
         named = [[name.lower() for name in columns], [n.lower() for n in final.named_selects]]
         for term in order.expressions:

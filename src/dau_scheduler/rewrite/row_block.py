@@ -10,6 +10,8 @@ from dau_scheduler.rewrite.blocks import (
     BuiltBlock,
     Refuse,
     literal_int,
+    order_by_all,
+    orders_by_all,
     output_index,
     refuse_correlated_references,
 )
@@ -28,7 +30,9 @@ def build_rows(block: exp.Select, names: frozenset[str]) -> BuiltBlock:
     final_order: list[exp.Ordered] = []
     hidden = 0
     if order is not None:
-        for ordered in _order_by_all(block, order.expressions):
+        if orders_by_all(order) and any(p.find(exp.Star) for p in block.expressions):
+            raise Refuse("ORDER BY ALL over a star (its outputs are not known here)")
+        for ordered in order_by_all(order, len(block.expressions)):
             target = ordered.this
             index = output_index(block, target)
             if index is None:
@@ -80,25 +84,3 @@ def build_rows(block: exp.Select, names: frozenset[str]) -> BuiltBlock:
         except Refuse:
             fast = None
     return BuiltBlock(partial, replacement, [], [], ordered=order is None, fast=fast)
-
-
-def _is_all(node: exp.Expr) -> bool:
-    """``ALL`` as DuckDB's ORDER BY reads it (unquoted; a column named so is quoted)."""
-    return isinstance(node, exp.Var) and node.name.upper() == "ALL"
-
-
-def _order_by_all(block: exp.Select, ordered: list[exp.Ordered]) -> list[exp.Ordered]:
-    """``ORDER BY ALL`` as one key per output, left to right, each with its direction and NULL
-    order (DuckDB's meaning); any other ORDER BY as it is."""
-    if not any(_is_all(o.this) for o in ordered):
-        return ordered
-    if len(ordered) > 1:
-        raise Refuse("ORDER BY ALL beside other keys")
-    if any(p.find(exp.Star) for p in block.expressions):
-        raise Refuse("ORDER BY ALL over a star (its outputs are not known here)")
-    keys = []
-    for position in range(1, len(block.expressions) + 1):
-        key = ordered[0].copy()
-        key.set("this", exp.Literal.number(position))
-        keys.append(key)
-    return keys
