@@ -158,6 +158,12 @@ AGGREGATES = [
     "sum(case when f.k2 like 'a%' then 1 end)",
     "max(f.x::decimal(18,3))",
     "sum(f.r::double)",
+    # a decimal column cast to its own digits or more splits on Polars; fewer, or computed, not
+    "sum(f.v::decimal(12, 2))",
+    "avg(f.v::decimal(18, 4))",
+    "sum(f.v::decimal(12, 1))",
+    "sum((f.v * 1.5)::decimal(12, 2))",
+    "max((f.v * f.v)::decimal(18, 2))",
 ]
 FILTERS = [
     "",
@@ -194,6 +200,14 @@ FILTERS = [
     "f.x is nan or f.x > 1",
     "isfinite(f.fd)",
     "f.fd > date '2020-01-01'",
+    # set operations and CTEs inside the split block (the Polars arm runs them within limits)
+    "f.fk in (select fk from dim intersect select k1 from fact)",
+    "f.k1 in (select fk from dim except select k1 from fact where k2 = 'a')",
+    "f.fk in (select fk from dim where name is null union select k1 from fact where i > 0)",
+    "f.k1 in (select k1 from fact intersect all select fk from dim)",
+    "f.fk in (with d as (select fk from dim where name is not null) select fk from d)",
+    "f.k1 in (with fact as (select fk as k1 from dim) select k1 from fact)",
+    "f.x in (select x from fact where i > 0 union select 0.5)",
 ]
 #: How the split table is read: alone, joined, on either side of an outer join.
 SOURCES = [
@@ -227,6 +241,8 @@ def queries(draw: st.DrawFn, n: int) -> str:
     if draw(st.integers(0, 5)) == 0:  # a row-level query: concatenation, or per-arm top-k
         limit = draw(st.sampled_from(["", " limit 3", " limit 2 offset 1"]))
         order = "f.seq, g.fk" if join else "f.seq"
+        if draw(st.booleans()):
+            order = draw(st.sampled_from(["all", "all desc", "all nulls first"]))
         return (
             f"select f.seq, f.k2, f.v from {source}"
             f"{' where ' + where if where else ''} order by {order}{limit}"
@@ -240,7 +256,10 @@ def queries(draw: st.DrawFn, n: int) -> str:
         sql += " group by " + ", ".join(keys)
         if draw(st.booleans()):
             sql += " having count(*) > 1"
-        sql += " order by " + ", ".join(f"{i + 1}" for i in range(len(keys)))
+        if draw(st.booleans()):
+            sql += " order by " + ", ".join(f"{i + 1}" for i in range(len(keys)))
+        else:  # every output, keys and aggregates: the same rows in a deterministic order
+            sql += " order by all"
         if draw(st.booleans()):
             sql += " limit 2"
     return sql
@@ -262,12 +281,23 @@ WRAPPERS = [
 ]
 
 
+#: Blocks around the query ordered by every output (rows tied in every column are alike).
+ORDERED_WRAPPERS = [
+    "select * from ({q}) q order by all",
+    "select * from ({q}) q order by all desc limit 3",
+    "select * from ({q}) q union select * from ({q}) q2 order by all nulls first",
+]
+
+
 @st.composite
 def wrapped(draw: st.DrawFn, n: int) -> tuple[str, bool]:
     """A query, as it is (ordered) or inside another block (compared as a multiset)."""
     sql = draw(queries(n))
     if draw(st.integers(0, 3)) or sql.startswith("select f.seq"):
         return sql, True
+    if draw(st.integers(0, 4)) == 0:  # ORDER BY ALL over whole rows: one order, ties equal
+        around = draw(st.sampled_from(ORDERED_WRAPPERS))
+        return around.format(q=sql), True
     return draw(st.sampled_from(WRAPPERS)).format(q=sql), False
 
 
