@@ -378,13 +378,6 @@ class ProfileCache:
         """Whether a profile of ``plan_key`` measured on ``host`` is here (read or not)."""
         return self._path(plan_key, host).is_file()
 
-    def holds_profiles_of(self, host: str) -> bool:
-        """Whether any profile measured on ``host`` (a machine, or a device identity) is here."""
-        if not self.root.is_dir():
-            return False
-        pattern = f"profile--*--{self._component(host)}.json"
-        return next(iter(self.root.glob(pattern)), None) is not None
-
     def get_link_rate(
         self, device: str, transfer_bytes: int, host: str | None = None
     ) -> LinkRate | None:
