@@ -9,6 +9,7 @@ from typing import Any
 
 import duckdb
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from conftest import DEVICES
@@ -405,6 +406,38 @@ def test_a_decimal_column_casts_to_its_own_digits_on_polars() -> None:
             assert (result.refusal is None) == splits, (sql, result.refusal)
             if not splits:
                 assert "fewer decimal digits" in (result.refusal or ""), sql
+
+
+def test_upper_and_lower_of_ascii_columns_split_on_polars(tmp_path: Any) -> None:
+    """Over a column holding only ASCII text Polars cases as DuckDB does, and the partial
+    splits (TPC-DS Q24); over text holding ß, İ or a ligature it is refused (upper('ß') is
+    'SS' in Polars), and so is computed text. Tables given as Arrow and as Parquet files."""
+    plain = ["alpha", "Beta", "GAMMA", None, "delta x"]
+    wide = ["straße", "İstanbul", "ﬁle", "abc", None, "Σίσυφος"]
+    tables = {
+        "plain": pa.table({"i": list(range(300)), "s": [plain[i % 5] for i in range(300)]}),
+        "wide": pa.table({"i": list(range(300)), "s": [wide[i % 6] for i in range(300)]}),
+    }
+    for name, table in tables.items():
+        pq.write_table(table, tmp_path / f"{name}.parquet")
+    cases = [
+        ("SELECT upper(s) AS u, count(*) AS n FROM plain GROUP BY u", True),
+        ("SELECT lower(s) AS l, sum(i) AS t FROM plain WHERE upper(s) LIKE 'B%' GROUP BY l", True),
+        ("SELECT upper(s) AS u, count(*) AS n FROM wide GROUP BY u", False),
+        ("SELECT lower(s) AS l, count(*) AS n FROM wide GROUP BY l", False),
+        ("SELECT upper(s || 'ß') AS u, count(*) AS n FROM plain GROUP BY u", False),
+        ("SELECT upper(q.s) AS u, count(*) AS n FROM (SELECT s FROM wide) q GROUP BY u", False),
+    ]
+    con = duckdb.connect()
+    for name, table in tables.items():
+        con.register(name, table)
+    for given in (tables, str(tmp_path)):
+        with Session(given, device="polars") as session:
+            for sql, splits in cases:
+                result = session.sql(sql, device_share=0.5)
+                expected = con.sql(sql).to_arrow_table()
+                assert compare_tables(result.table, expected, ordered=False) is None, sql
+                assert (result.refusal is None) == splits, (sql, result.refusal)
 
 
 #: Every EXTRACT part DuckDB reads, and its part functions, over dates and plain timestamps.

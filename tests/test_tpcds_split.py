@@ -10,7 +10,7 @@ import pytest
 from dau_scheduler import tpcds
 
 #: Split (both arms get rows at share 0.5) at least this many of the 99 queries per device.
-MIN_SPLIT = {"duckdb": 97, "polars": 94}
+MIN_SPLIT = {"duckdb": 97, "polars": 95}
 
 
 @pytest.fixture(scope="module")

@@ -111,6 +111,7 @@ class PolarsArm:
         self._attaching = threading.Lock()
         #: (table, column) -> whether no two rows hold the same value (see ``_many_to_many``).
         self._unique: dict[tuple[str, str], bool] = {}
+        self._ascii: dict[tuple[str, str], bool] = {}
         #: Row counts read by :meth:`_rows`, per table.
         self._heights: dict[str, int] = {}
         if engine == "gpu":
@@ -188,7 +189,7 @@ class PolarsArm:
         the first query that reads it reaches this arm (a query the host runs alone never
         imports Polars; a one-shot query over one of eight tables reads one file's schema)."""
         self.frames, self.types, self.unloaded, self._unique = {}, {}, {}, {}
-        self.stored_types = {}
+        self.stored_types, self._ascii = {}, {}
         self.unreadable, self._heights = {}, {}
         self._attached = dict(sources)
         self._live, self._fresh, self._scans_as_arrow = {}, {}, set()
@@ -326,7 +327,13 @@ class PolarsArm:
         text = compiled.arm_sql.get(self.name)
         if text is None:
             self._ready(self._tables_read(compiled))
-            text = _sql.polars_sql(compiled, self.types, self.stored_types)
+            split = compiled.plan.split_table or ""
+            text = _sql.polars_sql(
+                compiled,
+                self.types,
+                self.stored_types,
+                lambda t, c: self._ascii_only(split if t == PLACEHOLDER else t, c),
+            )
             compiled.arm_sql[self.name] = text
         return text
 
@@ -418,6 +425,26 @@ class PolarsArm:
                 unique = True
             self._unique[key] = unique
         return self._unique[key]
+
+    def _ascii_only(self, table: str, column: str) -> bool:
+        """Whether ``table.column`` holds only ASCII text (no value longer in bytes than in
+        characters), read once per arm; False for a user's connection's table (its rows are
+        read as each query runs) and for a column this arm does not hold as text."""
+        key = (table, column)
+        if key not in self._ascii:
+            frame = self.frames.get(table)
+            if frame is None or table in self._live:
+                return False
+            if self.types.get(table, {}).get(column) != "VARCHAR":
+                return False
+            text = pl.col(column)
+            wide = (text.str.len_bytes() != text.str.len_chars()).any()
+            try:
+                found = frame.select(wide).collect(engine="streaming").item()
+            except pl.exceptions.PolarsError:
+                found = True
+            self._ascii[key] = not found
+        return self._ascii[key]
 
     def _rows(self, table: str) -> int:
         """``table``'s row count (a user's connection's as it is now), read once per arm; 1 for

@@ -13,6 +13,7 @@ import re
 from sqlglot import exp
 
 from dau_scheduler.arms.polars_arithmetic import NON_NEGATIVE
+from dau_scheduler.arms.polars_marks import ASCII_ONLY, STORED_SCALE, decimal_scale
 from dau_scheduler.errors import SqlError
 from dau_scheduler.rewrite.moments import NAN_BLIND
 
@@ -345,34 +346,6 @@ _CHECKED: frozenset[str] = frozenset(
 )
 
 
-def _decimal_scale(data_type: exp.DataType) -> int:
-    params = data_type.expressions
-    return int(params[1].name) if len(params) > 1 else 0
-
-
-#: ``meta`` key on a column of a base table: the decimal scale it is stored at. The arm holds
-#: decimals at ``DECIMAL_SCALE`` digits and types them so (sqlglot's own decimal arithmetic
-#: keeps the first operand's scale, ``a * b`` of two DECIMAL(7, 2) typed DECIMAL(7, 2), so
-#: only a wide type keeps a rounding cast of a computed value refused); a bare column's
-#: digits past its stored scale are zeros, which a cast to that many digits drops exactly.
-STORED_SCALE = "dau_stored_scale"
-
-
-def mark_stored_scales(tree: exp.Expr, stored: dict[str, dict[str, str]]) -> None:
-    """Mark each column of ``tree`` read from a base table with the decimal scale ``stored``
-    (table -> column -> SQL type as the data has it) gives it (:data:`STORED_SCALE`)."""
-    from sqlglot.optimizer.scope import traverse_scope
-
-    for scope in traverse_scope(tree):
-        for column in scope.columns:
-            source = scope.sources.get(column.table)
-            if not isinstance(source, exp.Table):
-                continue  # a CTE's or subquery's output may be computed
-            kind = stored.get(source.name.lower(), {}).get(column.name)
-            if kind is not None and kind.upper().startswith("DECIMAL"):
-                column.meta[STORED_SCALE] = _decimal_scale(exp.DataType.build(kind))
-
-
 _PLAIN_NUMBER = re.compile(r"-?\d+(\.\d+)?")
 _PLAIN_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 
@@ -453,7 +426,7 @@ def _cast_divergence(cast: exp.Cast) -> str | None:
     if (
         source.is_type("DECIMAL")
         and target.is_type("DECIMAL")
-        and _decimal_scale(target) < (_decimal_scale(source) if stored is None else stored)
+        and decimal_scale(target) < (decimal_scale(source) if stored is None else stored)
     ):
         return "a cast to fewer decimal digits (DuckDB rounds, Polars truncates)"
     digits = _TIMESTAMP_DIGITS.get(source.this), _TIMESTAMP_DIGITS.get(target.this)
@@ -549,6 +522,8 @@ def refuse_divergent(tree: exp.Expr) -> None:
     ``checked_arithmetic`` annotates, and refuses a cast of a value whose type it lacks).
     """
     for node in tree.walk():
+        if isinstance(node, (exp.Upper, exp.Lower)) and node.meta.get(ASCII_ONLY):
+            continue  # over ASCII text only (mark_ascii_cases)
         why = _DIVERGENT.get(type(node))
         if isinstance(node, (exp.Mod, exp.IntDiv)) and node.meta.get(NON_NEGATIVE):
             continue  # polars_arithmetic's remainders and quotients of non-negative operands

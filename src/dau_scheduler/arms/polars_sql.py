@@ -29,6 +29,7 @@ Polars' SQL differs from DuckDB's in ways that change answers, so the partial is
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 from sqlglot import exp
@@ -36,7 +37,6 @@ from sqlglot.dialects.postgres import Postgres
 
 from dau_scheduler.arms.polars_arithmetic import checked_arithmetic
 from dau_scheduler.arms.polars_checks import (
-    mark_stored_scales,
     refuse_constant_groups,
     refuse_deep_correlation,
     refuse_deep_nesting,
@@ -44,6 +44,7 @@ from dau_scheduler.arms.polars_checks import (
     refuse_empty_group_forms,
 )
 from dau_scheduler.arms.polars_forms import refuse_set_operations, refuse_unsafe_ctes
+from dau_scheduler.arms.polars_marks import mark_ascii_cases, mark_stored_scales
 from dau_scheduler.errors import SqlError
 from dau_scheduler.rewrite.blocks import conjuncts
 from dau_scheduler.rewrite.comma_scopes import is_comma
@@ -478,13 +479,15 @@ def polars_sql(
     compiled: CompiledSplit,
     types: dict[str, dict[str, str]] | None = None,
     stored: dict[str, dict[str, str]] | None = None,
+    ascii_only: Callable[[str, str], bool] | None = None,
 ) -> str:
     """The partial query in the SQL Polars reads, with DuckDB's arithmetic (module docstring).
 
     ``types`` (table -> column -> SQL type, as the arm holds them) enables the overflow and
     precision rewrites of :func:`checked_arithmetic`; without it they are skipped. ``stored``
     (the same, as the data has them) lets a column's decimal cast to its own digits through
-    (:func:`mark_stored_scales`).
+    (:func:`mark_stored_scales`); ``ascii_only(table, column)`` (whether the column's values
+    are all ASCII) lets ``upper``/``lower`` of such a column through (:func:`mark_ascii_cases`).
     """
     if compiled.partial is None:
         raise SqlError("this query has no partial to run")
@@ -502,6 +505,8 @@ def polars_sql(
         if stored is not None:
             placeholder = {PLACEHOLDER: stored[split]} if split in stored else {}
             mark_stored_scales(partial, dict(stored) | placeholder)
+        if ascii_only is not None:
+            mark_ascii_cases(partial, ascii_only)
         partial = checked_arithmetic(partial, schema)
         partial = partial.transform(_round_half_away)
     refuse_unsafe_ctes(partial, None if types is None else [*types, PLACEHOLDER])

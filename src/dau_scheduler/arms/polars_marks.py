@@ -1,0 +1,64 @@
+"""What the Polars arm's data lets through that its checks would otherwise refuse: marks put
+on the partial's tree before ``polars_checks.refuse_divergent`` reads it. A bare column of a base
+table casts to its own stored decimal digits exactly; ``upper``/``lower`` of a column holding
+only ASCII text cases it as DuckDB does. Both marks are read through sqlglot's scopes, so a
+CTE's or subquery's computed output is never taken for a stored column."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from sqlglot import exp
+
+
+def decimal_scale(data_type: exp.DataType) -> int:
+    """The scale of a DECIMAL type (0 where it names none)."""
+    params = data_type.expressions
+    return int(params[1].name) if len(params) > 1 else 0
+
+
+#: ``meta`` key on a column of a base table: the decimal scale it is stored at. The arm holds
+#: decimals at ``DECIMAL_SCALE`` digits and types them so (sqlglot's own decimal arithmetic
+#: keeps the first operand's scale, ``a * b`` of two DECIMAL(7, 2) typed DECIMAL(7, 2), so
+#: only a wide type keeps a rounding cast of a computed value refused); a bare column's
+#: digits past its stored scale are zeros, which a cast to that many digits drops exactly.
+STORED_SCALE = "dau_stored_scale"
+
+
+def mark_stored_scales(tree: exp.Expr, stored: dict[str, dict[str, str]]) -> None:
+    """Mark each column of ``tree`` read from a base table with the decimal scale ``stored``
+    (table -> column -> SQL type as the data has it) gives it (:data:`STORED_SCALE`)."""
+    from sqlglot.optimizer.scope import traverse_scope
+
+    for scope in traverse_scope(tree):
+        for column in scope.columns:
+            source = scope.sources.get(column.table)
+            if not isinstance(source, exp.Table):
+                continue  # a CTE's or subquery's output may be computed
+            kind = stored.get(source.name.lower(), {}).get(column.name)
+            if kind is not None and kind.upper().startswith("DECIMAL"):
+                column.meta[STORED_SCALE] = decimal_scale(exp.DataType.build(kind))
+
+
+#: ``meta`` key on an ``upper``/``lower`` call of a column whose values are all ASCII: the
+#: engines case ASCII letters alike (Polars cases ß, ligatures and İ into several letters,
+#: DuckDB keeps one).
+ASCII_ONLY = "dau_ascii_only"
+
+
+def mark_ascii_cases(tree: exp.Expr, ascii_only: Callable[[str, str], bool]) -> None:
+    """Mark (:data:`ASCII_ONLY`) each ``upper(c)``/``lower(c)`` of ``tree`` whose column ``c``
+    of a base table holds only ASCII text (``ascii_only(table, column)``, the arm's data)."""
+    from sqlglot.optimizer.scope import traverse_scope
+
+    for scope in traverse_scope(tree):
+        for column in scope.columns:
+            call = column.parent
+            if not isinstance(call, (exp.Upper, exp.Lower)) or call.this is not column:
+                continue
+            source = scope.sources.get(column.table)
+            if isinstance(source, exp.Table) and ascii_only(source.name.lower(), column.name):
+                call.meta[ASCII_ONLY] = True
+
+
+__all__ = ["ASCII_ONLY", "STORED_SCALE", "decimal_scale", "mark_ascii_cases", "mark_stored_scales"]
