@@ -77,6 +77,8 @@ KEYS = [
     "f.r",  # float keys: NaN, -0.0 and the infinities group as DuckDB groups them
     "f.x",
     "f.v",
+    "upper(f.k2)",  # the Polars arm splits it where the drawn k2 values are all ASCII (no é)
+    "lower(g.name)",
 ]
 AGGREGATES = [
     "sum(f.v)",
@@ -208,6 +210,7 @@ FILTERS = [
     "f.fk in (with d as (select fk from dim where name is not null) select fk from d)",
     "f.k1 in (with fact as (select fk as k1 from dim) select k1 from fact)",
     "f.x in (select x from fact where i > 0 union select 0.5)",
+    "lower(f.k2) = 'a' or upper(f.k2) = 'É'",
 ]
 #: How the split table is read: alone, joined, on either side of an outer join.
 SOURCES = [
