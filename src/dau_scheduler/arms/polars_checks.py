@@ -14,45 +14,18 @@ from sqlglot import exp
 
 from dau_scheduler.arms.polars_arithmetic import NON_NEGATIVE
 from dau_scheduler.arms.polars_marks import ASCII_ONLY, STORED_SCALE, decimal_scale
+from dau_scheduler.arms.polars_temporal import (
+    TIMESTAMP_DIGITS,
+    ZONED,
+    ZONED_REASON,
+    extract_divergence,
+    mixed_units,
+    strftime_divergence,
+    zoned,
+    zoned_against_local,
+)
 from dau_scheduler.errors import SqlError
 from dau_scheduler.rewrite.moments import NAN_BLIND
-
-#: The parts of a date or plain timestamp that Polars extracts as DuckDB does (a sweep over
-#: dates and timestamps from year 1 to 2026, before and after 1970: tests/test_sql_arms.py).
-#: ``epoch`` is not among them: before 1970 Polars' seconds differ in their fraction.
-_EXTRACTED = frozenset(
-    {
-        "year",
-        "quarter",
-        "month",
-        "week",
-        "day",
-        "dow",
-        "isodow",
-        "doy",
-        "hour",
-        "minute",
-        "second",
-        "millisecond",
-        "microsecond",
-        "decade",
-        "century",
-        "millennium",
-        "isoyear",
-        "dayofweek",
-    }
-)
-
-
-#: How sqlglot types DuckDB's TIMESTAMP (no time zone).
-_PLAIN_TIMESTAMPS = (exp.DType.TIMESTAMP, exp.DType.TIMESTAMPNTZ)
-#: Parts of the time of day: Polars has them on timestamps, not on dates.
-_TIME_PARTS = frozenset({"hour", "minute", "second", "millisecond", "microsecond"})
-#: Of those, the ones Polars extracts from a TIME as DuckDB does (its seconds of a time keep
-#: the fraction: 23722.188 for DuckDB's 23722 milliseconds).
-_ON_TIME = frozenset({"hour", "minute"})
-#: And from a plain timestamp (milliseconds and microseconds keep the fraction there too).
-_ON_TIMESTAMP = frozenset({"hour", "minute", "second"})
 
 
 def _int_literal(node: exp.Expr | None) -> int | None:
@@ -99,55 +72,6 @@ def _concat_divergence(node: exp.Expr) -> str | None:
             exp.DType.UNKNOWN, exp.DType.DECIMAL, *exp.DataType.FLOAT_TYPES
         ):
             return "concatenation of a float or decimal (Polars writes them as text its own way)"
-    return None
-
-
-#: strftime specifiers Polars formats as DuckDB does, on dates and plain timestamps, and those
-#: it formats on plain timestamps only (a sweep over years 1 to 9999, before 1970; eighth
-#: session; and over years -29000 to 29000, twelfth). Others differ: ``%f`` (Polars writes
-#: nanoseconds), ``%x``, ``%c``, ``%g``, ``%n``, ``%e``; or fail on a date: ``%H``; and the
-#: year's, :data:`_STRFTIME_YEARS`.
-_STRFTIME_ANY = frozenset(
-    ["m", "d", "j", "a", "A", "b", "B", "U", "W", "V", "u", "w", "%", "-m", "-d"]
-)
-#: The year's specifiers agree only on years 0 to 9999: Polars writes '+12000' and '-0001'
-#: where DuckDB writes '12000' and '-1' (``%Y``, ``%G``), and '99' for '01' (``%y`` before
-#: year 0). A date's year is not known before the rows are read, so these are refused.
-_STRFTIME_YEARS = frozenset(["Y", "y", "G"])
-_STRFTIME_TIMESTAMP = frozenset(["H", "M", "S", "I", "p", "X"])
-_SPECIFIER = re.compile(r"%(-?.)")
-
-
-def _strftime_divergence(node: exp.TimeToStr) -> str | None:
-    form = node.args.get("format")
-    if not (isinstance(form, exp.Literal) and form.is_string):
-        return "strftime with a format that is not a literal"
-    kind = node.this.type
-    timestamp = kind is not None and kind.is_type(*_PLAIN_TIMESTAMPS)
-    date = kind is not None and kind.is_type(exp.DType.DATE)
-    if not (timestamp or date):
-        return "strftime of other than a date or a plain timestamp"
-    allowed = _STRFTIME_ANY | (_STRFTIME_TIMESTAMP if timestamp else frozenset())
-    for specifier in _SPECIFIER.findall(str(form.this)):
-        if specifier in _STRFTIME_YEARS:
-            return (
-                f"strftime's %{specifier} (Polars writes years before 0 or after 9999 its own "
-                "way: '+12000', '-0001')"
-            )
-        if specifier not in allowed:
-            return f"strftime's %{specifier} (Polars formats it differently, or not on a date)"
-    return None
-
-
-def _extract_divergence(node: exp.Extract) -> str | None:
-    part = node.name.lower()
-    if part not in _EXTRACTED:
-        return f"EXTRACT of {part} (Polars computes it differently or not at all)"
-    kind = node.expression.type
-    on_time = kind is not None and kind.is_type(exp.DType.TIME) and part in _ON_TIME
-    on_timestamp = kind is not None and kind.is_type(*_PLAIN_TIMESTAMPS) and part in _ON_TIMESTAMP
-    if part in _TIME_PARTS and not (on_timestamp or on_time):
-        return f"EXTRACT of {part} from this type (Polars has it on plain timestamps only)"
     return None
 
 
@@ -361,44 +285,7 @@ def _plain_literal(cast: exp.Cast) -> bool:
     return cast.to.is_type("DECIMAL") and _PLAIN_NUMBER.fullmatch(text.this) is not None
 
 
-_ZONED = (exp.DataType.Type.TIMESTAMPTZ, exp.DataType.Type.TIMESTAMPLTZ)
-_ZONED_REASON = (
-    "a time zone's timestamp read as local time (DuckDB uses the session's TimeZone, Polars "
-    "the column's zone)"
-)
-
-
-def _zoned(data_type: exp.DataType | None) -> bool:
-    return data_type is not None and data_type.is_type(*_ZONED)
-
-
 _COMPARISONS = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.NullSafeEQ, exp.NullSafeNEQ)
-
-
-def _zoned_against_local(node: exp.Expr) -> str | None:
-    """A time zone's timestamp compared with text, a date or a local timestamp: DuckDB reads the
-    other side in the session's TimeZone, Polars in UTC (``ts > '2021-03-14'`` counted 2993
-    rows where DuckDB counts 2980 under America/Los_Angeles)."""
-    operands = [o for o in node.iter_expressions() if not isinstance(o, exp.Null)]
-    if not any(_zoned(o.type) for o in operands):
-        return None
-    if all(_zoned(o.type) for o in operands):
-        return None
-    return "a time zone's timestamp compared with text, a date or a local time " + (
-        "(DuckDB reads them in the session's TimeZone, Polars in UTC)"
-    )
-
-
-#: Fractional digits of a second each timestamp type keeps.
-_TIMESTAMP_DIGITS = {
-    exp.DType.TIMESTAMP_S: 0,
-    exp.DType.TIMESTAMP_MS: 3,
-    exp.DType.TIMESTAMP: 6,
-    exp.DType.TIMESTAMPNTZ: 6,
-    exp.DType.TIMESTAMPTZ: 6,
-    exp.DType.TIMESTAMPLTZ: 6,
-    exp.DType.TIMESTAMP_NS: 9,
-}
 
 
 def _cast_divergence(cast: exp.Cast) -> str | None:
@@ -409,8 +296,8 @@ def _cast_divergence(cast: exp.Cast) -> str | None:
         return "a cast to a nested type (DuckDB parses text into it, Polars does not)"
     if source is None or source.is_type(exp.DType.UNKNOWN):
         return "a cast of a value whose type the translation cannot tell (default deny)"
-    if _zoned(source) and not target.is_type(*_ZONED):
-        return _ZONED_REASON
+    if zoned(source) and not target.is_type(*ZONED):
+        return ZONED_REASON
     if (
         source.is_type(*exp.DataType.TEXT_TYPES)
         and not target.is_type(*exp.DataType.TEXT_TYPES)
@@ -429,7 +316,7 @@ def _cast_divergence(cast: exp.Cast) -> str | None:
         and decimal_scale(target) < (decimal_scale(source) if stored is None else stored)
     ):
         return "a cast to fewer decimal digits (DuckDB rounds, Polars truncates)"
-    digits = _TIMESTAMP_DIGITS.get(source.this), _TIMESTAMP_DIGITS.get(target.this)
+    digits = TIMESTAMP_DIGITS.get(source.this), TIMESTAMP_DIGITS.get(target.this)
     if digits[0] is not None and digits[1] is not None and digits[1] < digits[0]:
         # DuckDB's test/optimizer/timestamp_comparisons.test: ts_ns::TIMESTAMP of .123456789
         # is .123457 in DuckDB, .123456 in Polars.
@@ -533,12 +420,12 @@ def refuse_divergent(tree: exp.Expr) -> None:
             why = "round with digits (Polars rounds halves differently)"
         if why is None and isinstance(node, exp.Cast):
             why = _cast_divergence(node)
-        if why is None and isinstance(node, exp.Extract) and _zoned(node.expression.type):
-            why = _ZONED_REASON
+        if why is None and isinstance(node, exp.Extract) and zoned(node.expression.type):
+            why = ZONED_REASON
         if why is None and isinstance(node, exp.Extract):
-            why = _extract_divergence(node)
+            why = extract_divergence(node)
         if why is None and isinstance(node, exp.TimeToStr):
-            why = _strftime_divergence(node)
+            why = strftime_divergence(node)
         if why is None and isinstance(
             node, (exp.Trim, exp.Replace, exp.Substring, exp.Left, exp.Right)
         ):
@@ -554,11 +441,13 @@ def refuse_divergent(tree: exp.Expr) -> None:
             if kind is None or kind.is_type(exp.DType.UNKNOWN, *exp.DataType.FLOAT_TYPES):
                 why = "sign of a floating-point value (Polars gives NaN for NaN, DuckDB 0)"
         if why is None and isinstance(node, (*_COMPARISONS, exp.In, exp.Between)):
-            why = _zoned_against_local(node)
+            why = zoned_against_local(node)
         if why is None and isinstance(node, (exp.Binary, exp.In, exp.Between)):
             why = _blob_against_text(node)
         if why is None and isinstance(node, _EXTREMA):
             why = _float_extremum(node)
+        if why is None:
+            why = mixed_units(node)
         if why is None:
             why = _constant_divergence(node)
         if why is not None:

@@ -97,7 +97,7 @@ def _decimal_literal(node: exp.Expr) -> exp.Expr | None:
 
 
 #: DuckDB's part functions as the EXTRACT they are (``dayofweek(d)`` is ``EXTRACT(dow FROM d)``,
-#: Sunday 0), which the Polars arm writes for every part in ``polars_checks._EXTRACTED``.
+#: Sunday 0), which the Polars arm writes for every part in ``polars_temporal._EXTRACTED``.
 _PART_FUNCTIONS: dict[type[exp.Expr], str] = {
     exp.Year: "year",
     exp.Quarter: "quarter",

@@ -1,0 +1,166 @@
+"""The Polars arm's checks on dates, times and timestamps: the EXTRACT parts and strftime
+specifiers Polars computes as DuckDB does, time zones against local values, and timestamps of
+different units met in one expression (``polars_checks.refuse_divergent`` asks each)."""
+
+from __future__ import annotations
+
+import re
+
+from sqlglot import exp
+
+#: The parts of a date or plain timestamp that Polars extracts as DuckDB does (a sweep over
+#: dates and timestamps from year 1 to 2026, before and after 1970: tests/test_sql_arms.py).
+#: ``epoch`` is not among them: before 1970 Polars' seconds differ in their fraction.
+_EXTRACTED = frozenset(
+    {
+        "year",
+        "quarter",
+        "month",
+        "week",
+        "day",
+        "dow",
+        "isodow",
+        "doy",
+        "hour",
+        "minute",
+        "second",
+        "millisecond",
+        "microsecond",
+        "decade",
+        "century",
+        "millennium",
+        "isoyear",
+        "dayofweek",
+    }
+)
+
+
+#: How sqlglot types DuckDB's TIMESTAMP (no time zone).
+_PLAIN_TIMESTAMPS = (exp.DType.TIMESTAMP, exp.DType.TIMESTAMPNTZ)
+#: Parts of the time of day: Polars has them on timestamps, not on dates.
+_TIME_PARTS = frozenset({"hour", "minute", "second", "millisecond", "microsecond"})
+#: Of those, the ones Polars extracts from a TIME as DuckDB does (its seconds of a time keep
+#: the fraction: 23722.188 for DuckDB's 23722 milliseconds).
+_ON_TIME = frozenset({"hour", "minute"})
+#: And from a plain timestamp (milliseconds and microseconds keep the fraction there too).
+_ON_TIMESTAMP = frozenset({"hour", "minute", "second"})
+
+
+#: strftime specifiers Polars formats as DuckDB does, on dates and plain timestamps, and those
+#: it formats on plain timestamps only (a sweep over years 1 to 9999, before 1970; eighth
+#: session; and over years -29000 to 29000, twelfth). Others differ: ``%f`` (Polars writes
+#: nanoseconds), ``%x``, ``%c``, ``%g``, ``%n``, ``%e``; or fail on a date: ``%H``; and the
+#: year's, :data:`_STRFTIME_YEARS`.
+_STRFTIME_ANY = frozenset(
+    ["m", "d", "j", "a", "A", "b", "B", "U", "W", "V", "u", "w", "%", "-m", "-d"]
+)
+#: The year's specifiers agree only on years 0 to 9999: Polars writes '+12000' and '-0001'
+#: where DuckDB writes '12000' and '-1' (``%Y``, ``%G``), and '99' for '01' (``%y`` before
+#: year 0). A date's year is not known before the rows are read, so these are refused.
+_STRFTIME_YEARS = frozenset(["Y", "y", "G"])
+_STRFTIME_TIMESTAMP = frozenset(["H", "M", "S", "I", "p", "X"])
+_SPECIFIER = re.compile(r"%(-?.)")
+
+
+def strftime_divergence(node: exp.TimeToStr) -> str | None:
+    form = node.args.get("format")
+    if not (isinstance(form, exp.Literal) and form.is_string):
+        return "strftime with a format that is not a literal"
+    kind = node.this.type
+    timestamp = kind is not None and kind.is_type(*_PLAIN_TIMESTAMPS)
+    date = kind is not None and kind.is_type(exp.DType.DATE)
+    if not (timestamp or date):
+        return "strftime of other than a date or a plain timestamp"
+    allowed = _STRFTIME_ANY | (_STRFTIME_TIMESTAMP if timestamp else frozenset())
+    for specifier in _SPECIFIER.findall(str(form.this)):
+        if specifier in _STRFTIME_YEARS:
+            return (
+                f"strftime's %{specifier} (Polars writes years before 0 or after 9999 its own "
+                "way: '+12000', '-0001')"
+            )
+        if specifier not in allowed:
+            return f"strftime's %{specifier} (Polars formats it differently, or not on a date)"
+    return None
+
+
+def extract_divergence(node: exp.Extract) -> str | None:
+    part = node.name.lower()
+    if part not in _EXTRACTED:
+        return f"EXTRACT of {part} (Polars computes it differently or not at all)"
+    kind = node.expression.type
+    on_time = kind is not None and kind.is_type(exp.DType.TIME) and part in _ON_TIME
+    on_timestamp = kind is not None and kind.is_type(*_PLAIN_TIMESTAMPS) and part in _ON_TIMESTAMP
+    if part in _TIME_PARTS and not (on_timestamp or on_time):
+        return f"EXTRACT of {part} from this type (Polars has it on plain timestamps only)"
+    return None
+
+
+ZONED = (exp.DataType.Type.TIMESTAMPTZ, exp.DataType.Type.TIMESTAMPLTZ)
+ZONED_REASON = (
+    "a time zone's timestamp read as local time (DuckDB uses the session's TimeZone, Polars "
+    "the column's zone)"
+)
+
+
+def zoned(data_type: exp.DataType | None) -> bool:
+    return data_type is not None and data_type.is_type(*ZONED)
+
+
+def zoned_against_local(node: exp.Expr) -> str | None:
+    """A time zone's timestamp compared with text, a date or a local timestamp: DuckDB reads the
+    other side in the session's TimeZone, Polars in UTC (``ts > '2021-03-14'`` counted 2993
+    rows where DuckDB counts 2980 under America/Los_Angeles)."""
+    operands = [o for o in node.iter_expressions() if not isinstance(o, exp.Null)]
+    if not any(zoned(o.type) for o in operands):
+        return None
+    if all(zoned(o.type) for o in operands):
+        return None
+    return "a time zone's timestamp compared with text, a date or a local time " + (
+        "(DuckDB reads them in the session's TimeZone, Polars in UTC)"
+    )
+
+
+def mixed_units(node: exp.Expr) -> str | None:
+    """Timestamps of different units met in one expression (compared, coalesced, a CASE's
+    branches): DuckDB casts to the finer unit, Polars to the coarser, truncating
+    (``ts_ms = ts`` over .123 and .123456: false in DuckDB, true in Polars; DuckDB's
+    test/sql/types/timestamp/test_timestamp_auto_casting.test)."""
+    operands: list[exp.Expr | None] = list(node.iter_expressions())
+    if isinstance(node, exp.Case):
+        operands = [i.args.get("true") for i in node.args.get("ifs") or []]
+        operands.append(node.args.get("default"))
+    digits = {
+        TIMESTAMP_DIGITS.get(o.type.this)
+        for o in operands
+        if o is not None and o.type is not None and o.type.this in TIMESTAMP_DIGITS
+    }
+    if len(digits) < 2:
+        return None
+    return (
+        "timestamps of different units in one expression (DuckDB casts to the finer unit, "
+        "Polars to the coarser)"
+    )
+
+
+#: Fractional digits of a second each timestamp type keeps.
+TIMESTAMP_DIGITS = {
+    exp.DType.TIMESTAMP_S: 0,
+    exp.DType.TIMESTAMP_MS: 3,
+    exp.DType.TIMESTAMP: 6,
+    exp.DType.TIMESTAMPNTZ: 6,
+    exp.DType.TIMESTAMPTZ: 6,
+    exp.DType.TIMESTAMPLTZ: 6,
+    exp.DType.TIMESTAMP_NS: 9,
+}
+
+
+__all__ = [
+    "TIMESTAMP_DIGITS",
+    "ZONED",
+    "ZONED_REASON",
+    "extract_divergence",
+    "mixed_units",
+    "strftime_divergence",
+    "zoned",
+    "zoned_against_local",
+]
