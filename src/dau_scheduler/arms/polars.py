@@ -111,6 +111,8 @@ class PolarsArm:
         self._attaching = threading.Lock()
         #: (table, column) -> whether no two rows hold the same value (see ``_many_to_many``).
         self._unique: dict[tuple[str, str], bool] = {}
+        #: (table, column) -> whether its text is all ASCII (see ``_ascii_only``); a table held
+        #: again forgets its columns' facts.
         self._ascii: dict[tuple[str, str], bool] = {}
         #: Row counts read by :meth:`_rows`, per table.
         self._heights: dict[str, int] = {}
@@ -273,6 +275,9 @@ class PolarsArm:
         frame = widen_decimals(frame)
         self.frames[name] = frame
         self._heights.pop(name, None)
+        for facts in (self._ascii, self._unique):
+            for key in [key for key in facts if key[0] == name]:
+                del facts[key]
         self.types[name] = sql_types_of(frame)
 
     def fresh(self, tables: dict[str, pa.Table]) -> None:
