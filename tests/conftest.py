@@ -84,3 +84,22 @@ def check_workers_in_threads(
         ex = result.execution
         assert ex is not None and ex.host_rows > 0, name
         assert sum(r for _, r, _ in ex.workers) == ex.host_rows, (name, ex.workers)
+
+
+#: SQLite's evidence via DuckDB's test/sql/cast: the filter's product overflows INTEGER on a
+#: shard whose rows meet it first, where DuckDB's unsplit plan rules the rows out before it.
+OVERFLOWS_ON_A_SHARD = (
+    "SELECT 43 - MAX(- 87 + col1) FROM tab2 WHERE col1 * col1 * - CAST(- col2 AS SIGNED) * "
+    "+ - col0 * + - 77 * - col0 IS NOT NULL AND NOT + col0 BETWEEN 35 * - col2 AND NULL"
+)
+
+
+def overflow_table() -> pa.Table:
+    """The rows of ``OVERFLOWS_ON_A_SHARD``'s ``tab2``."""
+    return pa.table(
+        {
+            "col0": pa.array([64, 77, 77, 46], pa.int32()),
+            "col1": pa.array([77, 51, 31, 46], pa.int32()),
+            "col2": pa.array([40, 67, 67, 23], pa.int32()),
+        }
+    )

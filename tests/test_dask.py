@@ -21,7 +21,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import check_workers_in_threads
+from conftest import OVERFLOWS_ON_A_SHARD, check_workers_in_threads, overflow_table
 from dau_scheduler import Session, SqlError, tpch
 from dau_scheduler.compare import compare_tables
 from dau_scheduler.errors import ClusterError
@@ -358,3 +358,36 @@ def test_rows_a_worker_cannot_read_are_answered_unsplit(client: Any, tmp_path: P
         assert result.fallback is not None and "cannot read the rows of t" in result.fallback
         with pytest.raises(duckdb.Error, match="UTF8"):  # DuckDB's own error where it reads s
             s.sql("SELECT max(s) FROM t")
+
+
+def test_a_partial_a_workers_duckdb_raises_is_answered_unsplit(client: Any) -> None:
+    """A worker's DuckDB raising on its partial is the host's computed error, as where the host
+    runs in this process: the unsplit query answers (or raises DuckDB's own error). Before, the
+    query failed with a ClusterError where DuckDB answered (found by the sqllogictest runner's
+    ``--cluster`` mode over test/sql/cast)."""
+    tab2 = overflow_table()
+    with duckdb.connect() as con:
+        con.execute("CREATE TABLE tab2 AS FROM tab2")
+        want = con.sql(OVERFLOWS_ON_A_SHARD).to_arrow_table()
+    with Session({"tab2": tab2}, device="duckdb", cluster=client) as s:
+        result = s.sql(OVERFLOWS_ON_A_SHARD, device_share=0.5)
+        assert compare_tables(result.table, want) is None
+        assert result.fallback is not None and "a worker's DuckDB" in result.fallback
+        assert "Overflow" in result.fallback
+
+
+def test_the_sqllogictest_corpus_over_the_workers(client: Any) -> None:
+    """The runner's ``--cluster`` mode: Arrow copies of each file's tables over the workers,
+    against DuckDB over the same copies: no wrong answer, no crash, and splits."""
+    from dau_scheduler import slt
+
+    corpus = Path(__file__).parent / "slt"
+    outcomes: dict[str, int] = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        for stem in ("aggregate_decimals", "correlated_outputs", "whole_rows", "reserved_names"):
+            report = slt.run_file(corpus / f"{stem}.test", "duckdb", 0.5, True, {"cluster": client})
+            assert report.outcomes["wrong"] == report.outcomes["crashed"] == 0, report.details
+            for kind, count in report.outcomes.items():
+                outcomes[kind] = outcomes.get(kind, 0) + count
+    assert outcomes.get("equal", 0) > 0

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from dau_scheduler import slt
+from dau_scheduler import slt, slt_order
 
 CORPUS = Path(__file__).parent / "slt"
 FILES = sorted(CORPUS.glob("*.test"))
@@ -148,22 +148,22 @@ def test_ordered_answers_that_differ_only_in_ties_are_equal() -> None:
     sql = "SELECT * FROM a ORDER BY c[1] NULLS FIRST"
     duckdb_order = pa.table({"id": [1, 1, 1], "c": [None, [None], [3]]})
     other_order = pa.table({"id": [1, 1, 1], "c": [[None], None, [3]]})
-    assert slt._only_ties(sql, other_order, duckdb_order)
+    assert slt_order.only_ties(sql, other_order, duckdb_order)
     wrong = pa.table({"id": [1, 2, 1], "c": [[None], None, [3]]})
-    assert not slt._only_ties(sql, wrong, duckdb_order)  # another row within the run
+    assert not slt_order.only_ties(sql, wrong, duckdb_order)  # another row within the run
     keys = pa.table({"k": [1, 1, 2], "v": ["a", "b", "c"]})
     swapped = pa.table({"k": [1, 1, 2], "v": ["b", "a", "c"]})
-    assert slt._only_ties("SELECT k, v FROM t ORDER BY k", swapped, keys)
-    assert slt._only_ties("SELECT k, v FROM t ORDER BY 1", swapped, keys)
-    assert not slt._only_ties("SELECT k, v FROM t ORDER BY k, v", swapped, keys)
+    assert slt_order.only_ties("SELECT k, v FROM t ORDER BY k", swapped, keys)
+    assert slt_order.only_ties("SELECT k, v FROM t ORDER BY 1", swapped, keys)
+    assert not slt_order.only_ties("SELECT k, v FROM t ORDER BY k, v", swapped, keys)
     # A LIMIT may cut a run of ties anywhere: its last run may hold other tied rows.
     cut = pa.table({"k": [1, 1], "v": ["a", "b"]})
     other_cut = pa.table({"k": [1, 1], "v": ["a", "z"]})
-    assert slt._only_ties("SELECT k, v FROM t ORDER BY k LIMIT 2", other_cut, cut)
-    assert not slt._only_ties("SELECT k, v FROM t ORDER BY k", other_cut, cut)
+    assert slt_order.only_ties("SELECT k, v FROM t ORDER BY k LIMIT 2", other_cut, cut)
+    assert not slt_order.only_ties("SELECT k, v FROM t ORDER BY k", other_cut, cut)
     # An alias may name another expression than the column of that name: not excused.
-    assert not slt._only_ties("SELECT k, v AS w FROM t ORDER BY upper(v)", swapped, keys)
-    assert not slt._only_ties("SELECT k, v FROM t ORDER BY t.k", swapped, keys)
+    assert not slt_order.only_ties("SELECT k, v AS w FROM t ORDER BY upper(v)", swapped, keys)
+    assert not slt_order.only_ties("SELECT k, v FROM t ORDER BY t.k", swapped, keys)
 
 
 def test_the_comparator_tells_24_00_from_00_00() -> None:

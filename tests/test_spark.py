@@ -19,7 +19,7 @@ import duckdb
 import pyarrow as pa
 import pytest
 
-from conftest import check_workers_in_threads
+from conftest import OVERFLOWS_ON_A_SHARD, check_workers_in_threads, overflow_table
 from dau_scheduler import Session, tpch
 from dau_scheduler.compare import compare_tables
 from dau_scheduler.errors import ClusterError
@@ -222,3 +222,14 @@ def test_rows_a_worker_cannot_read_are_answered_unsplit(spark: Any, tmp_path: Pa
         result = s.sql("SELECT count(*), sum(i) FROM t")
         assert result.table.to_pylist() == [{"count_star()": 3, "sum(i)": 6}]
         assert result.fallback is not None and "cannot read the rows" in result.fallback
+
+
+def test_a_partial_a_workers_duckdb_raises_is_answered_unsplit(spark: Any) -> None:
+    """A Python worker's DuckDB raising on its partial (an overflow in a filter the unsplit plan
+    evaluates in another order) is the host's computed error: the unsplit query answers. Before,
+    Spark's four attempts failed alike and the query raised a ClusterError where DuckDB
+    answered (as on dask)."""
+    with Session({"tab2": overflow_table()}, device="duckdb", cluster=spark) as s:
+        result = s.sql(OVERFLOWS_ON_A_SHARD, device_share=0.5)
+        assert result.table.column(0).to_pylist() == [None]
+        assert result.fallback is not None and "OutOfRangeException" in result.fallback

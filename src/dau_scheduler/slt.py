@@ -48,6 +48,7 @@ import duckdb
 
 from dau_scheduler.guards import VOLATILE, called_names, function_kinds, is_query
 from dau_scheduler.rewrite.volatility import NONDETERMINISTIC
+from dau_scheduler.slt_order import only_ties, ordered
 
 #: A statement that may create a macro (the file's volatile macros are read again after it).
 _MACRO = re.compile(r"\b(macro|function)\b", re.IGNORECASE)
@@ -55,7 +56,7 @@ _MACRO = re.compile(r"\b(macro|function)\b", re.IGNORECASE)
 _SAMPLE = re.compile(r"\b(using\s+sample|tablesample)\b", re.IGNORECASE)
 OUTCOMES = ("equal", "refused", "wrong", "crashed", "skipped")
 #: The runner's own options, beside the Session's (``lazy``, ``mem_budget_mb``, ``strategy``).
-_RUNNER_OPTIONS = frozenset({"chunks", "order", "keep", "engine", "posture"})
+_RUNNER_OPTIONS = frozenset({"chunks", "order", "keep", "engine", "posture", "cluster"})
 #: Directives that make a file depend on what this runner does not model.
 _UNSUPPORTED = ("loop", "foreach", "concurrentloop", "load", "restart", "reconnect")
 #: ``require`` flags a release build of DuckDB (as in the Python wheel) meets: sqllogictest's
@@ -174,116 +175,6 @@ def parse(
     return records, None
 
 
-def _ordered(sql: str, flow: bool = False) -> bool:
-    """Whether DuckDB's answer has an order: a top-level ORDER BY; with ``flow`` also a SELECT
-    that only filters, projects and limits one source that is itself an ordered block, such
-    a SELECT, or a table (read in insertion order)."""
-    import sqlglot
-    from sqlglot import exp
-
-    try:
-        tree = sqlglot.parse_one(sql, read="duckdb")
-    except (sqlglot.errors.SqlglotError, RecursionError):
-        # A query too deep for sqlglot (test_nested_table_subquery.test_slow) is refused by the
-        # Session for the same reason: DuckDB's own answer is compared with itself.
-        return False
-
-    def flows(node: Any) -> bool:
-        if isinstance(node, exp.Subquery):
-            node = node.this
-        if isinstance(node, exp.Table):
-            return not node.args.get("joins")
-        if not isinstance(node, exp.Select):
-            return False
-        if node.args.get("order") is not None:
-            return True
-        source = node.args.get("from_") or node.args.get("from")
-        if source is None or node.args.get("joins") or node.args.get("with"):
-            return False
-        for key in ("group", "having", "distinct", "qualify", "pivots", "laterals"):
-            if node.args.get(key):
-                return False
-        if any(isinstance(n, (exp.AggFunc, exp.Window, exp.Unnest)) for n in node.walk()):
-            return False
-        return flows(source.this)
-
-    if isinstance(tree, exp.Query) and tree.args.get("order") is not None:
-        return True
-    return flow and isinstance(tree, exp.Select) and flows(tree)
-
-
-def _plain_outputs(tree: Any, names: list[str]) -> set[str]:
-    """Outputs that are a column as it is (``SELECT c`` or ``SELECT *``): an ORDER BY over them
-    reads the same values from the answer, where an alias may name another expression."""
-    from sqlglot import exp
-
-    if not isinstance(tree, exp.Select):
-        return set()
-    if any(isinstance(e, exp.Star) for e in tree.expressions):
-        return set(names) if len(set(names)) == len(names) else set()
-    return {
-        e.name
-        for e in tree.expressions
-        if isinstance(e, exp.Column) and not e.table and names.count(e.name) == 1
-    }
-
-
-def _order_keys(tree: Any, answer: Any) -> Any:
-    """The answer's top-level ORDER BY key values (a table, a row per answer row); None where a
-    key is not surely computable from the answer: a position, an output's name, or an
-    expression over plain output columns (``c[1]``)."""
-    import duckdb
-    import pyarrow as pa
-    from sqlglot import exp
-
-    names = answer.column_names
-    plain = _plain_outputs(tree, names)
-    columns: list[Any] = []
-    for item in tree.args["order"].expressions:
-        key = item.this
-        if isinstance(key, exp.Literal) and key.is_int and 1 <= int(key.this) <= len(names):
-            columns.append(answer.column(int(key.this) - 1))
-            continue
-        if isinstance(key, exp.Column) and not key.table and names.count(key.name) == 1:
-            columns.append(answer.column(key.name))
-            continue
-        used = list(key.find_all(exp.Column))
-        if not used or any(c.table or c.name not in plain for c in used):
-            return None
-        if any(isinstance(n, (exp.AggFunc, exp.Window, exp.Subquery)) for n in key.walk()):
-            return None
-        try:
-            with duckdb.connect(config={"threads": 1}) as scratch:  # rows in the answer's order
-                scratch.register("__dau_answer", answer)
-                value = scratch.sql(
-                    f"SELECT {key.sql(dialect='duckdb')} FROM __dau_answer"
-                ).to_arrow_table()
-        except duckdb.Error:
-            return None
-        if value.num_columns != 1 or value.num_rows != answer.num_rows:
-            return None
-        columns.append(value.column(0))
-    return pa.table({f"k{i}": c for i, c in enumerate(columns)})
-
-
-def _only_ties(sql: str, got: Any, expected: Any) -> bool:
-    """Whether an ordered answer differs from DuckDB's only in the order of tied rows (under a
-    LIMIT or OFFSET, the last run of ties may hold other tied rows)."""
-    import sqlglot
-
-    from dau_scheduler.compare import differ_only_in_ties
-
-    try:
-        tree = sqlglot.parse_one(sql, read="duckdb")
-    except (sqlglot.errors.SqlglotError, RecursionError):
-        return False
-    keys_got, keys_expected = _order_keys(tree, got), _order_keys(tree, expected)
-    if keys_got is None or keys_expected is None:
-        return False
-    limited = tree.args.get("limit") is not None or tree.args.get("offset") is not None
-    return differ_only_in_ties(got, expected, keys_got, keys_expected, limited=limited)
-
-
 def run_file(
     path: Path,
     device: Any,
@@ -307,6 +198,8 @@ def run_file(
         return report
     con = duckdb.connect(":memory:")
     session: Any = None
+    cluster = (options or {}).get("cluster")
+    copies: Any = None  # with a cluster: Arrow copies of the tables, and an oracle over them
     volatile: frozenset[str] = frozenset()  # the file's macros that call nextval, random, ...
     try:
         for record in records:
@@ -314,6 +207,9 @@ def run_file(
                 if session is not None and not (options or {}).get("keep"):
                     session.close()
                     session = None
+                if copies is not None:
+                    copies.close()
+                    copies = None
                 if not settings and _SETTING.match(record.sql):
                     continue
                 # Expected errors, and statements this build rejects, alike: the queries say.
@@ -341,8 +237,22 @@ def run_file(
             except (duckdb.Error, AttributeError, ValueError):
                 report.outcomes["skipped"] += 1
                 continue
+            if cluster is not None:
+                from dau_scheduler.slt_copies import ArrowCopies
+
+                copies = copies or ArrowCopies(con)
+                expected = copies.answer(record.sql)
+                if expected is None:
+                    report.outcomes["skipped"] += 1
+                    continue
             session, outcome, note = _one(
-                con, session, record, expected, device, share, options or {}
+                con if copies is None else copies.tables,
+                session,
+                record,
+                expected,
+                device,
+                share,
+                options or {},
             )
             report.outcomes[outcome] += 1
             if outcome == "refused" and note:
@@ -354,6 +264,8 @@ def run_file(
     finally:
         if session is not None:
             session.close()
+        if copies is not None:
+            copies.close()
         con.close()
     return report
 
@@ -382,7 +294,7 @@ def _is_query(sql: str) -> bool:
 
 
 def _one(
-    con: duckdb.DuckDBPyConnection,
+    con: duckdb.DuckDBPyConnection | dict[str, Any],
     session: Any,
     record: Record,
     expected: Any,
@@ -400,6 +312,7 @@ def _one(
             session = Session(
                 con,
                 device=_device(device),
+                cluster=options.get("cluster"),
                 **{k: v for k, v in options.items() if k not in _RUNNER_OPTIONS},
             )
             if chunks:  # the file's largest table in about that many chunks, so chunks fold
@@ -416,11 +329,11 @@ def _one(
     except Exception as exc:  # noqa: BLE001 - every failure where DuckDB answered is reported
         lines = str(exc).strip().splitlines()
         return session, "crashed", f"{type(exc).__name__}: {lines[0] if lines else ''}"
-    ordered = record.sort in (None, "nosort") and _ordered(
+    in_order = record.sort in (None, "nosort") and ordered(
         record.sql, flow=options.get("order") == "flow"
     )
-    diff = compare_tables(result.table, expected, ordered=ordered)
-    if diff is not None and ordered and _only_ties(record.sql, result.table, expected):
+    diff = compare_tables(result.table, expected, ordered=in_order)
+    if diff is not None and in_order and only_ties(record.sql, result.table, expected):
         diff = None  # rows whose ORDER BY keys tie, in another order: DuckDB's is not defined
     outcome = "equal" if diff is None else "wrong"
     if diff is None and result.execution is None:
@@ -504,6 +417,12 @@ def main(argv: list[str] | None = None) -> int:
         "halt for other engines before their DISTINCT and IN evidence: --engine sqlite); "
         "DuckDB stays the oracle",
     )
+    parser.add_argument(
+        "--cluster",
+        metavar="SPEC",
+        help="run the host's share on a dask cluster (local:N, or a scheduler address) over "
+        "Arrow copies of each file's tables, against DuckDB over the same copies",
+    )
     parser.add_argument("--json", type=Path)
     parser.add_argument("--verbose", action="store_true", help="print every wrong and crash")
     parser.add_argument(
@@ -512,6 +431,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.chunks is not None and args.mem_budget is None:
         parser.error("--chunks needs --mem-budget (chunks are cut under a memory budget)")
+    if args.cluster and (args.mem_budget is not None or args.keep_session):
+        parser.error("--cluster takes neither --mem-budget nor --keep-session")
     device = None if args.device == "none" else args.device
     options: dict[str, Any] = {}
     if args.lazy:
@@ -530,20 +451,26 @@ def main(argv: list[str] | None = None) -> int:
     totals: Counter[str] = Counter()
     reports = []
     left_out = 0
-    for path in test_files(args.paths, args.slow):
-        report = run_file(path, device, args.share, args.settings, options)
-        reports.append(report)
-        if report.left_out:
-            left_out += 1
-            continue
-        totals.update(report.outcomes)
-        bad = report.outcomes["wrong"] + report.outcomes["crashed"]
-        if bad or args.verbose:
-            print(f"{path}: {dict(report.outcomes)}")
-        if args.verbose:
-            for detail in report.details:
-                print(f"  line {detail['line']} {detail['outcome']}: {detail['why']}")
-                print("    " + detail["sql"].replace("\n", "\n    "))
+    with contextlib.ExitStack() as stack:
+        if args.cluster:  # one cluster for the whole run, each file's Session a client of it
+            from dau_scheduler.planner import clusters
+
+            connection = clusters.connect(args.cluster)
+            stack.callback(connection.close)
+            options["cluster"] = connection.client
+        for path in test_files(args.paths, args.slow):
+            report = run_file(path, device, args.share, args.settings, options)
+            reports.append(report)
+            if report.left_out:
+                left_out += 1
+                continue
+            totals.update(report.outcomes)
+            if report.outcomes["wrong"] + report.outcomes["crashed"] or args.verbose:
+                print(f"{path}: {dict(report.outcomes)}", flush=True)
+            if args.verbose:
+                for detail in report.details:
+                    print(f"  line {detail['line']} {detail['outcome']}: {detail['why']}")
+                    print("    " + detail["sql"].replace("\n", "\n    "))
     files = len(reports) - left_out
     reasons: Counter[str] = Counter()
     for report in reports:

@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import duckdb
 import pyarrow as pa
 
 from dau_scheduler.arms.base import cast_partial
@@ -481,6 +482,11 @@ class DaskTables:
             raise
         except RowsUnreadable as exc:  # the reader failed, not the cluster: answered unsplit
             raise ArmError("reader", f"a worker cannot read the rows of {table}: {exc}") from exc
+        except duckdb.Error as exc:
+            # A worker's DuckDB raised computing the partial (an overflow in a filter the
+            # unsplit plan evaluates in another order): the host's computed error, as where the
+            # host runs here, so the unsplit query answers or raises its own error.
+            raise ArmError("host", f"a worker's DuckDB: {type(exc).__name__}: {exc}") from exc
         except Exception as exc:
             raise self._explain(exc) from exc
         return folded

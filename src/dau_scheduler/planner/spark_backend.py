@@ -525,6 +525,12 @@ class SparkTables:
         except Exception as exc:
             if "RowsUnreadable" in str(exc):  # the reader failed, not Spark: answered unsplit
                 raise ArmError("reader", f"a worker cannot read the rows: {_cause(exc)}") from exc
+            raised = _duckdb_error(_cause(exc))
+            if raised is not None:
+                # A worker's DuckDB raised computing the partial (an overflow in a filter the
+                # unsplit plan evaluates in another order): the host's computed error, as where
+                # the host runs here, so the unsplit query answers or raises its own error.
+                raise ArmError("host", f"a worker's DuckDB: {_cause(exc)}") from raised
             if "maxResultSize" in str(exc):
                 raise ClusterError(
                     "the partials of this query are more than spark.driver.maxResultSize bytes "
@@ -566,6 +572,20 @@ def _cause(exc: BaseException) -> str:
     lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
     named = [line for line in lines if re.match(r"^[\w.]+(Error|Exception|Unreadable): ", line)]
     return named[-1] if named else (lines[0] if lines else type(exc).__name__)
+
+
+def _duckdb_error(cause: str) -> Exception | None:
+    """The DuckDB error a Python worker raised, rebuilt from its line in Spark's text
+    (``_duckdb.OutOfRangeException: ...``), or None when the worker's error was not DuckDB's."""
+    import duckdb
+
+    found = re.match(r"^_?duckdb(?:\.duckdb)?\.(\w+): (.*)$", cause)
+    if found is None:
+        return None
+    kind = getattr(duckdb, found.group(1), None)
+    if not (isinstance(kind, type) and issubclass(kind, duckdb.Error)):
+        kind = duckdb.Error
+    return kind(found.group(2))
 
 
 class SparkEncodedData(ClusterEncodedData):

@@ -1,0 +1,65 @@
+"""Arrow copies of a test file's tables, for the sqllogictest runner's cluster mode.
+
+A dask cluster cannot reach the DuckDB connection a test file builds its tables in, so under
+``--cluster`` the runner gives the Session Arrow copies of those tables instead, and takes its
+oracle from a fresh DuckDB connection over the same copies: the answer a Session over those
+Arrow tables must give. A query that connection cannot answer (it reads a view, a macro, another
+schema, or a table Arrow cannot hold or a Session cannot name) is skipped, as a query DuckDB
+itself rejects is, and so is one whose value describes how the rows are stored (``stats``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import duckdb
+import pyarrow as pa
+
+from dau_scheduler.arms.duckdb import quote
+from dau_scheduler.errors import SqlError
+from dau_scheduler.guards import called_names
+from dau_scheduler.refusals import PLAN_DEPENDENT
+from dau_scheduler.tables import _check_name
+
+
+class ArrowCopies:
+    """The connection's base tables in its current schema, as Arrow, and an oracle over them."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
+        self.tables: dict[str, pa.Table] = {}
+        self.oracle = duckdb.connect(":memory:")
+        try:
+            names = con.execute(
+                "SELECT table_name FROM duckdb_tables() "
+                "WHERE database_name = current_database() AND schema_name = current_schema() "
+                "ORDER BY table_name"
+            ).fetchall()
+        except duckdb.Error:  # no current database (DETACH memory): no tables to copy
+            names = []
+        for (name,) in names:
+            try:
+                _check_name(name)
+                table = con.table(quote(name)).to_arrow_table()
+            except (SqlError, duckdb.Error, pa.ArrowException, ValueError):
+                continue  # a name a Session refuses, or a type Arrow cannot hold
+            # A table, not a registered view, as the Session holds it: outputs are named alike.
+            self.oracle.register("__dau_copy", table)
+            try:
+                self.oracle.execute(f"CREATE TABLE {quote(name)} AS FROM __dau_copy")
+                self.tables[name] = table
+            except duckdb.Error:
+                continue
+            finally:
+                self.oracle.unregister("__dau_copy")
+
+    def answer(self, sql: str) -> Any:
+        """DuckDB's answer over the copies, or None where it is not the Session's to match."""
+        if not self.tables or called_names(sql) & PLAN_DEPENDENT:
+            return None
+        try:
+            return self.oracle.sql(sql).to_arrow_table()
+        except (duckdb.Error, AttributeError, ValueError):
+            return None
+
+    def close(self) -> None:
+        self.oracle.close()

@@ -1,0 +1,120 @@
+"""How the sqllogictest runner compares ordered answers: which queries' answers have an order
+(``ordered``), and whether two ordered answers differ only in the order of rows whose ORDER BY
+keys tie (``only_ties``), which DuckDB leaves undefined."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def ordered(sql: str, flow: bool = False) -> bool:
+    """Whether DuckDB's answer has an order: a top-level ORDER BY; with ``flow`` also a SELECT
+    that only filters, projects and limits one source that is itself an ordered block, such
+    a SELECT, or a table (read in insertion order)."""
+    import sqlglot
+    from sqlglot import exp
+
+    try:
+        tree = sqlglot.parse_one(sql, read="duckdb")
+    except (sqlglot.errors.SqlglotError, RecursionError):
+        # A query too deep for sqlglot (test_nested_table_subquery.test_slow) is refused by the
+        # Session for the same reason: DuckDB's own answer is compared with itself.
+        return False
+
+    def flows(node: Any) -> bool:
+        if isinstance(node, exp.Subquery):
+            node = node.this
+        if isinstance(node, exp.Table):
+            return not node.args.get("joins")
+        if not isinstance(node, exp.Select):
+            return False
+        if node.args.get("order") is not None:
+            return True
+        source = node.args.get("from_") or node.args.get("from")
+        if source is None or node.args.get("joins") or node.args.get("with"):
+            return False
+        for key in ("group", "having", "distinct", "qualify", "pivots", "laterals"):
+            if node.args.get(key):
+                return False
+        if any(isinstance(n, (exp.AggFunc, exp.Window, exp.Unnest)) for n in node.walk()):
+            return False
+        return flows(source.this)
+
+    if isinstance(tree, exp.Query) and tree.args.get("order") is not None:
+        return True
+    return flow and isinstance(tree, exp.Select) and flows(tree)
+
+
+def _plain_outputs(tree: Any, names: list[str]) -> set[str]:
+    """Outputs that are a column as it is (``SELECT c`` or ``SELECT *``): an ORDER BY over them
+    reads the same values from the answer, where an alias may name another expression."""
+    from sqlglot import exp
+
+    if not isinstance(tree, exp.Select):
+        return set()
+    if any(isinstance(e, exp.Star) for e in tree.expressions):
+        return set(names) if len(set(names)) == len(names) else set()
+    return {
+        e.name
+        for e in tree.expressions
+        if isinstance(e, exp.Column) and not e.table and names.count(e.name) == 1
+    }
+
+
+def _order_keys(tree: Any, answer: Any) -> Any:
+    """The answer's top-level ORDER BY key values (a table, a row per answer row); None where a
+    key is not surely computable from the answer: a position, an output's name, or an
+    expression over plain output columns (``c[1]``)."""
+    import duckdb
+    import pyarrow as pa
+    from sqlglot import exp
+
+    names = answer.column_names
+    plain = _plain_outputs(tree, names)
+    columns: list[Any] = []
+    for item in tree.args["order"].expressions:
+        key = item.this
+        if isinstance(key, exp.Literal) and key.is_int and 1 <= int(key.this) <= len(names):
+            columns.append(answer.column(int(key.this) - 1))
+            continue
+        if isinstance(key, exp.Column) and not key.table and names.count(key.name) == 1:
+            columns.append(answer.column(key.name))
+            continue
+        used = list(key.find_all(exp.Column))
+        if not used or any(c.table or c.name not in plain for c in used):
+            return None
+        if any(isinstance(n, (exp.AggFunc, exp.Window, exp.Subquery)) for n in key.walk()):
+            return None
+        try:
+            with duckdb.connect(config={"threads": 1}) as scratch:  # rows in the answer's order
+                scratch.register("__dau_answer", answer)
+                value = scratch.sql(
+                    f"SELECT {key.sql(dialect='duckdb')} FROM __dau_answer"
+                ).to_arrow_table()
+        except duckdb.Error:
+            return None
+        if value.num_columns != 1 or value.num_rows != answer.num_rows:
+            return None
+        columns.append(value.column(0))
+    return pa.table({f"k{i}": c for i, c in enumerate(columns)})
+
+
+def only_ties(sql: str, got: Any, expected: Any) -> bool:
+    """Whether an ordered answer differs from DuckDB's only in the order of tied rows (under a
+    LIMIT or OFFSET, the last run of ties may hold other tied rows)."""
+    import sqlglot
+
+    from dau_scheduler.compare import differ_only_in_ties
+
+    try:
+        tree = sqlglot.parse_one(sql, read="duckdb")
+    except (sqlglot.errors.SqlglotError, RecursionError):
+        return False
+    keys_got, keys_expected = _order_keys(tree, got), _order_keys(tree, expected)
+    if keys_got is None or keys_expected is None:
+        return False
+    limited = tree.args.get("limit") is not None or tree.args.get("offset") is not None
+    return differ_only_in_ties(got, expected, keys_got, keys_expected, limited=limited)
+
+
+__all__ = ["only_ties", "ordered"]
