@@ -233,3 +233,25 @@ def test_a_partial_a_workers_duckdb_raises_is_answered_unsplit(spark: Any) -> No
         result = s.sql(OVERFLOWS_ON_A_SHARD, device_share=0.5)
         assert result.table.column(0).to_pylist() == [None]
         assert result.fallback is not None and "OutOfRangeException" in result.fallback
+
+
+def test_queries_reading_no_column_or_one_named_after_a_comma_split(spark: Any) -> None:
+    """Only the columns a query reads cross to a Python worker. ``count(*)`` reads none, and
+    DuckDB cannot register a table of no columns; ``x = k`` after a comma in FROM reads
+    ``dc_c.k``, which the columns-read analysis bound as sqlglot does (to ``dc_b``). Both
+    failed on the workers and were answered unsplit (tests/slt over ``--cluster spark``)."""
+    con = duckdb.connect()
+    con.execute("CREATE TABLE dc_b AS SELECT range::INTEGER AS k FROM range(100)")
+    con.execute("CREATE TABLE dc_c AS SELECT range::INTEGER AS k, 0 AS z FROM range(500)")
+    con.execute("CREATE TABLE dc_d AS SELECT range::INTEGER AS k FROM range(50)")
+    con.execute("CREATE TABLE e AS SELECT range::INTEGER AS x FROM range(20)")
+    tables = {n: con.table(n).to_arrow_table() for n in ("dc_b", "dc_c", "dc_d", "e")}
+    queries = [
+        "SELECT count(*) FROM dc_c",
+        "SELECT count(*) FROM dc_b JOIN dc_d USING (k), e JOIN dc_c ON x = k",
+    ]
+    with Session(tables, device="duckdb", cluster=spark) as s:
+        for sql in queries:
+            result = s.sql(sql, device_share=0.5, split_table="dc_c", strict=True)
+            assert compare_tables(result.table, con.sql(sql).to_arrow_table()) is None, sql
+            assert result.execution is not None and result.execution.host_rows > 0, sql

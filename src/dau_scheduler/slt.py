@@ -420,8 +420,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--cluster",
         metavar="SPEC",
-        help="run the host's share on a dask cluster (local:N, or a scheduler address) over "
-        "Arrow copies of each file's tables, against DuckDB over the same copies",
+        help="run the host's share on a cluster (local:N or a dask scheduler's address, or "
+        "spark:local[N]) over Arrow copies of each file's tables, against DuckDB over the "
+        "same copies",
     )
     parser.add_argument("--json", type=Path)
     parser.add_argument("--verbose", action="store_true", help="print every wrong and crash")
@@ -457,7 +458,8 @@ def main(argv: list[str] | None = None) -> int:
 
             connection = clusters.connect(args.cluster)
             stack.callback(connection.close)
-            options["cluster"] = connection.client
+            # what a Session takes: the dask Client, or the SparkSession
+            options["cluster"] = getattr(connection, "client", None) or connection.spark
         for path in test_files(args.paths, args.slow):
             report = run_file(path, device, args.share, args.settings, options)
             reports.append(report)

@@ -295,8 +295,13 @@ def _partial_fn(task: _Task, types: pa.Schema) -> Any:
             time.sleep(task.delay)
         began = time.perf_counter()
         con, _ = task.db()
-        shard = rows.drop_columns([ROW])
-        shard = shard.cast(pa.schema([types.field(name) for name in shard.column_names]))
+        if rows.num_columns == 1:
+            # The query reads no column of the table (count(*)): only the row numbers crossed,
+            # and DuckDB cannot register a table of no columns, so they stay.
+            shard = rows
+        else:
+            shard = rows.drop_columns([ROW])
+            shard = shard.cast(pa.schema([types.field(name) for name in shard.column_names]))
         yield from task.partial(con, "__dau_shard", began, rows.num_rows, shard)
 
     return run

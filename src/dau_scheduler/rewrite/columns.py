@@ -9,6 +9,7 @@ from sqlglot.optimizer.qualify import qualify
 from sqlglot.optimizer.scope import traverse_scope
 
 from dau_scheduler.errors import SqlError
+from dau_scheduler.rewrite.comma_scopes import CommaScopeError, scope_after_commas
 from dau_scheduler.rewrite.dialect import DIALECT
 
 #: What sqlglot raises on a query it cannot analyse: the query is refused, never failed.
@@ -72,8 +73,14 @@ def query_columns(sql: str, schema: dict[str, dict[str, str]]) -> dict[str, set[
     query reads columns it does not name, every column of every table it reads: reading too
     few changes what ``COLUMNS(*)`` expands to, DuckDB's test_columns_unpacked.test)."""
     try:
+        tree = alias_subqueries(sqlglot.parse_one(sql, read=DIALECT))
+        try:  # a join condition after a comma in FROM binds its names as DuckDB does
+            tree = scope_after_commas(tree, schema)
+            whole = False
+        except CommaScopeError:  # what the planner refuses to split: every column, to be safe
+            whole = True
         tree = qualify(
-            alias_subqueries(sqlglot.parse_one(sql, read=DIALECT)),
+            tree,
             schema=dict(schema),
             dialect=DIALECT,
             validate_qualify_columns=False,
@@ -81,7 +88,7 @@ def query_columns(sql: str, schema: dict[str, dict[str, str]]) -> dict[str, set[
     except UNANALYSABLE as exc:
         raise SqlError(f"cannot read the columns this query uses: {exc}") from exc
     out: dict[str, set[str]] = {}
-    if _reads_whole_rows(tree):
+    if whole or _reads_whole_rows(tree):
         for table in tree.find_all(exp.Table):
             name = table.name.lower()
             if name in schema:
