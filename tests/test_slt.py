@@ -27,6 +27,7 @@ SPLITS = {
     "polars_forms",
     "decimal_casts",
     "order_by_all",
+    "table_alias_columns",
 }
 
 

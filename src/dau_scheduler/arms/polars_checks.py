@@ -416,6 +416,13 @@ def refuse_divergent(tree: exp.Expr) -> None:
             continue  # polars_arithmetic's remainders and quotients of non-negative operands
         if why is None and type(node).__name__ not in _CHECKED:
             why = f"{type(node).__name__} is not among the expressions checked against DuckDB"
+        if (
+            why is None
+            and isinstance(node, exp.TableAlias)
+            and node.columns
+            and isinstance(node.parent, exp.Table)  # (a subquery's alias list Polars keeps)
+        ):
+            why = "a column alias list on a table (Polars' SQL keeps the table's own names)"
         if why is None and isinstance(node, exp.Round) and node.args.get("decimals") is not None:
             why = "round with digits (Polars rounds halves differently)"
         if why is None and isinstance(node, exp.Cast):

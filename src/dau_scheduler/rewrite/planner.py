@@ -39,6 +39,7 @@ from dau_scheduler.rewrite.blocks import (
 )
 from dau_scheduler.rewrite.dialect import DIALECT
 from dau_scheduler.rewrite.fold import FastFold, FastRows
+from dau_scheduler.rewrite.occurrence import occurrence_refusal
 from dau_scheduler.rewrite.outputs import cast_outputs, partials_typed
 from dau_scheduler.rewrite.pushdown import push_filters
 from dau_scheduler.rewrite.reading import (
@@ -110,10 +111,6 @@ class CompiledSplit:
         what an unsplit answer runs."""
         return self.inlined_sql if self.inlined_sql is not None else self.sql
 
-
-#: The parts of a table reference the split understands (its rows as stored, under a name; a
-#: sample anywhere refuses the whole query first).
-_TABLE_ARGS = frozenset({"this", "alias", "db", "catalog"})
 
 #: The parts of a join the row-linear rules below understand; a join with any other is refused.
 _JOIN_ARGS = frozenset({"this", "on", "side", "kind", "using", "method"})
@@ -246,9 +243,9 @@ def _candidates(tree: exp.Expr, table: str, names: frozenset[str]) -> Iterator[_
                 continue
             if not isinstance(node, exp.Table):
                 continue
-            unknown = sorted(k for k, v in node.args.items() if v and k not in _TABLE_ARGS)
-            if unknown:  # PIVOT / UNPIVOT on the table, time travel, ...: default deny
-                yield f"{table} is read with {', '.join(unknown)} ({node.sql(dialect=DIALECT)})"
+            why = occurrence_refusal(table, node)
+            if why is not None:
+                yield why
                 continue
             try:
                 yield _Candidate(table, node, _find_block(node, scope, scopes, names, table))
