@@ -255,3 +255,35 @@ def test_queries_reading_no_column_or_one_named_after_a_comma_split(spark: Any) 
             result = s.sql(sql, device_share=0.5, split_table="dc_c", strict=True)
             assert compare_tables(result.table, con.sql(sql).to_arrow_table()) is None, sql
             assert result.execution is not None and result.execution.host_rows > 0, sql
+
+
+def test_hugeints_past_sparks_decimals_are_refused_or_answered_unsplit(spark: Any) -> None:
+    """DuckDB writes a HUGEINT as Arrow's decimal128(38, 0), whose 128 bits reach 39 digits;
+    Spark's DECIMAL(38) cannot hold such a value. A column holding one is left out of the
+    table's DataFrame (a query reading it refused by name), and a partial computing one is
+    answered unsplit. Before, caching the rows failed every query over the table
+    (DuckDB's test/sql/aggregate/group/group_by_limits.test)."""
+    con = duckdb.connect()
+    con.execute("CREATE TABLE t(k HUGEINT)")
+    con.execute(
+        "INSERT INTO t VALUES (-170141183460469231731687303715884105728), "
+        "(170141183460469231731687303715884105727), (1), (1)"
+    )
+    con.execute(
+        "CREATE TABLE u AS SELECT range::HUGEINT * (10::HUGEINT ** 36)::HUGEINT AS h, "
+        "range AS i FROM range(100)"
+    )
+    tables = {n: con.table(n).to_arrow_table() for n in ("t", "u")}
+    with Session(tables, device="duckdb", cluster=spark) as s:
+        grouped = s.sql("SELECT k, count(*) FROM t GROUP BY k ORDER BY 1", device_share=0.5)
+        assert grouped.refusal is not None and "past 38 digits" in grouped.refusal
+        counted = s.sql("SELECT count(*) FROM t", device_share=0.5, strict=True)
+        assert counted.table.column(0).to_pylist() == [4]
+        # Over Arrow, h is a DECIMAL(38, 0) (below 10 ** 38 here): the partial's HUGEINT sum is
+        # past it.
+        sql = "SELECT h::HUGEINT + h::HUGEINT // 2 AS x FROM u WHERE i > 97 ORDER BY x"
+        past = s.sql(sql, device_share=0.1)
+        want = s.host.cursor().sql(sql).to_arrow_table()  # DuckDB over the same Arrow tables
+        assert want.column(0).to_pylist()[-1] > 10**38
+        assert compare_tables(past.table, want) is None
+        assert past.fallback is not None and "cannot hold a value" in past.fallback

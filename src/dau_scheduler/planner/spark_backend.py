@@ -33,10 +33,12 @@ import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
+from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from dau_scheduler.arms.base import cast_partial
 from dau_scheduler.arms.duckdb import quote
@@ -339,6 +341,21 @@ def _jvm_rejects(kind: pa.DataType) -> str | None:
     return None
 
 
+def _past_spark_decimals(column: pa.ChunkedArray) -> str | None:
+    """Why Spark cannot hold ``column``'s values though it holds their type: DuckDB writes a
+    HUGEINT as Arrow's decimal128(38, 0), whose 128 bits reach 39 digits, past Spark's
+    DECIMAL(38) (its cache of the rows failed with NUMERIC_VALUE_OUT_OF_RANGE)."""
+    kind = column.type
+    if not (pa.types.is_decimal128(kind) and kind.precision == 38) or not len(column):
+        return None
+    bounds = pc.min_max(column)
+    limit = Decimal(10) ** (38 - kind.scale)
+    for bound in (bounds["min"].as_py(), bounds["max"].as_py()):
+        if bound is not None and abs(bound) >= limit:
+            return "holds values past 38 digits (a HUGEINT), which Spark's DECIMAL(38) cannot"
+    return None
+
+
 def _wire_type(kind: pa.DataType) -> pa.DataType:
     """The form a ``mapInArrow`` result carries ``kind`` in (Spark's Arrow reader takes
     microsecond timestamps and plain lists only); the driver casts it back, exactly."""
@@ -395,6 +412,7 @@ class SparkTables:
                     "cannot reach: give the tables as Parquet or Arrow"
                 )
         self._frames: dict[str, Any] = {}
+        self._unheld: dict[str, dict[str, str]] = {}
         self._reads: dict[str, dict[str, int]] = {}
         self._used: dict[str, list[str]] = {}
         #: Column names by table, for finding the columns a query reads (names suffice).
@@ -439,12 +457,26 @@ class SparkTables:
         table = compiled.plan.split_table or ""
         source = self.sources.get(table)
         if isinstance(source, ArrowSource):
+            unheld = self.unheld(table)
             for name in sorted(self._columns_read(compiled, table)):
-                field = next((f for f in source.table.schema if f.name.lower() == name), None)
-                why = None if field is None else self._cannot_hold(field)
-                if field is not None and why is not None:
-                    return f"spark cannot hold column {table}.{field.name} ({field.type}): {why}"
+                if name in unheld:
+                    return f"spark cannot hold column {table}.{unheld[name]}"
         return None
+
+    def unheld(self, table: str) -> dict[str, str]:
+        """The in-memory ``table``'s columns Spark cannot hold, by lower-case name, each as
+        ``"name (type): why"``: a type it has no form for, or values past its decimals."""
+        found = self._unheld.get(table)
+        if found is None:
+            source = self.sources[table]
+            assert isinstance(source, ArrowSource)
+            found = {}
+            for field, column in zip(source.table.schema, source.table.columns, strict=True):
+                why = self._cannot_hold(field) or _past_spark_decimals(column)
+                if why is not None:
+                    found[field.name.lower()] = f"{field.name} ({field.type}): {why}"
+            self._unheld[table] = found
+        return found
 
     def frame(self, table: str) -> Any:
         """The split table on Spark, made at the first query that splits it: over Parquet, a
@@ -476,7 +508,8 @@ class SparkTables:
         else:
             assert isinstance(source, ArrowSource)
             # The columns Spark cannot hold are left out; a query reading one is refused.
-            kept = [f.name for f in source.table.schema if self._cannot_hold(f) is None]
+            unheld = self.unheld(table)
+            kept = [f.name for f in source.table.schema if f.name.lower() not in unheld]
             # createDataFrame cuts Arrow data into contiguous slices, one per partition.
             frame = self.spark.createDataFrame(_numbered(sparkable(source.table.select(kept)), 0))
         frame = frame.cache()
@@ -530,6 +563,13 @@ class SparkTables:
         except Exception as exc:
             if "RowsUnreadable" in str(exc):  # the reader failed, not Spark: answered unsplit
                 raise ArmError("reader", f"a worker cannot read the rows: {_cause(exc)}") from exc
+            if "NUMERIC_VALUE_OUT_OF_RANGE" in str(exc):
+                # A HUGEINT past 38 digits (Arrow's decimal128(38, 0), as a DECIMAL(38, 0) is):
+                # Spark's DECIMAL(38) cannot hold it, in the rows or the partial. Answered
+                # unsplit, as where the rows cannot be read.
+                raise ArmError(
+                    "reader", f"Spark cannot hold a value of this query's rows: {_cause(exc)}"
+                ) from exc
             raised = _duckdb_error(_cause(exc))
             if raised is not None:
                 # A worker's DuckDB raised computing the partial (an overflow in a filter the
