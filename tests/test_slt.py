@@ -28,6 +28,7 @@ SPLITS = {
     "decimal_casts",
     "order_by_all",
     "table_alias_columns",
+    "non_boolean_conditions",
 }
 
 
