@@ -49,7 +49,14 @@ def test_corpus_file(path: Path, device: str) -> None:
 
 #: Files run again under a budget, their tables cut into chunks whose partials fold again and
 #: again: the lazy reader (the columns a query reads) and the refold.
-CHUNKED = ["aggregate_moments", "whole_rows", "namesakes", "grouping_sets", "distinct_aggregates"]
+CHUNKED = [
+    "aggregate_moments",
+    "whole_rows",
+    "namesakes",
+    "grouping_sets",
+    "distinct_aggregates",
+    "positional_columns",
+]
 
 
 @pytest.mark.parametrize("device", ["duckdb", "polars"])

@@ -52,13 +52,14 @@ def _named_elsewhere(column: exp.Column) -> bool:
 
 def _reads_whole_rows(tree: exp.Expr) -> bool:
     """Whether the query reads columns no column reference names: ``COLUMNS(*)`` (or a regex),
+    a positional reference (``#2``),
     a star sqlglot left unexpanded (``struct_pack(d.*)``), a table or alias used as a value
     (``SELECT t FROM t``: the whole row as a struct), or a column sqlglot could not place in a
     table (``variant_extract(v, 'a').variant_extract('b')``, DuckDB's variant_typeof.test:
     ``v`` was not seen, so neither was its type)."""
     for node in tree.walk():
-        if isinstance(node, (exp.Columns, exp.TableColumn)):
-            return True
+        if isinstance(node, (exp.Columns, exp.TableColumn, exp.PositionalColumn)):
+            return True  # (#2: the FROM clause's second column, whichever columns are read)
         if isinstance(node, exp.Column) and not node.table and not _named_elsewhere(node):
             return True
         if isinstance(node, exp.Identifier) and isinstance(node.parent, exp.Func):
