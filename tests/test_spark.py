@@ -287,3 +287,18 @@ def test_hugeints_past_sparks_decimals_are_refused_or_answered_unsplit(spark: An
         assert want.column(0).to_pylist()[-1] > 10**38
         assert compare_tables(past.table, want) is None
         assert past.fallback is not None and "cannot hold a value" in past.fallback
+
+
+def test_columns_named_with_a_dot_are_refused_by_name(spark: Any) -> None:
+    """Spark's mapInArrow resolves a column named ``a.b`` as a struct's field and fails; DuckDB
+    names an unaliased output so (``list_value(1, 10.5)``, test/sql/types). Such a column of
+    an in-memory table is left out and a query reading it refused by name, where every query
+    reading it failed; the table's other columns still split."""
+    con = duckdb.connect()
+    con.execute('CREATE TABLE t AS SELECT i AS "a.b", i % 3 AS k FROM range(100) r(i)')
+    with Session({"t": con.table("t").to_arrow_table()}, device="duckdb", cluster=spark) as s:
+        dotted = s.sql('SELECT sum("a.b") FROM t', device_share=0.5)
+        assert dotted.refusal is not None and "a.b" in dotted.refusal
+        assert dotted.table.column(0).to_pylist() == [4950]
+        plain = s.sql("SELECT k, count(*) FROM t GROUP BY k ORDER BY k", device_share=0.5)
+        assert plain.execution is not None and plain.table.column(1).to_pylist() == [34, 33, 33]

@@ -473,6 +473,9 @@ class SparkTables:
             found = {}
             for field, column in zip(source.table.schema, source.table.columns, strict=True):
                 why = self._cannot_hold(field) or _past_spark_decimals(column)
+                if why is None and ("." in field.name or "`" in field.name):
+                    # (DuckDB names an unaliased output so: `list_value(1, 10.5)`)
+                    why = "a name holding a dot or backtick, which Spark's mapInArrow misreads"
                 if why is not None:
                     found[field.name.lower()] = f"{field.name} ({field.type}): {why}"
             self._unheld[table] = found
