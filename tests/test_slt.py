@@ -56,6 +56,7 @@ CHUNKED = [
     "grouping_sets",
     "distinct_aggregates",
     "positional_columns",
+    "method_calls",
 ]
 
 

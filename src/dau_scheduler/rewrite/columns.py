@@ -62,8 +62,14 @@ def _reads_whole_rows(tree: exp.Expr) -> bool:
             return True  # (#2: the FROM clause's second column, whichever columns are read)
         if isinstance(node, exp.Column) and not node.table and not _named_elsewhere(node):
             return True
-        if isinstance(node, exp.Identifier) and isinstance(node.parent, exp.Func):
-            return True  # a name sqlglot read as neither a column nor a table (a Dot chain)
+        if isinstance(node, exp.Identifier) and (
+            isinstance(node.parent, (exp.Func, exp.Paren))
+            or (isinstance(node.parent, exp.Dot) and node is node.parent.this)
+        ):
+            # a name sqlglot read as neither a column nor a table: a Dot chain, or the value
+            # of a method call (a.filter(lambda x: x > 0), s.f.upper() and (a).upper() read a
+            # column sqlglot does not see)
+            return True
         if isinstance(node, exp.Star) and not isinstance(node.parent, exp.Count):
             return True
     return False
