@@ -56,7 +56,7 @@ _MACRO = re.compile(r"\b(macro|function)\b", re.IGNORECASE)
 _SAMPLE = re.compile(r"\b(using\s+sample|tablesample)\b", re.IGNORECASE)
 OUTCOMES = ("equal", "refused", "wrong", "crashed", "skipped")
 #: The runner's own options, beside the Session's (``lazy``, ``mem_budget_mb``, ``strategy``).
-_RUNNER_OPTIONS = frozenset({"chunks", "order", "keep", "engine", "posture", "cluster"})
+_RUNNER_OPTIONS = frozenset({"chunks", "order", "keep", "engine", "posture", "cluster", "arrow"})
 #: Directives that make a file depend on what this runner does not model.
 _UNSUPPORTED = ("loop", "foreach", "concurrentloop", "load", "restart", "reconnect")
 #: ``require`` flags a release build of DuckDB (as in the Python wheel) meets: sqllogictest's
@@ -198,8 +198,9 @@ def run_file(
         return report
     con = duckdb.connect(":memory:")
     session: Any = None
-    cluster = (options or {}).get("cluster")
-    copies: Any = None  # with a cluster: Arrow copies of the tables, and an oracle over them
+    # With a cluster (or --arrow): Arrow copies of the tables, and an oracle over them.
+    arrow = (options or {}).get("cluster") is not None or bool((options or {}).get("arrow"))
+    copies: Any = None
     volatile: frozenset[str] = frozenset()  # the file's macros that call nextval, random, ...
     try:
         for record in records:
@@ -237,7 +238,7 @@ def run_file(
             except (duckdb.Error, AttributeError, ValueError):
                 report.outcomes["skipped"] += 1
                 continue
-            if cluster is not None:
+            if arrow:
                 from dau_scheduler.slt_copies import ArrowCopies
 
                 copies = copies or ArrowCopies(con)
@@ -424,6 +425,12 @@ def main(argv: list[str] | None = None) -> int:
         "spark:local[N]) over Arrow copies of each file's tables, against DuckDB over the "
         "same copies",
     )
+    parser.add_argument(
+        "--arrow",
+        action="store_true",
+        help="give each Session Arrow copies of the file's tables (as --cluster does), "
+        "against DuckDB over the same copies",
+    )
     parser.add_argument("--json", type=Path)
     parser.add_argument("--verbose", action="store_true", help="print every wrong and crash")
     parser.add_argument(
@@ -432,8 +439,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.chunks is not None and args.mem_budget is None:
         parser.error("--chunks needs --mem-budget (chunks are cut under a memory budget)")
-    if args.cluster and (args.mem_budget is not None or args.keep_session):
-        parser.error("--cluster takes neither --mem-budget nor --keep-session")
+    if (args.cluster or args.arrow) and (args.mem_budget is not None or args.keep_session):
+        parser.error("--cluster and --arrow take neither --mem-budget nor --keep-session")
     device = None if args.device == "none" else args.device
     options: dict[str, Any] = {}
     if args.lazy:
@@ -449,6 +456,8 @@ def main(argv: list[str] | None = None) -> int:
         options["engine"] = args.engine
     if args.posture:
         options["posture"] = args.posture
+    if args.arrow:
+        options["arrow"] = True
     totals: Counter[str] = Counter()
     reports = []
     left_out = 0
