@@ -302,3 +302,23 @@ def test_columns_named_with_a_dot_are_refused_by_name(spark: Any) -> None:
         assert dotted.table.column(0).to_pylist() == [4950]
         plain = s.sql("SELECT k, count(*) FROM t GROUP BY k ORDER BY k", device_share=0.5)
         assert plain.execution is not None and plain.table.column(1).to_pylist() == [34, 33, 33]
+
+
+def test_fixed_size_arrays_holding_null_rows_cross_spark(spark: Any) -> None:
+    """A fixed-size array crosses Spark as a list and is cast back; pyarrow crashed the Python
+    worker (a segmentation fault, every attempt) casting a range whose every row is NULL, read
+    from Spark's Arrow with a null values buffer (DuckDB's array_length.test). Columns to cast
+    are now copied into buffers of their own first, on the worker and the driver."""
+    con = duckdb.connect()
+    con.execute("CREATE TABLE arrays(a INTEGER[3], i INTEGER)")
+    con.execute("INSERT INTO arrays VALUES ([1, 2, 3], 1), ([4, 5, 6], 2), (NULL, 3), (NULL, 4)")
+    with Session(
+        {"arrays": con.table("arrays").to_arrow_table()}, device="duckdb", cluster=spark
+    ) as s:
+        for sql in (
+            "SELECT length(a) AS n, i FROM arrays ORDER BY i",
+            "SELECT a, i FROM arrays WHERE a IS NULL ORDER BY i",
+        ):
+            result = s.sql(sql, device_share=0.5, strict=True)
+            want = s.host.cursor().sql(sql).to_arrow_table()
+            assert compare_tables(result.table, want, ordered=True) is None, sql

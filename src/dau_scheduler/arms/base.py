@@ -91,11 +91,26 @@ def cast_partial(table: pa.Table, schema: pa.Schema, arm: str) -> pa.Table:
     if table.schema.equals(schema, check_metadata=False):
         return table
     try:
-        return table.cast(schema, safe=True)
+        return fresh_buffers(table, schema).cast(schema, safe=True)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
         raise SplitError(
             f"{arm} arm's partial does not fit the host's types exactly: {exc}"
         ) from exc
 
 
-__all__ = ["Arm", "cast_partial"]
+def fresh_buffers(table: pa.Table, schema: pa.Schema) -> pa.Table:
+    """``table`` with each column to be cast copied into buffers of its own. pyarrow 26 crashes
+    the process (a segmentation fault) casting a list whose every row is NULL, as read from
+    Arrow IPC (its values buffer a null pointer), to a fixed-size list: a Spark worker met one
+    in ``SELECT length(a)`` over an INTEGER[3] column holding a NULL (DuckDB's
+    test/sql/function/array/array_length.test)."""
+    columns = [
+        pa.chunked_array([pa.concat_arrays(column.chunks)], column.type)
+        if column.num_chunks and not got.type.equals(want.type)
+        else column
+        for column, got, want in zip(table.columns, table.schema, schema, strict=True)
+    ]
+    return pa.table(columns, schema=table.schema)
+
+
+__all__ = ["Arm", "cast_partial", "fresh_buffers"]

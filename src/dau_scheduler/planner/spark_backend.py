@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from dau_scheduler.arms.base import cast_partial
+from dau_scheduler.arms.base import cast_partial, fresh_buffers
 from dau_scheduler.arms.duckdb import quote
 from dau_scheduler.errors import ArmError, ClusterError
 from dau_scheduler.planner.encoded import ClusterEncodedData, register_encoded_data_backend
@@ -303,7 +303,8 @@ def _partial_fn(task: _Task, types: pa.Schema) -> Any:
             shard = rows
         else:
             shard = rows.drop_columns([ROW])
-            shard = shard.cast(pa.schema([types.field(name) for name in shard.column_names]))
+            own = pa.schema([types.field(name) for name in shard.column_names])
+            shard = fresh_buffers(shard, own).cast(own)
         yield from task.partial(con, "__dau_shard", began, rows.num_rows, shard)
 
     return run
