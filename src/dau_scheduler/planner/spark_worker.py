@@ -1,0 +1,187 @@
+"""What runs in Spark's Python workers for the Spark backend (``planner.spark_backend``): each
+worker's DuckDB, the split table's ranges it reads from Parquet and keeps, and the
+``mapInArrow`` functions that run a query's partial over a task's rows and return it with one
+row of task statistics. Pickled to the workers by reference: they import this module."""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+from dau_scheduler.arms.base import cast_partial, fresh_buffers
+from dau_scheduler.arms.duckdb import quote
+from dau_scheduler.planner.wire import from_ipc, hold_rows, hold_whole, read_or_say
+from dau_scheduler.tables import ParquetSource
+
+#: The column numbering an in-memory split table's rows on Spark.
+ROW = "__dau_row"
+
+#: Per handle, in each Python worker: its DuckDB and the whole tables read into it.
+_RESIDENT: dict[str, tuple[Any, set[str]]] = {}
+
+
+def _worker_db(handle: str) -> tuple[Any, set[str]]:
+    import duckdb
+
+    found = _RESIDENT.get(handle)
+    if found is None:
+        con = duckdb.connect()
+        con.execute("SET preserve_insertion_order = true")
+        con.execute("SET enable_progress_bar = false")  # none in the executors' logs
+        con.execute("SET threads = 1")  # one Spark slot, one thread
+        found = _RESIDENT[handle] = (con, set())
+    return found
+
+
+def _hold_range(
+    con: Any, held: set[str], table: str, files: tuple[str, ...], a: int, b: int
+) -> str:
+    """On a worker: rows ``[a, b)`` of the split table's Parquet ``files`` read into ``con``
+    once, as a table of their own; its name."""
+    name = f"__dau_range_{table}_{a}_{b}"
+    if name not in held:
+        read_or_say(hold_rows, con, name, ParquetSource(tuple(Path(f) for f in files)), a, b)
+        held.add(name)
+    return name
+
+
+def _drop_ranges(con: Any, held: set[str], table: str) -> None:
+    """On a worker: the ranges of ``table`` dropped once the whole table is held."""
+    prefix = f"__dau_range_{table}_"
+    for name in [n for n in held if n.startswith(prefix)]:
+        con.execute(f"DROP TABLE IF EXISTS {quote(name)}")
+        held.discard(name)
+
+
+@dataclass(frozen=True)
+class Task:
+    """What every task of one query's partial needs in its Python worker (pickled to it)."""
+
+    handle: str
+    whole: dict[str, tuple[Any, ...]]
+    partial_sql: str
+    placeholder: str
+    schema: pa.Schema
+    delay: float
+
+    def db(self) -> tuple[Any, set[str]]:
+        """This worker's DuckDB with the whole tables the query reads, and what it holds."""
+        con, held = _worker_db(self.handle)
+        read_or_say(hold_whole, con, self.whole, held)
+        return con, held
+
+    def partial(
+        self, con: Any, rows_sql: str, began: float, rows: int, register: pa.Table | None = None
+    ) -> Iterator[pa.RecordBatch]:
+        """The partial over ``rows_sql`` (``register``: Arrow rows it names), then one row of
+        task statistics."""
+        cursor = con.cursor()
+        try:
+            for name, spec in self.whole.items():
+                if spec[0] == "broadcast":
+                    cursor.register(name, from_ipc(spec[1].value))
+            if register is not None:
+                cursor.register(rows_sql, register)
+            sql = re.sub(rf"\b{self.placeholder}\b", lambda _m: rows_sql, self.partial_sql)
+            partial = cast_partial(cursor.sql(sql).to_arrow_table(), self.schema, "spark")
+        finally:
+            cursor.close()
+        meta = pa.table(
+            {
+                "__dau_worker": [os.getpid()],
+                "__dau_rows": [rows],
+                "__dau_seconds": [time.perf_counter() - began],
+            }
+        )
+        yield from _with_meta(partial, meta).to_batches()
+
+
+def range_partial_fn(task: Task, split: tuple[str, tuple[str, ...], int, int]) -> Any:
+    """mapInArrow function over range descriptors ``(start, stop)``: for each, the partial over
+    the rows it shares with the query's range ``split = (table, files, start, stop)``, from the
+    range's rows held in this worker's DuckDB (read from Parquet at its first query here), or
+    from the whole table when a query that reads it whole has put it there."""
+    table, files, start, stop = split
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        slept = False
+        for batch in batches:
+            for a, b in zip(
+                batch.column("start").to_pylist(), batch.column("stop").to_pylist(), strict=True
+            ):
+                lo, hi = max(a, start), min(b, stop)
+                if hi <= lo:
+                    continue
+                if task.delay > 0 and not slept:
+                    time.sleep(task.delay)
+                    slept = True
+                began = time.perf_counter()
+                con, held = task.db()
+                if table in held:  # the whole table is here (a query read it whole): no copy
+                    _drop_ranges(con, held, table)
+                    name, first = table, 0
+                else:
+                    name, first = _hold_range(con, held, table, files, a, b), a
+                rows = (
+                    f"(SELECT * FROM {quote(name)} "
+                    f"WHERE rowid >= {lo - first} AND rowid < {hi - first})"
+                )
+                yield from task.partial(con, rows, began, hi - lo)
+
+    return run
+
+
+def partial_fn(task: Task, types: pa.Schema) -> Any:
+    """mapInArrow function: the partial over this partition's rows (those of the query's
+    range: Spark filters them on ``__dau_row`` before they reach the worker), cast back to
+    the table's own ``types`` (Spark holds a TIMESTAMP_MS as microseconds, a fixed-size array
+    as a list: DuckDB's ``typeof`` and casts would see other types)."""
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        got = list(batches)
+        if not got:
+            return
+        rows = pa.Table.from_batches(got)  # Spark kept only the rows in range
+        if not rows.num_rows:
+            return
+        if task.delay > 0:
+            time.sleep(task.delay)
+        began = time.perf_counter()
+        con, _ = task.db()
+        if rows.num_columns == 1:
+            # The query reads no column of the table (count(*)): only the row numbers crossed,
+            # and DuckDB cannot register a table of no columns, so they stay.
+            shard = rows
+        else:
+            shard = rows.drop_columns([ROW])
+            own = pa.schema([types.field(name) for name in shard.column_names])
+            shard = fresh_buffers(shard, own).cast(own)
+        yield from task.partial(con, "__dau_shard", began, rows.num_rows, shard)
+
+    return run
+
+
+def _with_meta(partial: pa.Table, meta: pa.Table) -> pa.Table:
+    """The partial's rows, then one row of task statistics, in one table: statistics columns
+    null on partial rows, partial columns null on the statistics row."""
+    n = partial.num_rows
+    columns = {}
+    for field in partial.schema:
+        columns[field.name] = pa.concat_arrays(
+            [partial.column(field.name).combine_chunks(), pa.nulls(1, field.type)]
+        )
+    for field in meta.schema:
+        columns[field.name] = pa.concat_arrays(
+            [pa.nulls(n, field.type), meta.column(field.name).combine_chunks()]
+        )
+    return pa.table(columns)
+
+
+__all__ = ["ROW", "Task", "partial_fn", "range_partial_fn"]
