@@ -4,7 +4,7 @@
                                         [--share 0.5 | --posture P] [--engine NAME]
                                         [--no-settings] [--json FILE] [--verbose]
                                         [--lazy | --mem-budget MB [--strategy S]
-                                         [--chunks K]]
+                                         [--chunks K]] [--cluster SPEC | --arrow]
 
 Every ``.test`` file under the paths (with ``--slow``, every ``.test_slow`` one too) is replayed
 into a fresh DuckDB connection: its statements run as written; each query DuckDB answers is also
@@ -27,6 +27,10 @@ read: DuckDB's answer on the same connection is the oracle.
 resident one; ``--strategy streamed --chunks 6`` cuts a split table into chunks of a sixth of the
 file's largest table, so the chunks' partials are folded again and again
 (``CompiledSplit.refold_sql``).
+
+``--cluster local:N`` (or a dask scheduler's address, or ``spark:local[N]``) runs the host's
+share on that cluster, and ``--arrow`` on none: each Session is given Arrow copies of the file's
+tables, and the oracle is DuckDB over the same copies (``slt_copies``).
 """
 
 from __future__ import annotations
