@@ -1,7 +1,9 @@
-"""Arrow copies of a test file's tables, for the sqllogictest runner's cluster mode.
+"""Arrow copies of a test file's tables, for the sqllogictest runner's ``--cluster`` and
+``--arrow`` modes.
 
-A dask cluster cannot reach the DuckDB connection a test file builds its tables in, so under
-``--cluster`` the runner gives the Session Arrow copies of those tables instead, and takes its
+A cluster cannot reach the DuckDB connection a test file builds its tables in, so under
+``--cluster`` (and ``--arrow``, the same without one) the runner gives the Session Arrow copies
+of those tables instead, and takes its
 oracle from a fresh DuckDB connection over the same copies: the answer a Session over those
 Arrow tables must give. A query that connection cannot answer (it reads a view, a macro, another
 schema, or a table Arrow cannot hold or a Session cannot name) is skipped, as a query DuckDB
@@ -19,7 +21,7 @@ from dau_scheduler.arms.duckdb import quote
 from dau_scheduler.errors import SqlError
 from dau_scheduler.guards import called_names
 from dau_scheduler.refusals import PLAN_DEPENDENT
-from dau_scheduler.tables import _check_name
+from dau_scheduler.tables import check_name
 
 
 class ArrowCopies:
@@ -38,7 +40,7 @@ class ArrowCopies:
             names = []
         for (name,) in names:
             try:
-                _check_name(name)
+                check_name(name)
                 table = con.table(quote(name)).to_arrow_table()
             except (SqlError, duckdb.Error, pa.ArrowException, ValueError):
                 continue  # a name a Session refuses, or a type Arrow cannot hold

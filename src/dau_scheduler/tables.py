@@ -30,7 +30,8 @@ from dau_scheduler.rewrite.views import View
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
-def _check_name(name: str) -> str:
+def check_name(name: str) -> str:
+    """``name``'s key (lower case), or a named error for a name a Session does not take."""
     if not isinstance(name, str) or not _NAME.match(name):
         raise SqlError(f"table name {name!r} must be a plain identifier (letters, digits, _)")
     if name.lower().startswith("__dau_"):
@@ -39,9 +40,9 @@ def _check_name(name: str) -> str:
 
 
 def _new_key(found: Mapping[str, object], name: str, where: str = "") -> str:
-    """``name``'s key (see :func:`_check_name`), or a named error where another of ``found``
+    """``name``'s key (see :func:`check_name`), or a named error where another of ``found``
     has it: SQL reads names without case, so a second would hide the first."""
-    key = _check_name(name)
+    key = check_name(name)
     if key in found:
         raise SqlError(
             f"table {name!r}{where} has the name of another table given (SQL reads names "
@@ -428,6 +429,7 @@ __all__ = [
     "ParquetSource",
     "ParquetViewSource",
     "Source",
+    "check_name",
     "connection_parquet_views",
     "connection_place",
     "connection_tables",
