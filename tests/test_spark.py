@@ -213,15 +213,30 @@ def test_types_spark_cannot_hold_are_refused_or_carried_back(spark: Any, tmp_pat
         assert typed.refusal is None and typed.execution is not None
 
 
+def _failed_tasks(spark: Any) -> int:
+    """Every failed task attempt of the Spark jobs run so far (outside job groups)."""
+    tracker = spark.sparkContext.statusTracker()
+    failed = 0
+    for job in tracker.getJobIdsForGroup():
+        info = tracker.getJobInfo(job)
+        for stage in info.stageIds if info is not None else ():
+            found = tracker.getStageInfo(stage)
+            failed += found.numFailedTasks if found is not None else 0
+    return failed
+
+
 def test_rows_a_worker_cannot_read_are_answered_unsplit(spark: Any, tmp_path: Path) -> None:
     """A Python worker reads its range with DuckDB's scan of every column; where that fails
     (text that is not UTF-8: DuckDB's invalid_utf8_*.parquet) while DuckDB on the driver
-    answers the query, Spark's failed task raised; now the reader is named, answered unsplit."""
+    answers the query, Spark's failed task raised; now the reader is named, answered unsplit.
+    The worker returns the reader's error instead of failing its task: Spark does not retry."""
     write_unreadable_text(tmp_path)
     with Session(tmp_path, device=None, cluster=spark) as s:
+        failed = _failed_tasks(spark)
         result = s.sql("SELECT count(*), sum(i) FROM t")
         assert result.table.to_pylist() == [{"count_star()": 3, "sum(i)": 6}]
         assert result.fallback is not None and "cannot read the rows" in result.fallback
+        assert _failed_tasks(spark) == failed
 
 
 def test_a_partial_a_workers_duckdb_raises_is_answered_unsplit(spark: Any) -> None:
@@ -230,9 +245,13 @@ def test_a_partial_a_workers_duckdb_raises_is_answered_unsplit(spark: Any) -> No
     Spark's four attempts failed alike and the query raised a ClusterError where DuckDB
     answered (as on dask)."""
     with Session({"tab2": overflow_table()}, device="duckdb", cluster=spark) as s:
+        failed = _failed_tasks(spark)
         result = s.sql(OVERFLOWS_ON_A_SHARD, device_share=0.5)
         assert result.table.column(0).to_pylist() == [None]
         assert result.fallback is not None and "OutOfRangeException" in result.fallback
+        # Returned by the worker, not raised: no task was attempted again (Spark ran each
+        # such task four times, ~7 s, before the query fell back).
+        assert _failed_tasks(spark) == failed
 
 
 def test_queries_reading_no_column_or_one_named_after_a_comma_split(spark: Any) -> None:

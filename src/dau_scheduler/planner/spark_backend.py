@@ -43,7 +43,14 @@ from dau_scheduler.errors import ArmError, ClusterError
 from dau_scheduler.planner.encoded import ClusterEncodedData, register_encoded_data_backend
 from dau_scheduler.planner.placement import placement_for
 from dau_scheduler.planner.resources import Resources
-from dau_scheduler.planner.spark_worker import ROW, Task, partial_fn, range_partial_fn
+from dau_scheduler.planner.spark_worker import (
+    ERROR,
+    META,
+    ROW,
+    Task,
+    partial_fn,
+    range_partial_fn,
+)
 from dau_scheduler.planner.wire import (
     ClusterPartial,
     WorkerRun,
@@ -364,14 +371,7 @@ class SparkTables:
             return ClusterPartial(schema.empty_table())
         whole = whole_specs(self.specs, compiled.read_sql, table, self._reads)
         wire = pa.schema([f.with_type(_wire_type(f.type)) for f in schema])
-        out = pa.schema(
-            [
-                *wire,
-                pa.field("__dau_worker", pa.int64()),
-                pa.field("__dau_rows", pa.int64()),
-                pa.field("__dau_seconds", pa.float64()),
-            ]
-        )
+        out = pa.schema([*wire, *META])
         frame = self.frame(table)
         task = Task(self.handle, whole, partial_sql, placeholder, wire, self.task_delay)
         source = self.sources[table]
@@ -395,8 +395,6 @@ class SparkTables:
         try:
             got = rows.mapInArrow(fn, self._from_arrow_schema(out)).toArrow()
         except Exception as exc:
-            if "RowsUnreadable" in str(exc):  # the reader failed, not Spark: answered unsplit
-                raise ArmError("reader", f"a worker cannot read the rows: {_cause(exc)}") from exc
             if "NUMERIC_VALUE_OUT_OF_RANGE" in str(exc):
                 # A HUGEINT past 38 digits (Arrow's decimal128(38, 0), as a DECIMAL(38, 0) is):
                 # Spark's DECIMAL(38) cannot hold it, in the rows or the partial. Answered
@@ -404,12 +402,6 @@ class SparkTables:
                 raise ArmError(
                     "reader", f"Spark cannot hold a value of this query's rows: {_cause(exc)}"
                 ) from exc
-            raised = _duckdb_error(_cause(exc))
-            if raised is not None:
-                # A worker's DuckDB raised computing the partial (an overflow in a filter the
-                # unsplit plan evaluates in another order): the host's computed error, as where
-                # the host runs here, so the unsplit query answers or raises its own error.
-                raise ArmError("host", f"a worker's DuckDB: {_cause(exc)}") from raised
             if "maxResultSize" in str(exc):
                 raise ClusterError(
                     "the partials of this query are more than spark.driver.maxResultSize bytes "
@@ -417,6 +409,9 @@ class SparkTables:
                     "run the query without cluster="
                 ) from exc
             raise ClusterError(f"Spark failed the partial of this query: {_cause(exc)}") from exc
+        said = got.filter(got.column(ERROR).is_valid()).column(ERROR).to_pylist()
+        if said:
+            raise _worker_error(said[0])
         stats = got.filter(got.column("__dau_rows").is_valid())
         runs = tuple(
             WorkerRun(f"python worker {pid}", 0, int(rows), float(seconds))
@@ -432,7 +427,9 @@ class SparkTables:
                 f"Spark returned partials for {sum(r.stop - r.start for r in runs)} "
                 f"of the {stop - start} rows asked for: refusing a short answer"
             )
-        partial = got.filter(got.column("__dau_rows").is_null()).select(schema.names)
+        partial = got.filter(
+            pc.and_(got.column("__dau_rows").is_null(), got.column(ERROR).is_null())
+        ).select(schema.names)
         return ClusterPartial(cast_partial(partial, schema, "spark"), runs)
 
     def close(self) -> None:
@@ -453,18 +450,23 @@ def _cause(exc: BaseException) -> str:
     return named[-1] if named else (lines[0] if lines else type(exc).__name__)
 
 
-def _duckdb_error(cause: str) -> Exception | None:
-    """The DuckDB error a Python worker raised, rebuilt from its line in Spark's text
-    (``_duckdb.OutOfRangeException: ...``), or None when the worker's error was not DuckDB's."""
+def _worker_error(said: str) -> ArmError:
+    """The error a Python worker returned in its :data:`ERROR` row (``RowsUnreadable: ...`` or
+    ``duckdb.OutOfRangeException: ...``) as the arm error the query falls back on: the rows
+    could not be read, or the worker's DuckDB raised computing the partial (an overflow in a
+    filter the unsplit plan evaluates in another order). Either way the host answers unsplit,
+    or raises the unsplit query's own error."""
     import duckdb
 
-    found = re.match(r"^_?duckdb(?:\.duckdb)?\.(\w+): (.*)$", cause)
-    if found is None:
-        return None
-    kind = getattr(duckdb, found.group(1), None)
+    if said.startswith("RowsUnreadable: "):
+        return ArmError("reader", f"a worker cannot read the rows: {said}")
+    found = re.match(r"^duckdb\.(\w+): (.*)$", said, re.S)
+    kind = getattr(duckdb, found.group(1), None) if found else None
     if not (isinstance(kind, type) and issubclass(kind, duckdb.Error)):
         kind = duckdb.Error
-    return kind(found.group(2))
+    error = ArmError("host", f"a worker's DuckDB: {said}")
+    error.__cause__ = kind(found.group(2) if found else said)
+    return error
 
 
 class SparkEncodedData(ClusterEncodedData):

@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 import re
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -17,11 +17,22 @@ import pyarrow as pa
 
 from dau_scheduler.arms.base import cast_partial, fresh_buffers
 from dau_scheduler.arms.duckdb import quote
-from dau_scheduler.planner.wire import from_ipc, hold_rows, hold_whole, read_or_say
+from dau_scheduler.planner.wire import (
+    RowsUnreadable,
+    from_ipc,
+    hold_rows,
+    hold_whole,
+    read_or_say,
+)
 from dau_scheduler.tables import ParquetSource
 
 #: The column numbering an in-memory split table's rows on Spark.
 ROW = "__dau_row"
+
+#: The column of a partial's rows on the wire that carries a worker's error (null on every
+#: other row). A DuckDB error is deterministic: raised, Spark would run the task three more
+#: times before failing the query; returned as a row, the driver reads it at once.
+ERROR = "__dau_error"
 
 #: Per handle, in each Python worker: its DuckDB and the whole tables read into it.
 _RESIDENT: dict[str, tuple[Any, set[str]]] = {}
@@ -110,6 +121,7 @@ def range_partial_fn(task: Task, split: tuple[str, tuple[str, ...], int, int]) -
     from the whole table when a query that reads it whole has put it there."""
     table, files, start, stop = split
 
+    @_saying(task.schema)
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         slept = False
         for batch in batches:
@@ -144,6 +156,7 @@ def partial_fn(task: Task, types: pa.Schema) -> Any:
     the table's own ``types`` (Spark holds a TIMESTAMP_MS as microseconds, a fixed-size array
     as a list: DuckDB's ``typeof`` and casts would see other types)."""
 
+    @_saying(task.schema)
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         got = list(batches)
         if not got:
@@ -168,20 +181,61 @@ def partial_fn(task: Task, types: pa.Schema) -> Any:
     return run
 
 
+#: A mapInArrow function: a task's batches in, its partial's batches out.
+Run = Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]
+
+
+def _saying(schema: pa.Schema) -> Callable[[Run], Run]:
+    """A mapInArrow function that returns its DuckDB error (or its reader's) as one row of
+    :data:`ERROR` instead of raising it, so Spark does not retry what fails alike each time."""
+
+    def wrap(run: Run) -> Run:
+        def said(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+            import duckdb
+
+            try:
+                yield from run(batches)
+            except (duckdb.Error, RowsUnreadable) as exc:
+                text = (
+                    f"RowsUnreadable: {exc}"
+                    if isinstance(exc, RowsUnreadable)
+                    else f"duckdb.{type(exc).__name__}: {exc}"
+                )
+                error = pa.table({ERROR: [text]})
+                yield from _with_meta(schema.empty_table(), error).to_batches()
+
+        return said
+
+    return wrap
+
+
 def _with_meta(partial: pa.Table, meta: pa.Table) -> pa.Table:
-    """The partial's rows, then one row of task statistics, in one table: statistics columns
-    null on partial rows, partial columns null on the statistics row."""
+    """The partial's rows, then one row of task statistics (or of a worker's error), in one
+    table: statistics columns null on partial rows, partial columns null on the statistics
+    row; every wire column the row does not carry is null."""
     n = partial.num_rows
     columns = {}
     for field in partial.schema:
         columns[field.name] = pa.concat_arrays(
             [partial.column(field.name).combine_chunks(), pa.nulls(1, field.type)]
         )
-    for field in meta.schema:
+    for field in META:
+        own = meta.column(field.name).combine_chunks() if field.name in meta.column_names else None
         columns[field.name] = pa.concat_arrays(
-            [pa.nulls(n, field.type), meta.column(field.name).combine_chunks()]
+            [pa.nulls(n, field.type), own if own is not None else pa.nulls(1, field.type)]
         )
     return pa.table(columns)
 
 
-__all__ = ["ROW", "Task", "partial_fn", "range_partial_fn"]
+#: The columns after a partial's on the wire: task statistics, then a worker's error.
+META = pa.schema(
+    [
+        pa.field("__dau_worker", pa.int64()),
+        pa.field("__dau_rows", pa.int64()),
+        pa.field("__dau_seconds", pa.float64()),
+        pa.field(ERROR, pa.string()),
+    ]
+)
+
+
+__all__ = ["ERROR", "META", "ROW", "Task", "partial_fn", "range_partial_fn"]
