@@ -62,16 +62,33 @@ def _string_divergence(node: exp.Expr) -> str | None:
     return None
 
 
+#: The operand types Polars writes as text as DuckDB does when it concatenates them (checked
+#: against DuckDB in tests/test_sql_arms.py). Not floats or decimals (NaN as 'NaN', a decimal
+#: at its own scale), dates (Polars writes '+12000-06-02' for 12000-06-02), times and
+#: timestamps (Polars keeps a fraction's trailing zeros and drops a TIME's fraction whole:
+#: '00:00:01' for 00:00:01.5), nor anything else by default.
+_CONCAT_TYPES = (
+    *exp.DataType.TEXT_TYPES,
+    *(exp.DataType.INTEGER_TYPES - {exp.DType.BIT}),
+    exp.DType.BOOLEAN,
+    exp.DType.UUID,
+    exp.DType.VARBINARY,
+    exp.DType.BLOB,
+)
+
+
 def _concat_divergence(node: exp.Expr) -> str | None:
-    """Concatenation writes each operand as text: Polars writes a float's NaN as 'NaN' and a
-    decimal at its own scale ('-0.010000000000' for DuckDB's '-0.01'), so those are refused."""
+    """Concatenation writes each operand as text, so an operand of a type Polars writes its own
+    way is refused (default deny: only :data:`_CONCAT_TYPES`)."""
     operands = [*node.expressions] if isinstance(node, exp.Concat) else [node.this, node.expression]
     for operand in operands:
         kind = operand.type if isinstance(operand, exp.Expr) else None
-        if kind is None or kind.is_type(
-            exp.DType.UNKNOWN, exp.DType.DECIMAL, *exp.DataType.FLOAT_TYPES
-        ):
-            return "concatenation of a float or decimal (Polars writes them as text its own way)"
+        if kind is None or not kind.is_type(*_CONCAT_TYPES):
+            shown = kind.sql("duckdb") if kind is not None else "unknown"
+            return (
+                f"concatenation of a {shown} value (Polars writes floats, decimals, dates, "
+                "times and timestamps as text its own way)"
+            )
     return None
 
 
