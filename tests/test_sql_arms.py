@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 import warnings
+from datetime import date, datetime
 from decimal import Decimal
 from typing import Any
 
@@ -321,7 +322,7 @@ SWEEP_EXPRESSIONS = [
     "s like 'A%'",
     "s ilike 'a%'",
     "coalesce(s, 'none')",
-    "regexp_matches(s, 'b')",  # not among the kinds checked: refused by default
+    "regexp_replace(s, 'b', 'c')",  # not among the kinds checked: refused by default
     "case when a > 0 then 'p' when a < 0 then 'n' end",
     "a between -3 and 3",
     "a in (1, 2, 3)",
@@ -370,7 +371,7 @@ def test_expressions_polars_computes_differently_are_refused_never_wrong() -> No
             assert diff is None, (expression, diff)
             if result.refusal is not None:
                 refused.append(expression)
-    unchecked = ("regexp_matches(s, 'b')",)
+    unchecked = ("regexp_replace(s, 'b', 'c')",)
     for divergent in (
         "x % 2",  # a double's remainder (an integer's by a literal is written out: below)
         "round(x, 1)",
@@ -549,6 +550,73 @@ def test_text_and_halves_on_polars_are_exact_or_refused() -> None:
             assert (result.refusal is None) == runs, (expression, result.refusal)
             if runs:
                 assert result.execution is not None and result.execution.device_rows > 0
+
+
+#: Functions the Polars arm was widened with (twentieth session), in the forms it runs and
+#: beside forms it refuses: (expression, whether the Polars arm runs it).
+FUNCTIONS = [
+    ("s IS DISTINCT FROM 'ab'", True),
+    ("x IS NOT DISTINCT FROM x", True),  # NaN is not distinct from NaN in both
+    ("k IS NOT DISTINCT FROM 2.0", True),
+    ("contains(s, 'b')", True),
+    ("contains(s, '')", True),
+    ("contains(s, 'ß')", True),
+    ("contains(s, '%')", False),  # a LIKE wildcard: not written as LIKE
+    ("ends_with(s, 'e')", True),
+    ("ends_with(s, '')", True),
+    ("reverse(s)", True),
+    ("exp(x)", True),
+    ("exp(k)", True),
+    ("lpad(s, 4, '*')", True),
+    ("rpad(s, 0, 'é')", True),
+    ("lpad(s, 8, 'ab')", False),  # Polars pads with one character
+    ("lpad(s, (k - 1)::INTEGER, '*')", False),  # a negative length fails in Polars
+    ("split_part(s, 'a', 2)", True),
+    ("split_part(s, '', 1)", True),
+    ("split_part(s, 'a', -1)", True),
+    ("split_part(s, 'a', 0)", True),
+    ("split_part(s, 'a', NULL)", False),  # Polars: '' where DuckDB gives NULL
+    ("concat_ws('-', s, k, s)", True),
+    ("concat_ws('-', s, x)", False),  # a double written as text
+    ("regexp_matches(s, 'a')", True),
+    ("regexp_matches(s, '^s.*e$')", True),
+    ("s ~ '[^a-z]'", True),
+    ("regexp_matches(s, '\\w')", False),  # 'ß' is a word character in Rust's regex only
+    ("regexp_matches(s, '(?i)STRASSE')", False),
+    ("regexp_matches(s, 'a', 'i')", False),
+    ("regexp_matches(s, 'a{,3}')", False),
+    ("date_diff('day', d, DATE '2000-01-01')", True),
+    ("datediff('day', d, d + 10)", True),
+    ("date_diff('month', d, DATE '2000-01-01')", False),
+    ("date_diff('day', ts, ts)", False),  # DuckDB counts the day boundaries crossed
+]
+
+
+def test_widened_functions_on_polars_are_exact_or_refused() -> None:
+    """Each function the Polars arm runs, over odd text (non-ASCII letters, an empty string,
+    NULL), NaN, the infinities, -0.0 and dates from year 1: exactly DuckDB's values."""
+    n = 40
+    doubles = [2.5, -0.0, float("nan"), float("inf"), float("-inf"), None, 1e-310, 700.0]
+    data = pa.table(
+        {
+            "k": pa.array([i % 3 for i in range(n)], pa.int64()),
+            "s": [ODD_TEXT[i % len(ODD_TEXT)] for i in range(n)],
+            "x": pa.array([doubles[i % len(doubles)] for i in range(n)], pa.float64()),
+            "d": pa.array(
+                [None if i % 9 == 0 else date(1 + i * 97, 1 + i % 12, 28) for i in range(n)],
+                pa.date32(),
+            ),
+            "ts": pa.array([datetime(1969, 12, 31, 23, 59, 58, i) for i in range(n)]),
+        }
+    )
+    with Session({"t": data}, device="polars") as session:
+        for expression, runs in FUNCTIONS:
+            sql = f"select k, {expression} as v from t where k >= 0"  # a filter: not passed through
+            expected = session.host.cursor().sql(sql).to_arrow_table()
+            result = session.sql(sql, device_share=0.5)
+            assert result.fallback is None, (expression, result.fallback)
+            assert compare_tables(result.table, expected, ordered=False) is None, expression
+            assert (result.refusal is None) == runs, (expression, result.refusal)
 
 
 def test_strftime_on_polars_is_exact_or_refused() -> None:

@@ -109,6 +109,24 @@ def _date_arithmetic(op: exp.Expr) -> exp.Expr:
     )
 
 
+def _day_difference(diff: exp.DateDiff) -> exp.Expr | None:
+    """``date_diff('day', a, b)`` of two DATEs as ``b - a`` on day numbers (DuckDB's BIGINT; Polars
+    has no such function), or None: another unit or other operands stay ``DateDiff``, which the
+    arm refuses by name (over timestamps DuckDB counts the day boundaries crossed)."""
+    unit = diff.args.get("unit")
+    if unit is None or unit.name.upper() not in ("DAY", "DAYS", "D"):
+        return None
+    end, start = diff.this, diff.expression
+    date = exp.DataType.Type.DATE
+    if not all((side.unnest().type or _UNKNOWN).is_type(date) for side in (end, start)):
+        return None
+    days = exp.Sub(this=_days(end), expression=_days(start))
+    days.type = _BIGINT.copy()
+    wrapped = exp.Paren(this=days)
+    wrapped.type = _BIGINT.copy()
+    return wrapped
+
+
 def checked_arithmetic(tree: exp.Expr, types: dict[str, dict[str, str]]) -> exp.Expr:
     """Integer sums and integer arithmetic that cannot wrap around, and float sums in doubles.
 
@@ -127,6 +145,10 @@ def checked_arithmetic(tree: exp.Expr, types: dict[str, dict[str, str]]) -> exp.
 
     schema: dict[str, object] = dict(types)
     annotated = annotate_types(tree, schema=schema, dialect="duckdb")
+    for diff in list(annotated.find_all(exp.DateDiff)):
+        days = _day_difference(diff)
+        if days is not None:
+            _replace_typed(diff, days)
     for op in reversed(list(annotated.find_all(exp.Add, exp.Sub, exp.Mul))):
         if _is_temporal(op.this.unnest().type) or _is_temporal(op.expression.unnest().type):
             _replace_typed(op, _date_arithmetic(op))
@@ -149,6 +171,10 @@ def checked_arithmetic(tree: exp.Expr, types: dict[str, dict[str, str]]) -> exp.
             raise SqlError(f"cannot tell what type {node.sql()} adds up, so it might wrap around")
     # Again, now that integer sums are decimals: arithmetic over them is no integer arithmetic.
     annotated = annotate_types(annotated, schema=schema, dialect="duckdb")
+    for diff in list(annotated.find_all(exp.DateDiff)):
+        days = _day_difference(diff)
+        if days is not None:
+            _replace_typed(diff, days)
     for op in reversed(list(annotated.find_all(exp.Add, exp.Sub, exp.Mul))):
         left, right, result = op.args["this"], op.args["expression"], op.type
         if (

@@ -77,10 +77,74 @@ _CONCAT_TYPES = (
 )
 
 
+def _is_text(node: exp.Expr | None) -> bool:
+    kind = node.type if isinstance(node, exp.Expr) else None
+    return kind is not None and kind.is_type(*exp.DataType.TEXT_TYPES)
+
+
+def _text_literal(node: exp.Expr | None) -> str | None:
+    return node.this if isinstance(node, exp.Literal) and node.is_string else None
+
+
+#: A regular expression both engines read alike: RE2 (DuckDB) and Rust's regex (Polars) differ
+#: in their classes (``\w``, ``\d``, ``\s`` and ``\b`` are Unicode-aware in Rust, ASCII in
+#: RE2: 'ß' matches ``\w`` in Polars only) and in case folding, so a pattern may hold no
+#: backslash but before ASCII punctuation, and no ``(?`` group with flags; a brace opens a
+#: count (``a{,3}``: RE2 reads it as text, Rust's regex fails on it).
+_PLAIN_REGEX = re.compile(r"(?:[^\\({]|\\[!-/:-@\[-`{-~]|\((?!\?)|\{(?=\d))*")
+
+
+#: Marks the LIKE the Polars arm writes for ``contains(s, 'lit')`` (``polars_sql._contains``).
+CONTAINS = "dau_contains"
+
+
+def _function_divergence(node: exp.Expr) -> str | None:
+    """Functions Polars computes as DuckDB does in the forms checked (``lpad``/``rpad``,
+    ``split_part``, ``concat_ws``'s separator, ``ends_with``, ``reverse``, ``regexp_matches``,
+    ``exp``) against DuckDB over odd text, NULLs and signs (twentieth session)."""
+    texts = (exp.Pad, exp.SplitPart, exp.EndsWith, exp.Reverse, exp.RegexpLike)
+    if isinstance(node, texts) and not _is_text(node.this):
+        return f"{node.key} of a value not known to be text"
+    if isinstance(node, exp.Pad):
+        fill = _text_literal(node.args.get("fill_pattern"))
+        if not _positive_int(node.args.get("expression"), 0) or fill is None or len(fill) != 1:
+            return "lpad/rpad other than to a literal length with one literal character"
+    if isinstance(node, exp.SplitPart) and (
+        _text_literal(node.args.get("delimiter")) is None
+        or _int_literal(node.args.get("part_index")) is None
+    ):
+        return "split_part other than by a literal delimiter and a literal part (NULL: Polars '')"
+    if isinstance(node, exp.ConcatWs) and _text_literal(node.expressions[0]) is None:
+        return "concat_ws with other than a literal separator"
+    if isinstance(node, exp.EndsWith) and not _is_text(node.expression):
+        return "ends_with of a suffix not known to be text"
+    if isinstance(node, exp.RegexpLike):
+        pattern = _text_literal(node.expression)
+        if node.args.get("flag") is not None or pattern is None:
+            return "regexp_matches with options or a pattern that is not a literal"
+        if _PLAIN_REGEX.fullmatch(pattern) is None:
+            return (
+                "regexp_matches with a class escape, flags or a brace not opening a count (RE2 "
+                "and Polars' Rust regex differ there: \\w is Unicode-aware in Polars only)"
+            )
+    if isinstance(node, exp.Like) and node.meta.get(CONTAINS) and not _is_text(node.this):
+        return "contains of a value not known to be text"
+    if isinstance(node, exp.Exp):
+        kind = node.this.type
+        if kind is None or not kind.is_type(*exp.DataType.REAL_TYPES, *exp.DataType.INTEGER_TYPES):
+            return "exp of a value not known to be a number"
+    return None
+
+
 def _concat_divergence(node: exp.Expr) -> str | None:
     """Concatenation writes each operand as text, so an operand of a type Polars writes its own
     way is refused (default deny: only :data:`_CONCAT_TYPES`)."""
-    operands = [*node.expressions] if isinstance(node, exp.Concat) else [node.this, node.expression]
+    if isinstance(node, exp.ConcatWs):
+        operands = [*node.expressions[1:]]
+    elif isinstance(node, exp.Concat):
+        operands = [*node.expressions]
+    else:
+        operands = [node.this, node.expression]
     for operand in operands:
         kind = operand.type if isinstance(operand, exp.Expr) else None
         if kind is None or not kind.is_type(*_CONCAT_TYPES):
@@ -214,13 +278,16 @@ _CHECKED: frozenset[str] = frozenset(
         "Concat",
         "Count",
         "CovarSamp",
+        "ConcatWs",
         "DPipe",
         "DataType",
         "DataTypeParam",
         "Distinct",
         "Div",
         "EQ",
+        "EndsWith",
         "Exists",
+        "Exp",
         "Extract",
         "Filter",
         "Floor",
@@ -252,17 +319,23 @@ _CHECKED: frozenset[str] = frozenset(
         "Neg",
         "Not",
         "Null",
+        "NullSafeEQ",
+        "NullSafeNEQ",
         "Nullif",
         "Offset",
         "Or",
         "Order",
         "Ordered",
+        "Pad",
         "Paren",
         "Pow",
+        "RegexpLike",
         "Replace",
+        "Reverse",
         "Right",
         "Select",
         "Sign",
+        "SplitPart",
         "Sqrt",
         "Star",
         "StartsWith",
@@ -479,8 +552,10 @@ def refuse_divergent(tree: exp.Expr) -> None:
             node, (exp.Trim, exp.Replace, exp.Substring, exp.Left, exp.Right)
         ):
             why = _string_divergence(node)
-        if why is None and isinstance(node, (exp.Concat, exp.DPipe)):
+        if why is None and isinstance(node, (exp.Concat, exp.DPipe)):  # (ConcatWs is a Concat)
             why = _concat_divergence(node)
+        if why is None:
+            why = _function_divergence(node)
         if why is None and isinstance(node, exp.Length):
             kind = node.this.type
             if kind is None or not kind.is_type(*exp.DataType.TEXT_TYPES):
@@ -530,6 +605,7 @@ def refuse_deep_nesting(tree: exp.Expr) -> None:
 
 
 __all__ = [
+    "CONTAINS",
     "DEEPEST",
     "refuse_constant_groups",
     "refuse_deep_correlation",

@@ -37,6 +37,7 @@ from sqlglot.dialects.postgres import Postgres
 
 from dau_scheduler.arms.polars_arithmetic import checked_arithmetic
 from dau_scheduler.arms.polars_checks import (
+    CONTAINS,
     refuse_constant_groups,
     refuse_deep_correlation,
     refuse_deep_nesting,
@@ -201,6 +202,8 @@ def _translate(node: exp.Expr) -> exp.Expr:
         return exp.Coalesce(this=exp.Paren(this=truth), expressions=[exp.false()])
     if isinstance(node, exp.Pow):
         return _pow(node)
+    if isinstance(node, exp.Contains):
+        return _contains(node)
     if isinstance(node, (exp.LogicalAnd, exp.LogicalOr)):
         # Polars has no BOOL_AND/BOOL_OR; over booleans they are MIN and MAX (false < true).
         cls = exp.Min if isinstance(node, exp.LogicalAnd) else exp.Max
@@ -214,6 +217,18 @@ def _translate(node: exp.Expr) -> exp.Expr:
             )
         )
     return node
+
+
+def _contains(node: exp.Contains) -> exp.Expr:
+    """``contains(s, 'lit')`` as ``s LIKE '%lit%'`` (Polars' SQL has no contains) where the literal
+    holds no LIKE wildcard or backslash; otherwise left as it is, and refused by name. The LIKE
+    is marked so that one over other than text is refused (DuckDB's contains of a list)."""
+    needle = node.expression
+    if not (isinstance(needle, exp.Literal) and needle.is_string) or set(needle.this) & set("%_\\"):
+        return node
+    like = exp.Like(this=_translated(node.this), expression=exp.Literal.string(f"%{needle.this}%"))
+    like.meta[CONTAINS] = True
+    return exp.Paren(this=like)
 
 
 def _translated(node: exp.Expr) -> exp.Expr:
