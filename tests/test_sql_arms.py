@@ -589,6 +589,12 @@ FUNCTIONS = [
     ("datediff('day', d, d + 10)", True),
     ("date_diff('month', d, DATE '2000-01-01')", False),
     ("date_diff('day', ts, ts)", False),  # DuckDB counts the day boundaries crossed
+    ("date_trunc('month', d)", True),  # a TIMESTAMP, computed on day numbers
+    ("date_trunc('week', d)", True),
+    ("date_trunc('year', d)", True),
+    ("date_trunc('day', d)", True),
+    ("date_trunc('quarter', d)", False),
+    ("date_trunc('month', ts)", False),
 ]
 
 

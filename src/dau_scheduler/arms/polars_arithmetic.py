@@ -127,6 +127,33 @@ def _day_difference(diff: exp.DateDiff) -> exp.Expr | None:
     return wrapped
 
 
+#: The day of a date's week, month and year that ``date_trunc`` goes back to day 1 of.
+_TRUNCATED_PARTS = {"WEEK": "ISODOW", "MONTH": "DAY", "YEAR": "DOY"}
+
+
+def _truncated_date(trunc: exp.Expr) -> exp.Expr | None:
+    """``date_trunc(part, d)`` of a DATE as DuckDB's TIMESTAMP at the start of its day, ISO week,
+    month or year, computed on day numbers (``d`` less its day of the week, month or year, less
+    one; Polars' SQL has no date_trunc), or None: other parts and operands stay, and the arm
+    refuses them by name."""
+    unit = trunc.args.get("unit")
+    operand = trunc.this
+    if unit is None or not (operand.unnest().type or _UNKNOWN).is_type(exp.DataType.Type.DATE):
+        return None
+    name = unit.name.upper()
+    if name == "DAY":
+        day = operand.copy()
+    elif name in _TRUNCATED_PARTS:
+        into = exp.Extract(this=exp.var(_TRUNCATED_PARTS[name]), expression=operand.copy())
+        back = exp.Sub(this=exp.Paren(this=into), expression=exp.Literal.number(1))
+        day = exp.Cast(
+            this=exp.Sub(this=_days(operand), expression=exp.Paren(this=back)), to=_DATE.copy()
+        )
+    else:
+        return None
+    return exp.Cast(this=day, to=exp.DataType.build("TIMESTAMP"))
+
+
 def checked_arithmetic(tree: exp.Expr, types: dict[str, dict[str, str]]) -> exp.Expr:
     """Integer sums and integer arithmetic that cannot wrap around, and float sums in doubles.
 
@@ -149,6 +176,10 @@ def checked_arithmetic(tree: exp.Expr, types: dict[str, dict[str, str]]) -> exp.
         days = _day_difference(diff)
         if days is not None:
             _replace_typed(diff, days)
+    for trunc in list(annotated.find_all(exp.TimestampTrunc, exp.DateTrunc)):
+        start = _truncated_date(trunc)
+        if start is not None:
+            _replace_typed(trunc, start)
     for op in reversed(list(annotated.find_all(exp.Add, exp.Sub, exp.Mul))):
         if _is_temporal(op.this.unnest().type) or _is_temporal(op.expression.unnest().type):
             _replace_typed(op, _date_arithmetic(op))
@@ -171,10 +202,6 @@ def checked_arithmetic(tree: exp.Expr, types: dict[str, dict[str, str]]) -> exp.
             raise SqlError(f"cannot tell what type {node.sql()} adds up, so it might wrap around")
     # Again, now that integer sums are decimals: arithmetic over them is no integer arithmetic.
     annotated = annotate_types(annotated, schema=schema, dialect="duckdb")
-    for diff in list(annotated.find_all(exp.DateDiff)):
-        days = _day_difference(diff)
-        if days is not None:
-            _replace_typed(diff, days)
     for op in reversed(list(annotated.find_all(exp.Add, exp.Sub, exp.Mul))):
         left, right, result = op.args["this"], op.args["expression"], op.type
         if (
