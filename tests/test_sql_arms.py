@@ -665,6 +665,40 @@ def test_strftime_on_polars_is_exact_or_refused() -> None:
     assert not (refused | {("%y", "ts"), ("%j %a %b %V %G %u %w %%", "ts")}) & set(split)
 
 
+def test_strftime_years_of_a_column_within_1_to_9999_split_on_polars() -> None:
+    """A column whose years are all 1 to 9999 (the Polars arm reads them once) has its years
+    written as DuckDB writes them: ``strftime(d, '%Y-%m')`` splits there, and stays refused over
+    a column holding a year past 9999 or before 1."""
+    days = [date(1, 1, 1), date(9999, 12, 31), date(1969, 12, 31), date(2020, 2, 29), None]
+    plain = pa.table(
+        {
+            "k": pa.array([i % 3 for i in range(40)], pa.int64()),
+            "d": pa.array([days[i % len(days)] for i in range(40)], pa.date32()),
+            "ts": pa.array(
+                [datetime(1 + i * 250, 1 + i % 12, 1, i % 24, 59, 58, i) for i in range(40)]
+            ),
+        }
+    )
+    con = duckdb.connect()
+    con.execute("CREATE TABLE far AS SELECT k, d FROM plain")
+    con.execute("INSERT INTO far VALUES (1, DATE '12000-06-02'), (2, DATE '0002-11-28 (BC)')")
+    wide = con.sql("SELECT * FROM far").to_arrow_table()
+    with Session({"plain": plain, "far": wide}, device="polars") as session:
+        for form in ("%Y-%m", "%y %G-%V", "%Y-%m-%d %H"):
+            for table, column, splits in [
+                ("plain", "d", True),
+                ("plain", "ts", True),
+                ("far", "d", False),
+            ]:
+                sql = f"select k, strftime({column}, '{form}') as v from {table} where k >= 0"
+                expected = session.host.cursor().sql(sql).to_arrow_table()
+                result = session.sql(sql, device_share=0.5)
+                assert result.fallback is None, (sql, result.fallback)
+                assert compare_tables(result.table, expected, ordered=False) is None, sql
+                runs = splits and not (column == "d" and "%H" in form)
+                assert (result.refusal is None) == runs, (sql, result.refusal)
+
+
 def test_integer_remainders_and_quotients_by_a_literal_on_polars_truncate() -> None:
     """Polars' % takes the divisor's sign and its // floors; DuckDB truncates both (-7 % 3: 2
     for -1; -7 // 2: -4 for -3). An integer's remainder or quotient by a literal is written

@@ -114,6 +114,8 @@ class PolarsArm:
         #: (table, column) -> whether its text is all ASCII (see ``_ascii_only``); a table held
         #: again forgets its columns' facts.
         self._ascii: dict[tuple[str, str], bool] = {}
+        #: (table, column) -> whether its years are all 1 to 9999 (see ``_plain_years``).
+        self._years: dict[tuple[str, str], bool] = {}
         #: Row counts read by :meth:`_rows`, per table.
         self._heights: dict[str, int] = {}
         if engine == "gpu":
@@ -191,7 +193,7 @@ class PolarsArm:
         the first query that reads it reaches this arm (a query the host runs alone never
         imports Polars; a one-shot query over one of eight tables reads one file's schema)."""
         self.frames, self.types, self.unloaded, self._unique = {}, {}, {}, {}
-        self.stored_types, self._ascii = {}, {}
+        self.stored_types, self._ascii, self._years = {}, {}, {}
         self.unreadable, self._heights = {}, {}
         self._attached = dict(sources)
         self._live, self._fresh, self._scans_as_arrow = {}, {}, set()
@@ -275,7 +277,7 @@ class PolarsArm:
         frame = widen_decimals(frame)
         self.frames[name] = frame
         self._heights.pop(name, None)
-        for facts in (self._ascii, self._unique):
+        for facts in (self._ascii, self._years, self._unique):
             for key in [key for key in facts if key[0] == name]:
                 del facts[key]
         self.types[name] = sql_types_of(frame)
@@ -338,6 +340,7 @@ class PolarsArm:
                 self.types,
                 self.stored_types,
                 lambda t, c: self._ascii_only(split if t == PLACEHOLDER else t, c),
+                lambda t, c: self._plain_years(split if t == PLACEHOLDER else t, c),
             )
             compiled.arm_sql[self.name] = text
         return text
@@ -450,6 +453,25 @@ class PolarsArm:
                 found = True
             self._ascii[key] = not found
         return self._ascii[key]
+
+    def _plain_years(self, table: str, column: str) -> bool:
+        """Whether ``table.column``, a date or plain timestamp, holds only years 1 to 9999 (or
+        NULL), read once per arm; False for a user's connection's table and any other column."""
+        key = (table, column)
+        if key not in self._years:
+            frame = self.frames.get(table)
+            if frame is None or table in self._live:
+                return False
+            if self.types.get(table, {}).get(column) not in ("DATE", "TIMESTAMP"):
+                return False
+            year = pl.col(column).dt.year()
+            outside = ((year < 1) | (year > 9999)).any()
+            try:
+                found = frame.select(outside).collect(engine="streaming").item()
+            except pl.exceptions.PolarsError:
+                found = True
+            self._years[key] = found is False
+        return self._years[key]
 
     def _rows(self, table: str) -> int:
         """``table``'s row count (a user's connection's as it is now), read once per arm; 1 for

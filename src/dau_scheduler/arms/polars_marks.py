@@ -1,7 +1,8 @@
 """What the Polars arm's data lets through that its checks would otherwise refuse: marks put
 on the partial's tree before ``polars_checks.refuse_divergent`` reads it. A bare column of a base
 table casts to its own stored decimal digits exactly; ``upper``/``lower`` of a column holding
-only ASCII text cases it as DuckDB does. Both marks are read through sqlglot's scopes, so a
+only ASCII text cases it as DuckDB does; ``strftime`` of a column whose years are all within 1
+to 9999 writes them as DuckDB does. The marks are read through sqlglot's scopes, so a
 CTE's or subquery's computed output is never taken for a stored column."""
 
 from __future__ import annotations
@@ -61,4 +62,33 @@ def mark_ascii_cases(tree: exp.Expr, ascii_only: Callable[[str, str], bool]) -> 
                 call.meta[ASCII_ONLY] = True
 
 
-__all__ = ["ASCII_ONLY", "STORED_SCALE", "decimal_scale", "mark_ascii_cases", "mark_stored_scales"]
+#: ``meta`` key on a ``strftime`` of a date or timestamp column whose years are all within 1
+#: to 9999, where Polars writes ``%Y``, ``%G`` and ``%y`` as DuckDB does (it writes '+12000'
+#: and '-0001' for years outside).
+PLAIN_YEARS = "dau_plain_years"
+
+
+def mark_plain_years(tree: exp.Expr, plain_years: Callable[[str, str], bool]) -> None:
+    """Mark (:data:`PLAIN_YEARS`) each ``strftime(c, ...)`` of ``tree`` whose column ``c`` of a
+    base table holds only years 1 to 9999 (``plain_years(table, column)``, the arm's data)."""
+    from sqlglot.optimizer.scope import traverse_scope
+
+    for scope in traverse_scope(tree):
+        for column in scope.columns:
+            call = column.parent
+            if not isinstance(call, exp.TimeToStr) or call.this is not column:
+                continue
+            source = scope.sources.get(column.table)
+            if isinstance(source, exp.Table) and plain_years(source.name.lower(), column.name):
+                call.meta[PLAIN_YEARS] = True
+
+
+__all__ = [
+    "ASCII_ONLY",
+    "PLAIN_YEARS",
+    "STORED_SCALE",
+    "decimal_scale",
+    "mark_ascii_cases",
+    "mark_plain_years",
+    "mark_stored_scales",
+]

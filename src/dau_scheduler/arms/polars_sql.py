@@ -45,7 +45,11 @@ from dau_scheduler.arms.polars_checks import (
     refuse_empty_group_forms,
 )
 from dau_scheduler.arms.polars_forms import refuse_set_operations, refuse_unsafe_ctes
-from dau_scheduler.arms.polars_marks import mark_ascii_cases, mark_stored_scales
+from dau_scheduler.arms.polars_marks import (
+    mark_ascii_cases,
+    mark_plain_years,
+    mark_stored_scales,
+)
 from dau_scheduler.errors import SqlError
 from dau_scheduler.rewrite.blocks import conjuncts
 from dau_scheduler.rewrite.comma_scopes import is_comma
@@ -495,6 +499,7 @@ def polars_sql(
     types: dict[str, dict[str, str]] | None = None,
     stored: dict[str, dict[str, str]] | None = None,
     ascii_only: Callable[[str, str], bool] | None = None,
+    plain_years: Callable[[str, str], bool] | None = None,
 ) -> str:
     """The partial query in the SQL Polars reads, with DuckDB's arithmetic (module docstring).
 
@@ -502,7 +507,9 @@ def polars_sql(
     precision rewrites of :func:`checked_arithmetic`; without it they are skipped. ``stored``
     (the same, as the data has them) lets a column's decimal cast to its own digits through
     (:func:`mark_stored_scales`); ``ascii_only(table, column)`` (whether the column's values
-    are all ASCII) lets ``upper``/``lower`` of such a column through (:func:`mark_ascii_cases`).
+    are all ASCII) lets ``upper``/``lower`` of such a column through (:func:`mark_ascii_cases`);
+    ``plain_years(table, column)`` (whether its years are all 1 to 9999) lets ``strftime``'s
+    year specifiers of such a column through (:func:`mark_plain_years`).
     """
     if compiled.partial is None:
         raise SqlError("this query has no partial to run")
@@ -522,6 +529,8 @@ def polars_sql(
             mark_stored_scales(partial, dict(stored) | placeholder)
         if ascii_only is not None:
             mark_ascii_cases(partial, ascii_only)
+        if plain_years is not None:
+            mark_plain_years(partial, plain_years)
         partial = checked_arithmetic(partial, schema)
         partial = partial.transform(_round_half_away)
     refuse_unsafe_ctes(partial, None if types is None else [*types, PLACEHOLDER])

@@ -8,6 +8,8 @@ import re
 
 from sqlglot import exp
 
+from dau_scheduler.arms.polars_marks import PLAIN_YEARS
+
 #: The parts of a date or plain timestamp that Polars extracts as DuckDB does (a sweep over
 #: dates and timestamps from year 1 to 2026, before and after 1970: tests/test_sql_arms.py).
 #: ``epoch`` is not among them: before 1970 Polars' seconds differ in their fraction.
@@ -73,6 +75,8 @@ def strftime_divergence(node: exp.TimeToStr) -> str | None:
         return "strftime of other than a date or a plain timestamp"
     allowed = _STRFTIME_ANY | (_STRFTIME_TIMESTAMP if timestamp else frozenset())
     for specifier in _SPECIFIER.findall(str(form.this)):
+        if specifier in _STRFTIME_YEARS and node.meta.get(PLAIN_YEARS):
+            continue  # a column's years all 1 to 9999 (polars_marks.mark_plain_years)
         if specifier in _STRFTIME_YEARS:
             return (
                 f"strftime's %{specifier} (Polars writes years before 0 or after 9999 its own "
