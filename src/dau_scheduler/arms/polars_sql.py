@@ -208,6 +208,13 @@ def _translate(node: exp.Expr) -> exp.Expr:
         return _pow(node)
     if isinstance(node, exp.Contains):
         return _contains(node)
+    if isinstance(node, exp.Trim) and node.args.get("expression") is None:
+        # DuckDB's trim(s), ltrim(s), rtrim(s) trim Unicode's space separators (category Zs)
+        # only; Polars' all whitespace (tabs, newlines): the characters are named.
+        spaces = node.copy()
+        spaces.set("expression", exp.Literal.string(SPACE_SEPARATORS))
+        spaces.set("this", _translated(node.this))
+        return spaces
     if isinstance(node, (exp.LogicalAnd, exp.LogicalOr)):
         # Polars has no BOOL_AND/BOOL_OR; over booleans they are MIN and MAX (false < true).
         cls = exp.Min if isinstance(node, exp.LogicalAnd) else exp.Max
@@ -221,6 +228,11 @@ def _translate(node: exp.Expr) -> exp.Expr:
             )
         )
     return node
+
+
+#: Unicode's space separators (category Zs), the characters DuckDB's one-argument trim
+#: removes (checked against DuckDB over every whitespace, separator and format character).
+SPACE_SEPARATORS = " \u00a0\u1680" + "".join(map(chr, range(0x2000, 0x200B))) + "\u202f\u205f\u3000"
 
 
 def _contains(node: exp.Contains) -> exp.Expr:
