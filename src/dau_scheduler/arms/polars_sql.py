@@ -6,7 +6,9 @@ Polars' SQL differs from DuckDB's in ways that change answers, so the partial is
 - Decimal x decimal keeps ``max(s1, s2)`` digits in Polars but ``s1 + s2`` in DuckDB. Decimal
   columns are loaded at scale ``DECIMAL_SCALE`` so products of such columns stay exact there, and
   decimal literals (Float64 in Polars) are written as decimals of that scale.
-- ``a / b`` is DOUBLE division in DuckDB for integers and decimals; it is written as such.
+- ``a / b`` is DOUBLE division in DuckDB for integers and decimals; it is written as such, with
+  the divisor made a column: Polars multiplies by a scalar divisor's reciprocal (a rounding
+  off, which split one GROUP BY key into two groups across the arms).
 - ``BETWEEN`` is written as two comparisons (parenthesized, for ``NOT BETWEEN``); date literals as
   ``DATE 'yyyy-mm-dd'``; ``BOOL_AND``/``BOOL_OR`` as ``MIN``/``MAX``.
 - Polars joins only on equalities: an inner or left join's conditions on the joined table alone
@@ -117,16 +119,32 @@ _PART_FUNCTIONS: dict[type[exp.Expr], str] = {
 }
 
 
+def _ieee_division(dividend: exp.Expr, divisor: exp.Expr) -> exp.Expr:
+    """``dividend / divisor`` with the divisor a column, never a scalar (see ``_translate``)."""
+    column = exp.Coalesce(
+        this=divisor, expressions=[exp.Nullif(this=dividend.copy(), expression=dividend.copy())]
+    )
+    return exp.Div(this=dividend, expression=column)
+
+
 def _round_half_away(node: exp.Expr) -> exp.Expr:
     """``round(x)`` of a DOUBLE as DuckDB computes it (C's round: halves away from zero), from
     floor and ceil: ``x - floor(x)`` is exact for x >= 0, so 0.49999999999999994 stays 0; NaN,
     the infinities and -0.0 come back as they are. Polars' own round takes halves to even."""
-    if not isinstance(node, exp.Round) or node.args.get("decimals") is not None:
+    if not isinstance(node, exp.Round):
         return node
     kind = node.this.type
     if kind is None or not kind.is_type(exp.DType.DOUBLE):
         return node
-    x = exp.Paren(this=node.this)
+    if node.args.get("decimals") is not None:
+        # round(x, n): DuckDB rounds 2.675 to 2.67 (the double below 2.675), where C's round of
+        # 2.675 * 100.0 (267.5 in doubles) gives 2.68; refused (polars_checks).
+        return node
+    return _rounded(node.this, kind)
+
+
+def _rounded(value: exp.Expr, kind: exp.DataType) -> exp.Expr:
+    x = exp.Paren(this=value)
     down, up = exp.Floor(this=x.copy()), exp.Ceil(this=x.copy())
     half = exp.Literal.number(0.5)
     one = exp.Literal.number(1)
@@ -194,10 +212,14 @@ def _translate(node: exp.Expr) -> exp.Expr:
         return exp.Extract(this=exp.var(part.upper()), expression=_translated(node.this))
     if isinstance(node, exp.Div):
         double = exp.DataType.build("DOUBLE")
-        return exp.Div(
-            this=exp.Cast(this=_translated(node.this), to=double),
-            expression=exp.Cast(this=_translated(node.expression), to=double),
-        )
+        dividend = exp.Cast(this=_translated(node.this), to=double)
+        divisor = exp.Cast(this=_translated(node.expression), to=double)
+        # Polars divides by a scalar (a literal, a constant, an aggregate in a group) as a
+        # multiplication by its reciprocal: 63.44 / 10.0 is 6.344 there, 6.343999999999999 in
+        # DuckDB, and a GROUP BY x / 10.0 kept one value as two groups across the arms. The
+        # divisor is made a column (NULL where the dividend is, as the quotient then is) so
+        # that each row is divided as IEEE divides.
+        return _ieee_division(dividend, divisor)
     if isinstance(node, exp.Is) and isinstance(node.expression, exp.Boolean):
         # x IS TRUE is false, never NULL, where x is NULL; Polars read it as x = TRUE (NULL):
         # DuckDB's boolean_wrapper_pushdown.test counted 23 rows for 28 under NOT (p IS TRUE).
