@@ -20,7 +20,7 @@ import pyarrow as pa
 import pytest
 
 from conftest import OVERFLOWS_ON_A_SHARD, check_workers_in_threads, overflow_table
-from dau_scheduler import Session, tpch
+from dau_scheduler import Session, SplitError, tpch
 from dau_scheduler.compare import compare_tables
 from dau_scheduler.errors import ClusterError
 from dau_scheduler.planner import encoded_data, spark_backend
@@ -252,6 +252,28 @@ def test_a_partial_a_workers_duckdb_raises_is_answered_unsplit(spark: Any) -> No
         # Returned by the worker, not raised: no task was attempted again (Spark ran each
         # such task four times, ~7 s, before the query fell back).
         assert _failed_tasks(spark) == failed
+
+
+def test_a_partial_too_large_to_carry_back_is_answered_unsplit(spark: Any) -> None:
+    """A task's partial past ``most_task_bytes`` comes back as the worker's error, not as rows:
+    a 50M-row cross product (filtered only above a UNION, DuckDB's
+    test_filter_pushdown_large.test) filled a local Spark's heap, which killed the JVM and every
+    later query. The host answers such a query unsplit; the Session goes on."""
+    rows = pa.table({"i": pa.array(range(2000), pa.int64())})
+    other = pa.table({"k": pa.array(range(50), pa.int64())})
+    sql = "SELECT * FROM (SELECT * FROM t, u UNION SELECT * FROM t, u) q WHERE i = 3 AND k = 5"
+    with Session({"t": rows, "u": other}, device="duckdb", cluster=spark) as s:
+        assert s.cluster is not None
+        s.cluster.tables.most_task_bytes = 4096
+        failed = _failed_tasks(spark)
+        result = s.sql(sql, device_share=0.5)
+        assert result.table.to_pylist() == [{"i": 3, "k": 5}]
+        assert result.fallback is not None and "too large for Spark" in result.fallback
+        assert _failed_tasks(spark) == failed
+        with pytest.raises(SplitError, match="carried back"):
+            s.sql(sql, device_share=0.5, strict=True)
+        s.cluster.tables.most_task_bytes = 2**27
+        assert s.sql("SELECT count(*) FROM t", device_share=0.5).execution is not None
 
 
 def test_queries_reading_no_column_or_one_named_after_a_comma_split(spark: Any) -> None:

@@ -33,7 +33,9 @@ class ClusterError(DauError, RuntimeError):
 
 
 class ArmError(DauError, RuntimeError):
-    """An arm failed while running its share; ``arm`` says which (``"device"`` or ``"host"``)."""
+    """An arm failed while running its share; ``arm`` says which (``"device"`` or ``"host"``),
+    or what stopped the split (``"reader"``: rows that could not be read; ``"transfer"``: a
+    partial a cluster cannot carry back)."""
 
     def __init__(self, arm: str, message: str) -> None:
         super().__init__(f"{arm} arm failed: {message}")

@@ -84,7 +84,8 @@ def raise_unless_unsplit_stands(exc: FoldError | ArmError, strict: bool) -> None
     It may where the device arm failed, where the final query refused the partials (a
     :class:`FoldError`), or where the host's partial met a DuckDB error the unsplit query may
     never meet (it computes an output the query above it prunes: an overflow in an unused SUM),
-    or where pyarrow could not read a chunk's rows (the ``reader``: the split stops). Under
+    or where pyarrow could not read a chunk's rows (the ``reader``: the split stops), or where a
+    cluster cannot carry a worker's partial back (``transfer``: too many bytes). Under
     ``strict`` those are a :class:`SplitError`. A cluster's own error is raised as it is, and
     any other host failure as the ArmError: never a short answer.
     """
@@ -97,6 +98,10 @@ def raise_unless_unsplit_stands(exc: FoldError | ArmError, strict: bool) -> None
     if exc.arm == "reader":  # a chunk's rows could not be read: the split stopped there
         if strict:
             raise SplitError(f"the split's rows could not be read and strict=True: {exc}") from exc
+        return
+    if exc.arm == "transfer":  # a partial too large to carry back: the split stopped there
+        if strict:
+            raise SplitError(f"a partial could not be carried back and strict=True: {exc}") from exc
         return
     computed = exc.arm == "host" and isinstance(exc.__cause__, duckdb.Error)
     if strict and exc.arm == "device":

@@ -24,6 +24,7 @@ here only, when a Spark cluster is asked for.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -46,6 +47,7 @@ from dau_scheduler.planner.resources import Resources
 from dau_scheduler.planner.spark_worker import (
     ERROR,
     META,
+    MOST_TASK_BYTES,
     ROW,
     Task,
     partial_fn,
@@ -103,8 +105,10 @@ class SparkConnection:
 
     def close(self) -> None:
         if self.owned:
-            self.spark.stop()
             self.owned = False
+            # A JVM that died (out of memory, say) is stopped already: py4j's errors then vary.
+            with contextlib.suppress(Exception):
+                self.spark.stop()
 
 
 def connect(cluster: Any) -> SparkConnection:
@@ -267,6 +271,8 @@ class SparkTables:
         }
         #: Test hook: seconds each partition's task sleeps before it runs its partial.
         self.task_delay = 0.0
+        #: The most bytes of partial one task hands back (``spark_worker.MOST_TASK_BYTES``).
+        self.most_task_bytes = MOST_TASK_BYTES
 
     def _cannot_hold(self, field: pa.Field) -> str | None:
         """Why Spark cannot carry a column of ``field``'s type, or None."""
@@ -373,7 +379,8 @@ class SparkTables:
         wire = pa.schema([f.with_type(_wire_type(f.type)) for f in schema])
         out = pa.schema([*wire, *META])
         frame = self.frame(table)
-        task = Task(self.handle, whole, partial_sql, placeholder, wire, self.task_delay)
+        delay, most = self.task_delay, self.most_task_bytes
+        task = Task(self.handle, whole, partial_sql, placeholder, wire, delay, most)
         source = self.sources[table]
         if isinstance(source, ParquetSource):
             # Only the ranges' descriptors cross to the Python workers, which hold the rows.
@@ -433,13 +440,19 @@ class SparkTables:
         return ClusterPartial(cast_partial(partial, schema, "spark"), runs)
 
     def close(self) -> None:
-        for frame in self._frames.values():
-            frame.unpersist()
-        self._frames.clear()
-        for spec in self.specs.values():
-            if spec[0] == "broadcast":
-                spec[1].unpersist()
-        self.connection.close()
+        """Unpersist what this Session cached, and stop a Spark it started. A Spark whose JVM
+        died meanwhile holds nothing more: closing it is no error."""
+        try:
+            for frame in self._frames.values():
+                frame.unpersist()
+            for spec in self.specs.values():
+                if spec[0] == "broadcast":
+                    spec[1].unpersist()
+        except Exception:  # noqa: BLE001 - py4j's errors for a JVM that is gone vary
+            pass
+        finally:
+            self._frames.clear()
+            self.connection.close()
 
 
 def _cause(exc: BaseException) -> str:
@@ -460,6 +473,9 @@ def _worker_error(said: str) -> ArmError:
 
     if said.startswith("RowsUnreadable: "):
         return ArmError("reader", f"a worker cannot read the rows: {said}")
+    if said.startswith("PartialTooLarge: "):
+        # Too many bytes to hand back through Spark: the host answers unsplit here.
+        return ArmError("transfer", f"a worker's partial is too large for Spark: {said}")
     found = re.match(r"^duckdb\.(\w+): (.*)$", said, re.S)
     kind = getattr(duckdb, found.group(1), None) if found else None
     if not (isinstance(kind, type) and issubclass(kind, duckdb.Error)):

@@ -71,6 +71,18 @@ def _drop_ranges(con: Any, held: set[str], table: str) -> None:
         held.discard(name)
 
 
+#: The most bytes of partial one task hands back to Spark's JVM (as Arrow). Past it the task
+#: returns a :class:`PartialTooLarge` error instead: a local Spark's executors share the
+#: driver's heap, and a partial of 50M rows (a cross product the query filters only above a
+#: UNION, DuckDB's test_filter_pushdown_large.test) exhausted it, which killed the JVM and with
+#: it every later query of the Session.
+MOST_TASK_BYTES = 128 * 2**20
+
+
+class PartialTooLarge(RuntimeError):
+    """A task's partial is more bytes than it may hand back (:data:`MOST_TASK_BYTES`)."""
+
+
 @dataclass(frozen=True)
 class Task:
     """What every task of one query's partial needs in its Python worker (pickled to it)."""
@@ -81,6 +93,7 @@ class Task:
     placeholder: str
     schema: pa.Schema
     delay: float
+    most_bytes: int = MOST_TASK_BYTES
 
     def db(self) -> tuple[Any, set[str]]:
         """This worker's DuckDB with the whole tables the query reads, and what it holds."""
@@ -101,7 +114,7 @@ class Task:
             if register is not None:
                 cursor.register(rows_sql, register)
             sql = re.sub(rf"\b{self.placeholder}\b", lambda _m: rows_sql, self.partial_sql)
-            partial = cast_partial(cursor.sql(sql).to_arrow_table(), self.schema, "spark")
+            partial = cast_partial(self._bounded(cursor.sql(sql)), self.schema, "spark")
         finally:
             cursor.close()
         meta = pa.table(
@@ -112,6 +125,22 @@ class Task:
             }
         )
         yield from _with_meta(partial, meta).to_batches()
+
+    def _bounded(self, relation: Any) -> pa.Table:
+        """The relation's rows as Arrow, read batch by batch; :class:`PartialTooLarge` as soon
+        as they pass ``most_bytes``."""
+        reader = relation.fetch_arrow_reader(batch_size=1 << 16)
+        batches: list[pa.RecordBatch] = []
+        held = 0
+        for batch in reader:
+            held += batch.nbytes
+            if held > self.most_bytes:
+                raise PartialTooLarge(
+                    f"the partial of one task passed {self.most_bytes} bytes "
+                    f"({len(batches) * (1 << 16) + batch.num_rows} rows read so far)"
+                )
+            batches.append(batch)
+        return pa.Table.from_batches(batches, schema=reader.schema)
 
 
 def range_partial_fn(task: Task, split: tuple[str, tuple[str, ...], int, int]) -> Any:
@@ -195,11 +224,11 @@ def _saying(schema: pa.Schema) -> Callable[[Run], Run]:
 
             try:
                 yield from run(batches)
-            except (duckdb.Error, RowsUnreadable) as exc:
+            except (duckdb.Error, RowsUnreadable, PartialTooLarge) as exc:
                 text = (
-                    f"RowsUnreadable: {exc}"
-                    if isinstance(exc, RowsUnreadable)
-                    else f"duckdb.{type(exc).__name__}: {exc}"
+                    f"duckdb.{type(exc).__name__}: {exc}"
+                    if isinstance(exc, duckdb.Error)
+                    else f"{type(exc).__name__}: {exc}"
                 )
                 error = pa.table({ERROR: [text]})
                 yield from _with_meta(schema.empty_table(), error).to_batches()
@@ -238,4 +267,13 @@ META = pa.schema(
 )
 
 
-__all__ = ["ERROR", "META", "ROW", "Task", "partial_fn", "range_partial_fn"]
+__all__ = [
+    "ERROR",
+    "META",
+    "MOST_TASK_BYTES",
+    "ROW",
+    "PartialTooLarge",
+    "Task",
+    "partial_fn",
+    "range_partial_fn",
+]
