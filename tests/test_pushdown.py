@@ -50,3 +50,62 @@ def test_an_enclosing_where_over_keys(session: Session) -> None:
 def test_not_through_a_limit(session: Session) -> None:
     sql = "SELECT * FROM (SELECT k, count(*) AS c FROM a GROUP BY k LIMIT 3) t WHERE k > 6"
     assert "> 6" not in _where(session, sql)
+
+
+@pytest.fixture
+def partitions() -> Iterator[tuple[Session, duckdb.DuckDBPyConnection]]:
+    con = duckdb.connect()
+    con.execute("CREATE TABLE s23 AS SELECT i AS d, i % 7 AS v FROM range(3000) r(i)")
+    con.execute("CREATE TABLE s24 AS SELECT i + 3000 AS d, i % 5 AS v FROM range(1000) r(i)")
+    with Session(con, device="duckdb") as s:
+        yield s, con
+    con.close()
+
+
+@pytest.mark.parametrize(
+    ("sql", "where"),
+    [
+        # A partitioned view: each arm passed all of s23's rows back before.
+        (
+            "SELECT sum(v) FROM (SELECT d, v FROM s23 UNION ALL SELECT d, v FROM s24) s "
+            "WHERE d > 2900",
+            '"s23"."d" > 2900',
+        ),
+        # The derived table's names are the first branch's, matched by position.
+        (
+            "SELECT count(*) FROM (SELECT d, v FROM s24 UNION SELECT d AS e, v FROM s23) s "
+            "WHERE d > 2900",
+            '"s23"."d" > 2900',
+        ),
+        (
+            "SELECT count(*) FROM (SELECT d, v FROM s24 EXCEPT SELECT d, v FROM s23) s "
+            "WHERE d < 10",
+            '"s23"."d" < 10',
+        ),
+        (
+            "SELECT count(*) FROM (SELECT d AS x, d AS y, v FROM s23 UNION ALL "
+            "SELECT d, d + 1, v FROM s24) s WHERE y > 2900",
+            '"s23"."d" > 2900',
+        ),
+        # The block's output is BIGINT under a VARCHAR union: '0950' is 950 as an integer only.
+        (
+            "SELECT count(*) FROM (SELECT d, v FROM s23 UNION ALL SELECT d::VARCHAR, v FROM s24) s "
+            "WHERE d = '0950' OR d = '950'",
+            "",
+        ),
+        # A condition not on rows alone stays above.
+        (
+            "SELECT count(*) FROM (SELECT d, v FROM s23 UNION ALL SELECT d, v FROM s24) s "
+            "WHERE d > (SELECT max(v) FROM s24)",
+            "",
+        ),
+    ],
+)
+def test_an_enclosing_where_over_a_set_operation(
+    partitions: tuple[Session, duckdb.DuckDBPyConnection], sql: str, where: str
+) -> None:
+    session, con = partitions
+    assert _where(session, sql) == where
+    for share in (0.3, 0.7):
+        result = session.sql(sql, device_share=share)
+        assert result.table.to_pylist() == con.sql(sql).to_arrow_table().to_pylist()

@@ -472,7 +472,7 @@ def _compile_candidate(
     output_schema: pa.Schema | None,
 ) -> CompiledSplit:
     _mark(tree, found.occurrence, found.block)
-    block = push_filters(found.block, names)
+    block = push_filters(found.block, names, lambda text: binder(text)[1])
     aggregated = bool(aggregate_calls(block, names) or block.args.get("group"))
     built = build_aggregate(block, names) if aggregated else build_rows(block, names)
     # TPC-DS Q5's UNION branch SELECT ... FROM store_sales: each arm reads its rows back and the

@@ -14,10 +14,20 @@ hold are copied, and the filters stay where they were, so the answer cannot chan
 - a conjunct of the enclosing block's WHERE over this derived table's columns alone, where each
   column is a GROUP BY key of the block or an output of a DISTINCT or row-level block, and the
   derived table is not on the nullable side of an outer join. Not through LIMIT, OFFSET, windows
-  or QUALIFY, which depend on the rows the filter would remove.
+  or QUALIFY, which depend on the rows the filter would remove;
+- the same where the block is a branch of a set operation (UNION [ALL], INTERSECT, EXCEPT, nested)
+  that is the derived table: a row-level condition holds of equal rows alike, so it selects the
+  same rows of each branch as of the whole. The derived table's columns are the first branch's
+  names, matched to the block's outputs by position, and only where the block's output has the
+  set operation's own type (a branch's INTEGER under a VARCHAR union compares otherwise: '05'
+  equals 5 as an integer, not as text), which the binder reads. A partitioned view, ``FROM
+  (SELECT * FROM s23 UNION ALL SELECT * FROM s24) s WHERE s.d > 900``, had each arm pass all of
+  s23's rows back for the final query to filter.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from sqlglot import exp
 
@@ -58,8 +68,43 @@ def _having_filters(block: exp.Select, names: frozenset[str]) -> list[exp.Expr]:
     ]
 
 
-def _outer_filters(block: exp.Select, names: frozenset[str]) -> list[exp.Expr]:
-    wrapper = block.parent
+#: Reads a query's output types without running it (``reading.Binder``'s second item).
+Types = Callable[[str], list[str]]
+
+
+def _set_operation_top(block: exp.Select) -> exp.Expr:
+    """The outermost set operation ``block`` is a branch of, or the block itself."""
+    node: exp.Expr = block
+    while isinstance(node.parent, exp.SetOperation):
+        node = node.parent
+    return node
+
+
+def _first_branch(node: exp.Expr) -> exp.Expr:
+    while isinstance(node, exp.SetOperation):
+        node = node.this
+    return node
+
+
+def _outer_filters(
+    block: exp.Select, names: frozenset[str], types: Types | None = None
+) -> list[exp.Expr]:
+    top = _set_operation_top(block)
+    same_type: set[int] = set()  # the block's output positions typed as the set operation's
+    if top is not block:
+        first = _first_branch(top)
+        if types is None or not isinstance(first, exp.Select):
+            return []
+        if any(isinstance(p.unalias(), exp.Star) for p in (*first.expressions, *block.expressions)):
+            return []
+        try:
+            whole, own = types(top.sql(dialect="duckdb")), types(block.sql(dialect="duckdb"))
+        except Exception:  # noqa: BLE001 - not bindable alone (a correlated branch): no push
+            return []
+        if not len(first.expressions) == len(block.expressions) == len(whole) == len(own):
+            return []
+        same_type = {i for i, (kind, its) in enumerate(zip(whole, own, strict=True)) if kind == its}
+    wrapper = top.parent
     if not isinstance(wrapper, exp.Subquery) or not isinstance(
         wrapper.parent, (exp.From, exp.Join)
     ):
@@ -79,14 +124,22 @@ def _outer_filters(block: exp.Select, names: frozenset[str]) -> list[exp.Expr]:
     keys, sets = grouping_keys(group)
     if sets or (group is None and any(is_aggregate(n, names) for n in block.walk())):
         return []
+    # The derived table's names: the block's own, or in a set operation the first branch's.
+    named = block.expressions if top is block else _first_branch(top).expressions
+    counts: dict[str, int] = {}
+    for projection in named:
+        counts[projection.alias_or_name] = counts.get(projection.alias_or_name, 0) + 1
     outputs: dict[str, exp.Expr] = {}
-    for projection in block.expressions:
+    for i, projection in enumerate(block.expressions):
+        name = named[i].alias_or_name
         if isinstance(projection.unalias(), exp.Star) or not projection.alias_or_name:
             return []
         expression = projection.unalias()
         if group is not None and not any(expression == key for key in keys):
             continue  # an aggregate's output, or a key's function: not filtered here
-        outputs[projection.alias_or_name] = expression
+        if top is not block and (i not in same_type or counts[name] > 1):
+            continue  # another type above, or a name that does not say which output
+        outputs[name] = expression
     alias = wrapper.alias_or_name
     pushed: list[exp.Expr] = []
     for condition in conjuncts(outer.args["where"].this):
@@ -107,9 +160,13 @@ def _outer_filters(block: exp.Select, names: frozenset[str]) -> list[exp.Expr]:
     return pushed
 
 
-def push_filters(block: exp.Select, names: frozenset[str]) -> exp.Select:
-    """``block`` with the filters the module docstring lists added to its WHERE (in place)."""
-    pushed = _having_filters(block, names) + _outer_filters(block, names)
+def push_filters(
+    block: exp.Select, names: frozenset[str], types: Types | None = None
+) -> exp.Select:
+    """``block`` with the filters the module docstring lists added to its WHERE (in place);
+    ``types`` reads a query's output types (without it nothing is pushed into a set operation's
+    branch)."""
+    pushed = _having_filters(block, names) + _outer_filters(block, names, types)
     if pushed:
         where = block.args.get("where")
         block.set("where", exp.Where(this=exp.and_(*([where.this] if where else []), *pushed)))
