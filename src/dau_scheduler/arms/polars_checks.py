@@ -98,6 +98,18 @@ _PLAIN_REGEX = re.compile(r"(?:[^\\({]|\\[!-/:-@\[-`{-~]|\((?!\?)|\{(?=\d))*")
 CONTAINS = "dau_contains"
 
 
+def _result_values(node: exp.Expr) -> list[exp.Expr]:
+    """The values a COALESCE, CASE or IF may give (its branches), parentheses removed."""
+    if isinstance(node, exp.Coalesce):
+        values = [node.this, *node.expressions]
+    elif isinstance(node, exp.Case):
+        values = [branch.args.get("true") for branch in node.args.get("ifs") or []]
+        values.append(node.args.get("default"))
+    else:
+        values = [node.args.get("true"), node.args.get("false")]
+    return [v.unnest() for v in values if isinstance(v, exp.Expr)]
+
+
 def _function_divergence(node: exp.Expr) -> str | None:
     """Functions Polars computes as DuckDB does in the forms checked (``lpad``/``rpad``,
     ``split_part``, ``concat_ws``'s separator, ``ends_with``, ``reverse``, ``regexp_matches``,
@@ -129,6 +141,21 @@ def _function_divergence(node: exp.Expr) -> str | None:
             )
     if isinstance(node, exp.Like) and node.meta.get(CONTAINS) and not _is_text(node.this):
         return "contains of a value not known to be text"
+    if isinstance(node, (exp.Coalesce, exp.Case, exp.If)):
+        values = _result_values(node)
+        text = [v for v in values if isinstance(v, exp.Literal) and v.is_string]
+        others = [v for v in values if not isinstance(v, (exp.Literal, exp.Null))]
+        if text and any(v.type is None or not _is_text(v) for v in others):
+            return (
+                f"{node.key} of a text literal with another type (DuckDB casts the text to it, "
+                "Polars the other values to text)"
+            )
+    if isinstance(node, (*_COMPARISONS, exp.In)):
+        sides = [node.this, *(node.expressions if isinstance(node, exp.In) else [node.expression])]
+        against_text = any(isinstance(v, exp.Literal) and v.is_string for v in sides)
+        numbers = (*exp.DataType.REAL_TYPES, *exp.DataType.INTEGER_TYPES, exp.DType.BOOLEAN)
+        if against_text and any(v.type is not None and v.type.is_type(*numbers) for v in sides):
+            return "a number compared with text (DuckDB casts the text, Polars fails)"
     if isinstance(node, exp.Exp):
         kind = node.this.type
         if kind is None or not kind.is_type(*exp.DataType.REAL_TYPES, *exp.DataType.INTEGER_TYPES):
