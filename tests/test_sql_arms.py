@@ -594,7 +594,9 @@ FUNCTIONS = [
     ("date_trunc('year', d)", True),
     ("date_trunc('day', d)", True),
     ("date_trunc('quarter', d)", False),
-    ("date_trunc('month', ts)", False),
+    ("date_trunc('month', ts)", True),  # a plain timestamp's: its date's
+    ("date_trunc('day', ts)", True),
+    ("date_trunc('hour', ts)", False),
     # DuckDB casts a text literal to the other values' type, Polars them to text (or fails):
     # refused before the arm runs, not failed after.
     ("coalesce(s, 'z')", True),

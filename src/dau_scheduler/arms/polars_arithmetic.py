@@ -132,13 +132,19 @@ _TRUNCATED_PARTS = {"WEEK": "ISODOW", "MONTH": "DAY", "YEAR": "DOY"}
 
 
 def _truncated_date(trunc: exp.Expr) -> exp.Expr | None:
-    """``date_trunc(part, d)`` of a DATE as DuckDB's TIMESTAMP at the start of its day, ISO week,
-    month or year, computed on day numbers (``d`` less its day of the week, month or year, less
-    one; Polars' SQL has no date_trunc), or None: other parts and operands stay, and the arm
-    refuses them by name."""
+    """``date_trunc(part, d)`` of a DATE or plain TIMESTAMP as DuckDB's TIMESTAMP at the start of
+    its day, ISO week, month or year, computed on day numbers (``d`` less its day of the week,
+    month or year, less one; Polars' SQL has no date_trunc), or None: other parts and operands
+    stay, and the arm refuses them by name."""
     unit = trunc.args.get("unit")
     operand = trunc.this
-    if unit is None or not (operand.unnest().type or _UNKNOWN).is_type(exp.DataType.Type.DATE):
+    kind = operand.unnest().type or _UNKNOWN
+    if kind.is_type(exp.DType.TIMESTAMP, exp.DType.TIMESTAMPNTZ) and unit is not None:
+        # A plain timestamp's day, week, month or year starts where its date's does (the cast
+        # to a date agrees with DuckDB's before 1970 and at year 1: test_widened_functions...).
+        operand = exp.Cast(this=operand.copy(), to=_DATE.copy())
+        operand.type = _DATE.copy()
+    elif unit is None or not kind.is_type(exp.DataType.Type.DATE):
         return None
     name = unit.name.upper()
     if name == "DAY":
