@@ -540,8 +540,14 @@ def test_text_and_halves_on_polars_are_exact_or_refused() -> None:
             ),
         }
     )
+    _exact_or_refused_on_polars(data, TEXT_AND_HALVES)
+
+
+def _exact_or_refused_on_polars(data: pa.Table, cases: list[tuple[str, bool]]) -> None:
+    """Each (expression, runs) over table ``t`` = ``data``: exactly DuckDB's values, run on the
+    Polars arm (with rows there) where ``runs``, refused by name where not."""
     with Session({"t": data}, device="polars") as session:
-        for expression, runs in TEXT_AND_HALVES:
+        for expression, runs in cases:
             sql = f"select k, {expression} as v from t where k >= 0"  # a filter: not passed through
             expected = session.host.cursor().sql(sql).to_arrow_table()
             result = session.sql(sql, device_share=0.5)
@@ -640,14 +646,7 @@ def test_widened_functions_on_polars_are_exact_or_refused() -> None:
             "ts": pa.array([datetime(1969, 12, 31, 23, 59, 58, i) for i in range(n)]),
         }
     )
-    with Session({"t": data}, device="polars") as session:
-        for expression, runs in FUNCTIONS:
-            sql = f"select k, {expression} as v from t where k >= 0"  # a filter: not passed through
-            expected = session.host.cursor().sql(sql).to_arrow_table()
-            result = session.sql(sql, device_share=0.5)
-            assert result.fallback is None, (expression, result.fallback)
-            assert compare_tables(result.table, expected, ordered=False) is None, expression
-            assert (result.refusal is None) == runs, (expression, result.refusal)
+    _exact_or_refused_on_polars(data, FUNCTIONS)
 
 
 def test_strftime_on_polars_is_exact_or_refused() -> None:
