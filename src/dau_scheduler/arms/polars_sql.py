@@ -39,7 +39,6 @@ from sqlglot.dialects.postgres import Postgres
 
 from dau_scheduler.arms.polars_arithmetic import checked_arithmetic
 from dau_scheduler.arms.polars_checks import (
-    CONTAINS,
     refuse_constant_groups,
     refuse_deep_correlation,
     refuse_deep_nesting,
@@ -47,6 +46,7 @@ from dau_scheduler.arms.polars_checks import (
     refuse_empty_group_forms,
 )
 from dau_scheduler.arms.polars_forms import refuse_set_operations, refuse_unsafe_ctes
+from dau_scheduler.arms.polars_functions import CONTAINS
 from dau_scheduler.arms.polars_marks import (
     mark_ascii_cases,
     mark_plain_years,

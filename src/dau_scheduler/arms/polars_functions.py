@@ -1,0 +1,177 @@
+"""The functions and operators whose Polars form computes as DuckDB's only in some forms:
+text functions (non-ASCII letters, tabs, empty strings), concatenation (what each type is
+written as), the functions the arm was widened with (twentieth session) and text literals among
+values of another type. ``polars_checks.refuse_divergent`` asks each of these for a reason."""
+
+from __future__ import annotations
+
+import re
+
+from sqlglot import exp
+
+#: The comparisons, DuckDB's null-safe ones included.
+COMPARISONS = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.NullSafeEQ, exp.NullSafeNEQ)
+
+
+def _int_literal(node: exp.Expr | None) -> int | None:
+    if isinstance(node, exp.Neg):
+        inner = _int_literal(node.this)
+        return None if inner is None else -inner
+    return int(node.this) if isinstance(node, exp.Literal) and node.is_int else None
+
+
+def _positive_int(node: exp.Expr | None, least: int) -> bool:
+    value = _int_literal(node)
+    return value is not None and value >= least
+
+
+def string_divergence(node: exp.Expr) -> str | None:
+    """Text functions Polars computes as DuckDB does only in some forms (a sweep over
+    non-ASCII text, tabs and empty strings, eighth session)."""
+    if isinstance(node, exp.Trim) and node.args.get("expression") is None:
+        return "trim without the characters named (DuckDB trims spaces, Polars all whitespace)"
+    if isinstance(node, exp.Replace):
+        pattern = node.args.get("expression")
+        if not (isinstance(pattern, exp.Literal) and pattern.is_string and pattern.this):
+            return "replace of other than a non-empty literal (Polars splits an empty one)"
+    if isinstance(node, (exp.Left, exp.Right)) and _int_literal(node.args.get("expression")) in (
+        None,
+        0,
+    ):
+        return "left/right of other than a literal count other than 0 (Polars: '' for NULL)"
+    if isinstance(node, exp.Substring) and not (
+        _positive_int(node.args.get("start"), 1)
+        and (node.args.get("length") is None or _positive_int(node.args.get("length"), 0))
+    ):
+        return "substring from other than a literal position >= 1 (Polars counts from the end)"
+    return None
+
+
+#: The operand types Polars writes as text as DuckDB does when it concatenates them (checked
+#: against DuckDB in tests/test_sql_arms.py). Not floats or decimals (NaN as 'NaN', a decimal
+#: at its own scale), dates (Polars writes '+12000-06-02' for 12000-06-02), times and
+#: timestamps (Polars keeps a fraction's trailing zeros and drops a TIME's fraction whole:
+#: '00:00:01' for 00:00:01.5), nor anything else by default.
+_CONCAT_TYPES = (
+    *exp.DataType.TEXT_TYPES,
+    *(exp.DataType.INTEGER_TYPES - {exp.DType.BIT}),
+    exp.DType.BOOLEAN,
+    exp.DType.UUID,
+    exp.DType.VARBINARY,
+    exp.DType.BLOB,
+)
+
+
+def _is_text(node: exp.Expr | None) -> bool:
+    kind = node.type if isinstance(node, exp.Expr) else None
+    return kind is not None and kind.is_type(*exp.DataType.TEXT_TYPES)
+
+
+def _text_literal(node: exp.Expr | None) -> str | None:
+    return node.this if isinstance(node, exp.Literal) and node.is_string else None
+
+
+#: A regular expression both engines read alike: RE2 (DuckDB) and Rust's regex (Polars) differ
+#: in their classes (``\w``, ``\d``, ``\s`` and ``\b`` are Unicode-aware in Rust, ASCII in
+#: RE2: 'ß' matches ``\w`` in Polars only) and in case folding, so a pattern may hold no
+#: backslash but before ASCII punctuation, and no ``(?`` group with flags; a brace opens a
+#: count (``a{,3}``: RE2 reads it as text, Rust's regex fails on it).
+_PLAIN_REGEX = re.compile(r"(?:[^\\({]|\\[!-/:-@\[-`{-~]|\((?!\?)|\{(?=\d))*")
+
+
+#: Marks the LIKE the Polars arm writes for ``contains(s, 'lit')`` (``polars_sql._contains``).
+CONTAINS = "dau_contains"
+
+
+def _result_values(node: exp.Expr) -> list[exp.Expr]:
+    """The values a COALESCE, CASE or IF may give (its branches), parentheses removed."""
+    if isinstance(node, exp.Coalesce):
+        values = [node.this, *node.expressions]
+    elif isinstance(node, exp.Case):
+        values = [branch.args.get("true") for branch in node.args.get("ifs") or []]
+        values.append(node.args.get("default"))
+    else:
+        values = [node.args.get("true"), node.args.get("false")]
+    return [v.unnest() for v in values if isinstance(v, exp.Expr)]
+
+
+def function_divergence(node: exp.Expr) -> str | None:
+    """Functions Polars computes as DuckDB does in the forms checked (``lpad``/``rpad``,
+    ``split_part``, ``concat_ws``'s separator, ``ends_with``, ``reverse``, ``regexp_matches``,
+    ``exp``) against DuckDB over odd text, NULLs and signs (twentieth session)."""
+    texts = (exp.Pad, exp.SplitPart, exp.EndsWith, exp.Reverse, exp.RegexpLike)
+    if isinstance(node, texts) and not _is_text(node.this):
+        return f"{node.key} of a value not known to be text"
+    if isinstance(node, exp.Pad):
+        fill = _text_literal(node.args.get("fill_pattern"))
+        if not _positive_int(node.args.get("expression"), 0) or fill is None or len(fill) != 1:
+            return "lpad/rpad other than to a literal length with one literal character"
+    if isinstance(node, exp.SplitPart) and (
+        _text_literal(node.args.get("delimiter")) is None
+        or _int_literal(node.args.get("part_index")) is None
+    ):
+        return "split_part other than by a literal delimiter and a literal part (NULL: Polars '')"
+    if isinstance(node, exp.ConcatWs) and _text_literal(node.expressions[0]) is None:
+        return "concat_ws with other than a literal separator"
+    if isinstance(node, exp.EndsWith) and not _is_text(node.expression):
+        return "ends_with of a suffix not known to be text"
+    if isinstance(node, exp.RegexpLike):
+        pattern = _text_literal(node.expression)
+        if node.args.get("flag") is not None or pattern is None:
+            return "regexp_matches with options or a pattern that is not a literal"
+        if _PLAIN_REGEX.fullmatch(pattern) is None:
+            return (
+                "regexp_matches with a class escape, flags or a brace not opening a count (RE2 "
+                "and Polars' Rust regex differ there: \\w is Unicode-aware in Polars only)"
+            )
+    if isinstance(node, exp.Like) and node.meta.get(CONTAINS) and not _is_text(node.this):
+        return "contains of a value not known to be text"
+    if isinstance(node, (exp.Coalesce, exp.Case, exp.If)):
+        values = _result_values(node)
+        text = [v for v in values if isinstance(v, exp.Literal) and v.is_string]
+        others = [v for v in values if not isinstance(v, (exp.Literal, exp.Null))]
+        if text and any(v.type is None or not _is_text(v) for v in others):
+            return (
+                f"{node.key} of a text literal with another type (DuckDB casts the text to it, "
+                "Polars the other values to text)"
+            )
+    if isinstance(node, (*COMPARISONS, exp.In)):
+        sides = [node.this, *(node.expressions if isinstance(node, exp.In) else [node.expression])]
+        against_text = any(isinstance(v, exp.Literal) and v.is_string for v in sides)
+        numbers = (*exp.DataType.REAL_TYPES, *exp.DataType.INTEGER_TYPES, exp.DType.BOOLEAN)
+        if against_text and any(v.type is not None and v.type.is_type(*numbers) for v in sides):
+            return "a number compared with text (DuckDB casts the text, Polars fails)"
+    if isinstance(node, exp.Exp):
+        kind = node.this.type
+        if kind is None or not kind.is_type(*exp.DataType.REAL_TYPES, *exp.DataType.INTEGER_TYPES):
+            return "exp of a value not known to be a number"
+    return None
+
+
+def concat_divergence(node: exp.Expr) -> str | None:
+    """Concatenation writes each operand as text, so an operand of a type Polars writes its own
+    way is refused (default deny: only :data:`_CONCAT_TYPES`)."""
+    if isinstance(node, exp.ConcatWs):
+        operands = [*node.expressions[1:]]
+    elif isinstance(node, exp.Concat):
+        operands = [*node.expressions]
+    else:
+        operands = [node.this, node.expression]
+    for operand in operands:
+        kind = operand.type if isinstance(operand, exp.Expr) else None
+        if kind is None or not kind.is_type(*_CONCAT_TYPES):
+            shown = kind.sql("duckdb") if kind is not None else "unknown"
+            return (
+                f"concatenation of a {shown} value (Polars writes floats, decimals, dates, "
+                "times and timestamps as text its own way)"
+            )
+    return None
+
+
+__all__ = [
+    "COMPARISONS",
+    "CONTAINS",
+    "concat_divergence",
+    "function_divergence",
+    "string_divergence",
+]
