@@ -10,7 +10,8 @@ import pytest
 from dau_scheduler import tpcds
 
 #: Split (both arms get rows at share 0.5) at least this many of the 99 queries per device.
-MIN_SPLIT = {"duckdb": 97, "polars": 95}
+# Polars: three fewer since an AVG in a subquery is refused there (Q06 among them).
+MIN_SPLIT = {"duckdb": 97, "polars": 92}
 
 
 @pytest.fixture(scope="module")
