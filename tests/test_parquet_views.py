@@ -43,7 +43,10 @@ def test_tpch_over_parquet_views_splits_exactly(con: duckdb.DuckDBPyConnection, 
                 expected = con.sql(sql).to_arrow_table()
                 result = session.sql(sql, posture="collaborative", device_share=0.4)
                 assert compare_tables(result.table, expected, ordered=True) is None, query
-                assert result.execution is not None, (query, result.refusal, result.fallback)
+                # Q17 and Q22 compare rows with an AVG in a subquery: refused on the Polars arm.
+                refused = name != "duckdb" and query in ("q17", "q22")
+                assert (result.execution is None) == refused, (query, result.refusal)
+                assert result.fallback is None, (query, result.fallback)
 
 
 def test_a_redefined_view_is_read_again(con: duckdb.DuckDBPyConnection, tpch_dir: Path) -> None:
