@@ -93,6 +93,12 @@ def partitions() -> Iterator[tuple[Session, duckdb.DuckDBPyConnection]]:
             "WHERE d = '0950' OR d = '950'",
             "",
         ),
+        # BY NAME lines the branches up by name: `v` is s23's second output, not its first.
+        (
+            "SELECT count(*), sum(d) FROM (SELECT v, d FROM s24 UNION ALL BY NAME "
+            "SELECT d, v FROM s23) s WHERE v > 3",
+            "",
+        ),
         # A condition not on rows alone stays above.
         (
             "SELECT count(*) FROM (SELECT d, v FROM s23 UNION ALL SELECT d, v FROM s24) s "

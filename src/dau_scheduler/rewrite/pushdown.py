@@ -72,6 +72,10 @@ def _having_filters(block: exp.Select, names: frozenset[str]) -> list[exp.Expr]:
 Types = Callable[[str], list[str]]
 
 
+#: A set operation's arguments that line its branches up otherwise than by position.
+_BY_NAME_FORMS = ("by_name", "side", "kind", "on")
+
+
 def _set_operation_top(block: exp.Select) -> exp.Expr:
     """The outermost set operation ``block`` is a branch of, or the block itself."""
     node: exp.Expr = block
@@ -95,6 +99,8 @@ def _outer_filters(
         first = _first_branch(top)
         if types is None or not isinstance(first, exp.Select):
             return []
+        if any(op.args.get(k) for op in top.find_all(exp.SetOperation) for k in _BY_NAME_FORMS):
+            return []  # UNION BY NAME (DuckDB) lines the branches up by name, not position
         if any(isinstance(p.unalias(), exp.Star) for p in (*first.expressions, *block.expressions)):
             return []
         try:
