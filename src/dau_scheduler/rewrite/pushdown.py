@@ -101,6 +101,10 @@ def _outer_filters(
             return []
         if any(op.args.get(k) for op in top.find_all(exp.SetOperation) for k in _BY_NAME_FORMS):
             return []  # UNION BY NAME (DuckDB) lines the branches up by name, not position
+        if any(
+            op.args.get(k) for op in top.find_all(exp.SetOperation) for k in ("limit", "offset")
+        ):
+            return []  # a LIMIT over the set operation keeps rows the filter would remove
         if any(isinstance(p.unalias(), exp.Star) for p in (*first.expressions, *block.expressions)):
             return []
         try:
