@@ -438,40 +438,42 @@ class PolarsArm:
         """Whether ``table.column`` holds only ASCII text (no value longer in bytes than in
         characters), read once per arm; False for a user's connection's table (its rows are
         read as each query runs) and for a column this arm does not hold as text."""
-        key = (table, column)
-        if key not in self._ascii:
-            frame = self.frames.get(table)
-            if frame is None or table in self._live:
-                return False
-            if self.types.get(table, {}).get(column) != "VARCHAR":
-                return False
-            text = pl.col(column)
-            wide = (text.str.len_bytes() != text.str.len_chars()).any()
-            try:
-                found = frame.select(wide).collect(engine="streaming").item()
-            except pl.exceptions.PolarsError:
-                found = True
-            self._ascii[key] = not found
-        return self._ascii[key]
+        text = pl.col(column)
+        wide = text.str.len_bytes() != text.str.len_chars()
+        return self._holds_none(self._ascii, table, column, ("VARCHAR",), wide)
 
     def _plain_years(self, table: str, column: str) -> bool:
         """Whether ``table.column``, a date or plain timestamp, holds only years 1 to 9999 (or
         NULL), read once per arm; False for a user's connection's table and any other column."""
+        year = pl.col(column).dt.year()
+        return self._holds_none(
+            self._years, table, column, ("DATE", "TIMESTAMP"), (year < 1) | (year > 9999)
+        )
+
+    def _holds_none(
+        self,
+        facts: dict[tuple[str, str], bool],
+        table: str,
+        column: str,
+        kinds: tuple[str, ...],
+        odd: pl.Expr,
+    ) -> bool:
+        """Whether no row of ``table.column`` (held as one of ``kinds``) is ``odd``, read once
+        per arm into ``facts``; False for a user's connection's table (its rows are read as
+        each query runs), a column of another type, or one Polars cannot read so."""
         key = (table, column)
-        if key not in self._years:
+        if key not in facts:
             frame = self.frames.get(table)
             if frame is None or table in self._live:
                 return False
-            if self.types.get(table, {}).get(column) not in ("DATE", "TIMESTAMP"):
+            if self.types.get(table, {}).get(column) not in kinds:
                 return False
-            year = pl.col(column).dt.year()
-            outside = ((year < 1) | (year > 9999)).any()
             try:
-                found = frame.select(outside).collect(engine="streaming").item()
+                found = frame.select(odd.any()).collect(engine="streaming").item()
             except pl.exceptions.PolarsError:
                 found = True
-            self._years[key] = found is False
-        return self._years[key]
+            facts[key] = found is False
+        return facts[key]
 
     def _rows(self, table: str) -> int:
         """``table``'s row count (a user's connection's as it is now), read once per arm; 1 for

@@ -119,32 +119,28 @@ _PART_FUNCTIONS: dict[type[exp.Expr], str] = {
 }
 
 
-def _ieee_division(dividend: exp.Expr, divisor: exp.Expr) -> exp.Expr:
-    """``dividend / divisor`` with the divisor a column, never a scalar (see ``_translate``)."""
-    column = exp.Coalesce(
-        this=divisor, expressions=[exp.Nullif(this=dividend.copy(), expression=dividend.copy())]
+def _as_column(value: exp.Expr, beside: exp.Expr) -> exp.Expr:
+    """``value`` as a column of ``beside``'s rows, never a scalar: ``COALESCE(value,
+    NULLIF(beside, beside))``, NULL exactly where ``value`` is or ``beside`` is. Polars computes
+    an operation with a scalar operand its own way (a division by the reciprocal, a power by
+    repeated products), with a column one row by row as IEEE and C do."""
+    return exp.Coalesce(
+        this=value, expressions=[exp.Nullif(this=beside.copy(), expression=beside.copy())]
     )
-    return exp.Div(this=dividend, expression=column)
 
 
 def _round_half_away(node: exp.Expr) -> exp.Expr:
     """``round(x)`` of a DOUBLE as DuckDB computes it (C's round: halves away from zero), from
     floor and ceil: ``x - floor(x)`` is exact for x >= 0, so 0.49999999999999994 stays 0; NaN,
     the infinities and -0.0 come back as they are. Polars' own round takes halves to even."""
-    if not isinstance(node, exp.Round):
+    # round(x, n) stays refused (polars_checks): DuckDB rounds 2.675 to 2.67 (the double below
+    # 2.675), where C's round of 2.675 * 100.0 (267.5 in doubles) gives 2.68.
+    if not isinstance(node, exp.Round) or node.args.get("decimals") is not None:
         return node
     kind = node.this.type
     if kind is None or not kind.is_type(exp.DType.DOUBLE):
         return node
-    if node.args.get("decimals") is not None:
-        # round(x, n): DuckDB rounds 2.675 to 2.67 (the double below 2.675), where C's round of
-        # 2.675 * 100.0 (267.5 in doubles) gives 2.68; refused (polars_checks).
-        return node
-    return _rounded(node.this, kind)
-
-
-def _rounded(value: exp.Expr, kind: exp.DataType) -> exp.Expr:
-    x = exp.Paren(this=value)
+    x = exp.Paren(this=node.this)
     down, up = exp.Floor(this=x.copy()), exp.Ceil(this=x.copy())
     half = exp.Literal.number(0.5)
     one = exp.Literal.number(1)
@@ -183,8 +179,7 @@ def _pow(node: exp.Pow) -> exp.Expr:
     double = exp.DataType.build("DOUBLE")
     x = exp.Cast(this=_translated(node.this), to=double.copy())
     y = exp.Cast(this=_translated(node.expression), to=double.copy())
-    column = exp.Coalesce(this=y, expressions=[exp.Nullif(this=x.copy(), expression=x.copy())])
-    return exp.Pow(this=x, expression=column)
+    return exp.Pow(this=x, expression=_as_column(y, x))
 
 
 def _translate(node: exp.Expr) -> exp.Expr:
@@ -203,7 +198,7 @@ def _translate(node: exp.Expr) -> exp.Expr:
         # DuckDB, and a GROUP BY x / 10.0 kept one value as two groups across the arms. The
         # divisor is made a column (NULL where the dividend is, as the quotient then is) so
         # that each row is divided as IEEE divides.
-        return _ieee_division(dividend, divisor)
+        return exp.Div(this=dividend, expression=_as_column(divisor, dividend))
     if isinstance(node, exp.Is) and isinstance(node.expression, exp.Boolean):
         # x IS TRUE is false, never NULL, where x is NULL; Polars read it as x = TRUE (NULL):
         # DuckDB's boolean_wrapper_pushdown.test counted 23 rows for 28 under NOT (p IS TRUE).
