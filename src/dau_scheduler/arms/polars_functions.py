@@ -29,7 +29,8 @@ def string_divergence(node: exp.Expr) -> str | None:
     """Text functions Polars computes as DuckDB does only in some forms (a sweep over
     non-ASCII text, tabs and empty strings, eighth session)."""
     if isinstance(node, exp.Trim) and node.args.get("expression") is None:
-        return "trim without the characters named (DuckDB trims spaces, Polars all whitespace)"
+        # (polars_sql names them: Unicode's space separators, which DuckDB's trim removes)
+        return "trim without the characters named (Polars trims all whitespace, DuckDB spaces)"
     if isinstance(node, exp.Replace):
         pattern = node.args.get("expression")
         if not (isinstance(pattern, exp.Literal) and pattern.is_string and pattern.this):
