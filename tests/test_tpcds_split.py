@@ -10,8 +10,9 @@ import pytest
 from dau_scheduler import tpcds
 
 #: Split (both arms get rows at share 0.5) at least this many of the 99 queries per device.
-# Polars: three fewer since an AVG in a subquery is refused there (Q06 among them).
-MIN_SPLIT = {"duckdb": 97, "polars": 92}
+# Polars: Q41 (a correlated alias Polars cannot resolve), Q70 (a window over an aggregate),
+# Q72 and Q95 (joins of many rows to many) are refused there.
+MIN_SPLIT = {"duckdb": 97, "polars": 95}
 
 
 @pytest.fixture(scope="module")

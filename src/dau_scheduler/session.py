@@ -132,6 +132,8 @@ class Session:
                 else DuckDBArm(share=self.host, name="duckdb")
             )
         assert not isinstance(arm, str)
+        if callable(lean := getattr(arm, "use_host", None)):
+            lean(self.host.cursor)  # subqueries it cannot compute as DuckDB does (polars_hoist)
         self.device: Arm | None = arm
         self._given = given
         #: ``database.schema`` a given connection stood in when its tables were listed.

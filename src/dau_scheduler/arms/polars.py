@@ -10,15 +10,17 @@ rather than merging as a wrong answer.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
+from dau_scheduler.arms import polars_hoist
 from dau_scheduler.arms.base import cast_partial
 from dau_scheduler.arms.polars_frames import (
     ASCII_LOWER,
@@ -118,8 +120,15 @@ class PolarsArm:
         self._years: dict[tuple[str, str], bool] = {}
         #: Row counts read by :meth:`_rows`, per table.
         self._heights: dict[str, int] = {}
+        #: Subqueries the host computes for this arm (``polars_hoist``), once it has a host.
+        self.host_values = polars_hoist.HostValues()
         if engine == "gpu":
             self.collect_engine = _gpu_engine()
+
+    def use_host(self, cursor: Callable[[], duckdb.DuckDBPyConnection]) -> None:
+        """Let the host compute the subqueries Polars cannot compute as DuckDB does (a float
+        fold compared with rows: ``polars_hoist``), on cursors of its connection."""
+        self.host_values.use(cursor)
 
     def load(self, tables: dict[str, pa.Table]) -> None:
         """Hold every table as a Polars frame (beside those already held). A column Polars
@@ -197,6 +206,7 @@ class PolarsArm:
         self.unreadable, self._heights = {}, {}
         self._attached = dict(sources)
         self._live, self._fresh, self._scans_as_arrow = {}, {}, set()
+        self.host_values.forget()
 
     def _ready(self, names: Iterable[str] | None = None) -> None:
         """Make the frames of the sources :meth:`attach` was given, once each: of ``names``
@@ -277,6 +287,7 @@ class PolarsArm:
         frame = widen_decimals(frame)
         self.frames[name] = frame
         self._heights.pop(name, None)
+        self.host_values.forget()
         for facts in (self._ascii, self._years, self._unique):
             for key in [key for key in facts if key[0] == name]:
                 del facts[key]
@@ -288,6 +299,7 @@ class PolarsArm:
         them go): the partials read them, the planning keeps every column's frame."""
         self._ready(tables)
         self._fresh = {name: self._lazy(name, table) for name, table in tables.items()}
+        self.host_values.forget()  # a query's start or end: the connection may have changed
 
     def _lazy(self, name: str, rows: pa.Table) -> pl.LazyFrame:
         # Decimals widened in the plan: only the columns a partial reads, on its engine.
@@ -328,6 +340,7 @@ class PolarsArm:
             )
         else:
             frames[PLACEHOLDER] = frames[split].slice(start, stop - start)
+        frames |= self.host_values.frames(self.sql_for(compiled), held=held)
         return pl.SQLContext(frames=frames)
 
     def sql_for(self, compiled: CompiledSplit) -> str:
@@ -335,12 +348,14 @@ class PolarsArm:
         if text is None:
             self._ready(self._tables_read(compiled))
             split = compiled.plan.split_table or ""
+            partial, types = self.host_values.rewrite(compiled, self.types)
             text = _sql.polars_sql(
                 compiled,
-                self.types,
+                types,
                 self.stored_types,
                 lambda t, c: self._ascii_only(split if t == PLACEHOLDER else t, c),
                 lambda t, c: self._plain_years(split if t == PLACEHOLDER else t, c),
+                partial,
             )
             compiled.arm_sql[self.name] = text
         return text

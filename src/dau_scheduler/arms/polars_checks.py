@@ -19,7 +19,7 @@ from dau_scheduler.arms.polars_functions import (
     function_divergence,
     string_divergence,
 )
-from dau_scheduler.arms.polars_marks import ASCII_ONLY, STORED_SCALE, decimal_scale
+from dau_scheduler.arms.polars_marks import ASCII_ONLY, HOST_LOOKUP, STORED_SCALE, decimal_scale
 from dau_scheduler.arms.polars_temporal import (
     TIMESTAMP_DIGITS,
     ZONED,
@@ -323,7 +323,7 @@ def _float_extremum(node: exp.Expr) -> str | None:
 
 #: Aggregates that add floating-point values up: their last bits depend on the order of the
 #: additions, which Polars and DuckDB take differently.
-_FLOAT_FOLDS = (
+FLOAT_FOLDS = (
     exp.Sum,
     exp.Avg,
     exp.Variance,
@@ -437,6 +437,8 @@ def refuse_divergent(tree: exp.Expr) -> None:
         if isinstance(node, (exp.Upper, exp.Lower)) and node.meta.get(ASCII_ONLY):
             continue  # over ASCII text only (mark_ascii_cases)
         why = _DIVERGENT.get(type(node))
+        if isinstance(node, exp.First) and node.meta.get(HOST_LOOKUP):
+            continue  # the value of a subquery the host computed, one row per group
         if isinstance(node, (exp.Mod, exp.IntDiv)) and node.meta.get(NON_NEGATIVE):
             continue  # polars_arithmetic's remainders and quotients of non-negative operands
         if why is None and type(node).__name__ not in _CHECKED:
@@ -480,7 +482,7 @@ def refuse_divergent(tree: exp.Expr) -> None:
             why = _blob_against_text(node)
         if why is None and isinstance(node, _EXTREMA):
             why = _float_extremum(node)
-        if why is None and isinstance(node, _FLOAT_FOLDS):
+        if why is None and isinstance(node, FLOAT_FOLDS):
             why = _nested_float_fold(node, tree)
         if why is None:
             why = _non_boolean_condition(node)
@@ -518,6 +520,7 @@ def refuse_deep_nesting(tree: exp.Expr) -> None:
 
 __all__ = [
     "DEEPEST",
+    "FLOAT_FOLDS",
     "refuse_constant_groups",
     "refuse_deep_correlation",
     "refuse_deep_nesting",

@@ -2,7 +2,8 @@
 on the partial's tree before ``polars_checks.refuse_divergent`` reads it. A bare column of a base
 table casts to its own stored decimal digits exactly; ``upper``/``lower`` of a column holding
 only ASCII text cases it as DuckDB does; ``strftime`` of a column whose years are all within 1
-to 9999 writes them as DuckDB does. The marks are read through sqlglot's scopes, so a
+to 9999 writes them as DuckDB does; ``FIRST`` reads the one value per group of a subquery the
+host computed (``polars_hoist``). The marks are read through sqlglot's scopes, so a
 CTE's or subquery's computed output is never taken for a stored column."""
 
 from __future__ import annotations
@@ -83,8 +84,14 @@ def mark_plain_years(tree: exp.Expr, plain_years: Callable[[str, str], bool]) ->
                 call.meta[PLAIN_YEARS] = True
 
 
+#: ``meta`` key on the ``FIRST(v)`` that reads a host-computed subquery's value
+#: (``polars_hoist``): one row per group, so the first is the value.
+HOST_LOOKUP = "dau_host_lookup"
+
+
 __all__ = [
     "ASCII_ONLY",
+    "HOST_LOOKUP",
     "PLAIN_YEARS",
     "STORED_SCALE",
     "decimal_scale",

@@ -513,6 +513,7 @@ def polars_sql(
     stored: dict[str, dict[str, str]] | None = None,
     ascii_only: Callable[[str, str], bool] | None = None,
     plain_years: Callable[[str, str], bool] | None = None,
+    partial: exp.Expr | None = None,
 ) -> str:
     """The partial query in the SQL Polars reads, with DuckDB's arithmetic (module docstring).
 
@@ -522,11 +523,13 @@ def polars_sql(
     (:func:`mark_stored_scales`); ``ascii_only(table, column)`` (whether the column's values
     are all ASCII) lets ``upper``/``lower`` of such a column through (:func:`mark_ascii_cases`);
     ``plain_years(table, column)`` (whether its years are all 1 to 9999) lets ``strftime``'s
-    year specifiers of such a column through (:func:`mark_plain_years`).
+    year specifiers of such a column through (:func:`mark_plain_years`). ``partial`` stands
+    for the compiled one where the arm rewrote it first (``polars_hoist``).
     """
-    if compiled.partial is None:
+    partial = compiled.partial if partial is None else partial
+    if partial is None:
         raise SqlError("this query has no partial to run")
-    partial = _join_explicitly(_translated(compiled.partial)).transform(_flat_join_condition)
+    partial = _join_explicitly(_translated(partial)).transform(_flat_join_condition)
     partial = partial.transform(_group_by_key_names)
     refuse_empty_group_forms(partial)  # (before the LIMIT 2 a one-row subquery is given)
     partial = partial.transform(_bounded_scalar_subquery)

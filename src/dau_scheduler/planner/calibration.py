@@ -153,6 +153,7 @@ def arm_for(session: Any, device: DeviceSpec) -> Any | None:
     if device.engine == "cudf" and not gpu_available():
         return None
     arm = PolarsArm(engine="gpu" if device.engine == "cudf" else "cpu")
+    arm.use_host(session.host.cursor)
     sources = {name: session.source(name) for name in session.row_counts}
     if session.lazy or any(isinstance(s, ConnectionSource) for s in sources.values()):
         arm.attach(sources)  # a user's connection's rows are read as each partial runs
