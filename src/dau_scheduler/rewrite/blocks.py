@@ -402,6 +402,7 @@ def build_aggregate(block: exp.Select, names: frozenset[str]) -> BuiltBlock:
             # Typed once the partial is bound: the merged value takes the unsplit aggregate's type.
             cast = exp.Cast(this=expression.copy(), to=exp.DataType.build("UNKNOWN"))
             cast.meta["dau_cast"] = index
+            cast.meta["dau_kind"] = aggregate_kind(node)  # (decisions.mark, once typed)
             return cast
         for i, key in enumerate(keys):
             if node == key:

@@ -27,6 +27,7 @@ from sqlglot.errors import SqlglotError
 from sqlglot.optimizer.scope import Scope, build_scope
 
 from dau_scheduler.errors import SplitError
+from dau_scheduler.rewrite import decisions
 from dau_scheduler.rewrite.aggregates import aggregate_kind
 from dau_scheduler.rewrite.blocks import (
     PARTIALS,
@@ -290,6 +291,8 @@ _NUMERIC = re.compile(
     r"^(TINYINT|SMALLINT|INTEGER|BIGINT|HUGEINT|UTINYINT|USMALLINT|UINTEGER|UBIGINT|UHUGEINT|"
     r"FLOAT|DOUBLE|DECIMAL\(\d+,\s*\d+\))$"
 )
+#: A partial of integers (an AVG's integer sum and count: ``decisions.KEEPS_TIES``).
+_INTEGER = re.compile(r"^U?(TINYINT|SMALLINT|INTEGER|BIGINT|HUGEINT)$")
 
 
 def _namesake_elsewhere(
@@ -525,6 +528,10 @@ def _compile_candidate(
                     "write back"
                 ) from exc
             node.set("to", to)
+            if isinstance(node, exp.Cast):
+                read = [by_name.get(c.name, "") for c in node.find_all(exp.Column)]
+                integers = bool(read) and all(_INTEGER.match(t) for t in read)
+                decisions.mark(node, node.meta.pop("dau_kind", ""), integers)
 
     final_tree = tree.copy()
     target = _marked(final_tree, "block")
@@ -544,6 +551,8 @@ def _compile_candidate(
     ):
         fast = None  # pyarrow neither orders nor min/maxes these values as DuckDB does
     replacement = built.replacement
+    if not aggregated:
+        replacement.meta[decisions.ROWS] = True
     if target is final_tree:
         if final_tree.args.get("with") is not None:
             replacement.set("with", final_tree.args["with"].copy())
@@ -552,6 +561,12 @@ def _compile_candidate(
         target.replace(replacement)
     final_tree = cast_outputs(final_tree, columns, types)
     final_tree = partials_typed(final_tree, partial_columns, partial_types)
+    floats = [t in ("DOUBLE", "FLOAT") for t in partial_types[: len(replacement.expressions)]]
+    decides = decisions.decision(final_tree) or (
+        decisions.row_decision(final_tree, floats) if not aggregated else None
+    )
+    if decides is not None:
+        raise Refuse(decides)
     for node in final_tree.walk():
         node.meta.pop("dau", None)
 
