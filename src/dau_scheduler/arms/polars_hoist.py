@@ -102,7 +102,8 @@ class _Candidate:
 
 
 def _defined(select: exp.Select) -> set[str] | None:
-    """The names the subquery's FROM and JOINs define, when each is a table of ``tables``."""
+    """The names the subquery's FROM and JOINs define, when each is a table (None where one
+    is a derived table, a function or a list: the host's query would need them written out)."""
     from_ = select.args.get("from_")
     if from_ is None:
         return None

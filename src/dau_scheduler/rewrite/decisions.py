@@ -245,6 +245,8 @@ def _named(node: exp.Expr) -> str:
         return f"a comparison in {_named(clause)}" if clause is not None else "a comparison"
     if isinstance(node, exp.If):
         return "a CASE condition"
+    if isinstance(node, exp.Distinct):
+        return "a DISTINCT aggregate"
     return type(node).__name__
 
 
