@@ -45,6 +45,8 @@ def session() -> Iterator[Session]:
         ("SELECT k FROM g GROUP BY k HAVING sum(d) > 100", "g"),
         ("SELECT k, avg(n) AS a FROM g GROUP BY k ORDER BY a, k LIMIT 3", "g"),
         ("SELECT k, max(x) FROM g GROUP BY k HAVING max(x) > 0.1", "g"),
+        ("SELECT k, CASE WHEN k > 1 THEN avg(x) ELSE 0 END FROM g GROUP BY k", "g"),
+        ("SELECT k, sum(avg(x)) OVER () FROM g GROUP BY k", "g"),
     ],
 )
 def test_the_block_split_is_one_whose_folds_decide_nothing(

@@ -224,11 +224,12 @@ def _follow(node: exp.Expr, root: exp.Expr, depth: int, ties: bool = False) -> s
             if isinstance(parent.parent, exp.Window):
                 return "a window's ORDER BY"
             return None if ties else _tie_broken(parent, child)
-        if isinstance(parent, exp.If) and child.arg_key == "this":
-            return "a CASE condition"
-        if isinstance(parent, exp.Window) and child.arg_key != "this":
+        if isinstance(parent, exp.If):
+            if child.arg_key == "this":
+                return "a CASE condition"
+        elif isinstance(parent, exp.Window) and child.arg_key != "this":
             return "a window's PARTITION BY"
-        if isinstance(parent, (exp.Cast, exp.TryCast)):
+        elif isinstance(parent, (exp.Cast, exp.TryCast)):
             if not parent.to.is_type(*exp.DataType.FLOAT_TYPES):
                 return f"a cast to {parent.to.sql(dialect=DIALECT)}"
         elif not isinstance(parent, _VALUE_OF) or isinstance(parent, exp.Predicate):
