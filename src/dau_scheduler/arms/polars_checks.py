@@ -31,6 +31,7 @@ from dau_scheduler.arms.polars_temporal import (
     zoned_against_local,
 )
 from dau_scheduler.errors import SqlError
+from dau_scheduler.rewrite.decisions import FLOAT_FOLDS
 from dau_scheduler.rewrite.moments import NAN_BLIND
 
 
@@ -321,22 +322,6 @@ def _float_extremum(node: exp.Expr) -> str | None:
     return None
 
 
-#: Aggregates that add floating-point values up: their last bits depend on the order of the
-#: additions, which Polars and DuckDB take differently.
-FLOAT_FOLDS = (
-    exp.Sum,
-    exp.Avg,
-    exp.Variance,
-    exp.VariancePop,
-    exp.Stddev,
-    exp.StddevPop,
-    exp.StddevSamp,
-    exp.CovarSamp,
-    exp.CovarPop,
-    exp.Corr,
-)
-
-
 def _nested_float_fold(node: exp.Expr, tree: exp.Expr) -> str | None:
     """Why a float sum or mean inside a subquery, CTE or derived table of the partial is refused:
     Polars adds in another order than DuckDB, so its value differs in the last bits, and a row
@@ -520,7 +505,6 @@ def refuse_deep_nesting(tree: exp.Expr) -> None:
 
 __all__ = [
     "DEEPEST",
-    "FLOAT_FOLDS",
     "refuse_constant_groups",
     "refuse_deep_correlation",
     "refuse_deep_nesting",

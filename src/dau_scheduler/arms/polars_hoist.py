@@ -34,7 +34,6 @@ import duckdb
 import pyarrow as pa
 from sqlglot import exp
 
-from dau_scheduler.arms.polars_checks import FLOAT_FOLDS
 from dau_scheduler.arms.polars_frames import (
     lowercase_names,
     sql_type_of,
@@ -45,6 +44,7 @@ from dau_scheduler.arms.polars_marks import HOST_LOOKUP
 from dau_scheduler.errors import SqlError
 from dau_scheduler.lazy import LazyModule
 from dau_scheduler.rewrite.blocks import conjuncts
+from dau_scheduler.rewrite.decisions import ARITHMETIC, FLOAT_FOLDS
 from dau_scheduler.rewrite.dialect import DIALECT
 from dau_scheduler.rewrite.planner import PLACEHOLDER
 
@@ -63,12 +63,7 @@ _NULL_OVER_NOTHING = (*FLOAT_FOLDS, exp.Min, exp.Max)
 
 #: What may surround them in a correlated subquery's value: NULL in, NULL out.
 _NULL_STRICT = (
-    exp.Paren,
-    exp.Add,
-    exp.Sub,
-    exp.Mul,
-    exp.Div,
-    exp.Neg,
+    *ARITHMETIC,
     exp.Cast,
     exp.Literal,
     exp.DataType,

@@ -57,14 +57,12 @@ EXACT_KINDS = frozenset(
     }
 )
 
+#: Arithmetic: continuous in its operands, and NULL where one is.
+ARITHMETIC = (exp.Paren, exp.Add, exp.Sub, exp.Mul, exp.Div, exp.Neg)
+
 #: Expressions through which a value stays a value (continuous in it, or an aggregate of it).
 _VALUE_OF = (
-    exp.Paren,
-    exp.Add,
-    exp.Sub,
-    exp.Mul,
-    exp.Div,
-    exp.Neg,
+    *ARITHMETIC,
     exp.Abs,
     exp.Sqrt,
     exp.Ln,
@@ -97,6 +95,9 @@ _ORDERED_ALWAYS = (
     exp.Corr,
 )
 _ORDERED_OVER_FLOATS = (exp.Sum, exp.Avg)
+
+#: Every aggregate whose last bits may depend on the order of the values it folds.
+FLOAT_FOLDS = (*_ORDERED_OVER_FLOATS, *_ORDERED_ALWAYS)
 
 #: How deep :func:`decision` follows a value through derived tables and CTEs.
 _DEPTH = 8
@@ -321,4 +322,13 @@ def _leave(query: exp.Query, position: int, root: exp.Expr, depth: int, ties: bo
     return _named(holder) if holder is not None else None
 
 
-__all__ = ["EXACT_KINDS", "INEXACT", "ROWS", "decision", "mark", "row_decision"]
+__all__ = [
+    "ARITHMETIC",
+    "EXACT_KINDS",
+    "FLOAT_FOLDS",
+    "INEXACT",
+    "ROWS",
+    "decision",
+    "mark",
+    "row_decision",
+]
