@@ -28,6 +28,7 @@ from dau_scheduler.arms.polars_frames import (
     sql_types_of,
     widen_decimals,
 )
+from dau_scheduler.arms.polars_gpu import gpu_available, gpu_engine
 from dau_scheduler.arms.polars_values import (
     beyond_polars,
     panics_on_import,
@@ -123,7 +124,7 @@ class PolarsArm:
         #: Subqueries the host computes for this arm (``polars_hoist``), once it has a host.
         self.host_values = polars_hoist.HostValues()
         if engine == "gpu":
-            self.collect_engine = _gpu_engine()
+            self.collect_engine = gpu_engine()
 
     def use_host(self, cursor: Callable[[], duckdb.DuckDBPyConnection]) -> None:
         """Let the host compute the subqueries Polars cannot compute as DuckDB does (a float
@@ -579,32 +580,6 @@ UNIQUE_PREFIX = 65_536
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip()
     return text.splitlines()[0] if text else type(exc).__name__
-
-
-def _gpu_engine() -> Any:
-    """The Polars GPU engine, imported only here; a missing GPU stack is a clear error."""
-    try:
-        import cudf_polars  # noqa: F401
-    except ImportError as exc:
-        raise SqlError(
-            "device 'cudf' needs cudf-polars and a CUDA GPU: pip install -e '.[gpu]'"
-        ) from exc
-    return pl.GPUEngine(raise_on_fail=True)
-
-
-def gpu_available() -> bool:
-    """Whether the cudf arm can be built here (cudf-polars importable and a CUDA device)."""
-    try:
-        import cudf_polars  # noqa: F401
-        import rmm  # type: ignore[import-not-found]  # noqa: F401
-    except ImportError:
-        return False
-    try:
-        import cupy
-
-        return int(cupy.cuda.runtime.getDeviceCount()) > 0
-    except (ImportError, RuntimeError):
-        return False
 
 
 __all__ = ["PolarsArm", "gpu_available"]

@@ -244,4 +244,41 @@ class FastRows:
         return result.cast(schema, safe=True)
 
 
-__all__ = ["FastFold", "FastRows", "FoldCall"]
+def _sorts_as_duckdb(kind: pa.DataType) -> bool:
+    """Whether pyarrow orders values of ``kind`` as DuckDB does."""
+    return bool(
+        pa.types.is_integer(kind)
+        or pa.types.is_decimal(kind)
+        or pa.types.is_boolean(kind)
+        or pa.types.is_string(kind)
+        or pa.types.is_large_string(kind)
+        or pa.types.is_date(kind)
+        or pa.types.is_timestamp(kind)
+        or pa.types.is_time(kind)
+    )
+
+
+def fast_for_types(
+    fast: FastFold | FastRows | None, output_schema: pa.Schema, partial_schema: pa.Schema
+) -> FastFold | FastRows | None:
+    """``fast`` where pyarrow folds these types as DuckDB does, else None: it orders only keys
+    pyarrow orders alike (not floats, where NaN is DuckDB's own; not intervals, which pyarrow
+    does not sort), and no partial holds a nested, dictionary or interval column (pyarrow
+    neither orders nor min/maxes those as DuckDB does)."""
+    if fast is None:
+        return None
+    if isinstance(fast, FastFold):
+        sort_types = [output_schema.field(i).type for i, _ in fast.order]
+    else:
+        sort_types = [partial_schema.field(name).type for name, _ in fast.order]
+    if not all(_sorts_as_duckdb(t) for t in sort_types):
+        return None
+    if any(
+        pa.types.is_nested(f.type) or pa.types.is_dictionary(f.type) or pa.types.is_interval(f.type)
+        for f in partial_schema
+    ):
+        return None
+    return fast
+
+
+__all__ = ["FastFold", "FastRows", "FoldCall", "fast_for_types"]

@@ -39,7 +39,7 @@ from dau_scheduler.rewrite.blocks import (
     own_nodes,
 )
 from dau_scheduler.rewrite.dialect import DIALECT
-from dau_scheduler.rewrite.fold import FastFold, FastRows
+from dau_scheduler.rewrite.fold import FastFold, FastRows, fast_for_types
 from dau_scheduler.rewrite.occurrence import occurrence_refusal
 from dau_scheduler.rewrite.outputs import cast_outputs, partials_typed
 from dau_scheduler.rewrite.pushdown import push_filters
@@ -425,20 +425,6 @@ def compile_split(
     return refused(reason, tables[0] if tables else None)
 
 
-def _sorts_as_duckdb(kind: pa.DataType) -> bool:
-    """Whether pyarrow orders values of ``kind`` as DuckDB does."""
-    return bool(
-        pa.types.is_integer(kind)
-        or pa.types.is_decimal(kind)
-        or pa.types.is_boolean(kind)
-        or pa.types.is_string(kind)
-        or pa.types.is_large_string(kind)
-        or pa.types.is_date(kind)
-        or pa.types.is_timestamp(kind)
-        or pa.types.is_time(kind)
-    )
-
-
 def _collation_outside_filters(tree: exp.Expr) -> str | None:
     """The first ``COLLATE`` outside a WHERE or JOIN condition, as SQL, or None. Inside a filter
     it is evaluated by DuckDB on each arm's rows; elsewhere (ORDER BY, GROUP BY, DISTINCT,
@@ -535,21 +521,11 @@ def _compile_candidate(
 
     final_tree = tree.copy()
     target = _marked(final_tree, "block")
-    fast = built.fast if target is final_tree and output_schema is not None else None
-    if fast is not None and output_schema is not None:
-        # Only keys pyarrow orders as DuckDB does: not floats (NaN is DuckDB's own), not
-        # intervals (pyarrow does not sort them).
-        if isinstance(fast, FastFold):
-            sort_types = [output_schema.field(i).type for i, _ in fast.order]
-        else:
-            sort_types = [schema_out.field(name).type for name, _ in fast.order]
-        if not all(_sorts_as_duckdb(t) for t in sort_types):
-            fast = None
-    if fast is not None and any(
-        pa.types.is_nested(f.type) or pa.types.is_dictionary(f.type) or pa.types.is_interval(f.type)
-        for f in schema_out
-    ):
-        fast = None  # pyarrow neither orders nor min/maxes these values as DuckDB does
+    fast = (
+        fast_for_types(built.fast, output_schema, schema_out)
+        if target is final_tree and output_schema is not None
+        else None
+    )
     replacement = built.replacement
     if not aggregated:
         replacement.meta[decisions.ROWS] = True
