@@ -123,7 +123,7 @@ def _null_over_nothing(value: exp.Expr) -> bool:
     """Whether ``value`` is NULL where every aggregate in it is over no rows."""
     if isinstance(value, _NULL_OVER_NOTHING):
         return True
-    if not isinstance(value, _NULL_STRICT) or isinstance(value, exp.Column):
+    if not isinstance(value, _NULL_STRICT):
         return False
     return all(_null_over_nothing(child) for child in value.iter_expressions())
 
@@ -142,7 +142,7 @@ def _candidate(subquery: exp.Subquery, is_table: Callable[[str], bool]) -> _Cand
     if any(nested is not select for nested in select.find_all(exp.Select)):
         return None
     inner = _defined(select)
-    tables = [t for t in select.find_all(exp.Table)]
+    tables = list(select.find_all(exp.Table))
     if inner is None or any(t.name == PLACEHOLDER or not is_table(t.name.lower()) for t in tables):
         return None
     value = select.expressions[0].unalias()
@@ -266,7 +266,8 @@ class HostValues:
 
         split = compiled.plan.split_table or ""
         schema = dict(types) | ({PLACEHOLDER: types[split]} if split in types else {})
-        annotated = annotate_types(partial.copy(), schema=dict(schema), dialect="duckdb")
+        typed: dict[str, object] = dict(schema)
+        annotated = annotate_types(partial.copy(), schema=typed, dialect="duckdb")
         tree, queries = hoist(annotated, lambda name: name in types, self._accept)
         if not queries:
             return None, types

@@ -158,18 +158,27 @@ def _uses(query: exp.Query, position: int, root: exp.Expr, depth: int) -> list[e
         return [holder]
     if not isinstance(holder, (exp.Subquery, exp.CTE)):
         return []
+    return _reads_of(holder, _output_name(query, position), root)
+
+
+def _output_name(query: exp.Query, position: int) -> str:
+    """The name of a query's output at ``position`` (a set operation's: its first branch's)."""
     first = query
     while isinstance(first, exp.SetOperation):
         first = first.this
     outputs = first.expressions if isinstance(first, exp.Select) else []
-    alias = outputs[position].alias_or_name if position < len(outputs) else ""
-    source = holder.alias_or_name
-    names = {source} | {
+    return outputs[position].alias_or_name if position < len(outputs) else ""
+
+
+def _reads_of(source: exp.Subquery | exp.CTE, name: str, root: exp.Expr) -> list[exp.Expr]:
+    """The columns of ``root`` that read output ``name`` of a derived table or CTE: a CTE is
+    read by its name, under whatever alias each reference gives it."""
+    names = {source.alias_or_name} | {
         table.alias_or_name
         for table in root.find_all(exp.Table)
-        if isinstance(holder, exp.CTE) and table.name == source and not table.db
+        if isinstance(source, exp.CTE) and table.name == source.alias_or_name and not table.db
     }
-    return [c for c in root.find_all(exp.Column) if c.table in names and c.name == alias]
+    return [c for c in root.find_all(exp.Column) if c.table in names and c.name == name]
 
 
 def _fold_of(use: exp.Expr, floating: bool, root: exp.Expr, depth: int) -> str | None:
@@ -299,25 +308,13 @@ def _leave(query: exp.Query, position: int, root: exp.Expr, depth: int, ties: bo
             return _named(holder.parent)
         return _follow(holder, root, depth, ties)
     if isinstance(holder, (exp.Subquery, exp.CTE)):
-        source = holder.alias_or_name
-        first = query
-        while isinstance(first, exp.SetOperation):
-            first = first.this
-        outputs = first.expressions if isinstance(first, exp.Select) else []
-        alias = outputs[position].alias_or_name if position < len(outputs) else ""
-        if not source or not alias:
+        alias = _output_name(query, position)
+        if not holder.alias_or_name or not alias:
             return "a nested query's unnamed output"
-        # A CTE is read by its name, under whatever alias each reference gives it.
-        names = {source} | {
-            table.alias_or_name
-            for table in root.find_all(exp.Table)
-            if isinstance(holder, exp.CTE) and table.name == source and not table.db
-        }
-        for column in root.find_all(exp.Column):
-            if column.table in names and column.name == alias:
-                why = _follow(column, root, depth - 1, ties)
-                if why is not None:
-                    return why
+        for column in _reads_of(holder, alias, root):
+            why = _follow(column, root, depth - 1, ties)
+            if why is not None:
+                return why
         return None
     return _named(holder) if holder is not None else None
 

@@ -538,9 +538,7 @@ def _compile_candidate(
     final_tree = cast_outputs(final_tree, columns, types)
     final_tree = partials_typed(final_tree, partial_columns, partial_types)
     floats = [t in ("DOUBLE", "FLOAT") for t in partial_types[: len(replacement.expressions)]]
-    decides = decisions.decision(final_tree) or (
-        decisions.row_decision(final_tree, floats) if not aggregated else None
-    )
+    decides = decisions.decision(final_tree) or decisions.row_decision(final_tree, floats)
     if decides is not None:
         raise Refuse(decides)
     for node in final_tree.walk():
