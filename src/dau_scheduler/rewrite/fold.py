@@ -103,11 +103,11 @@ class FastFold:
         """The same fold over Python values, for a handful of partial rows.
 
         An Acero group-by costs about a millisecond however few the rows (and its first use
-        imports pandas, ~0.25 s, where installed). Float keys never come here (NaN would not
-        equal itself as a dict key, while SQL groups all NaNs together). Keys, and the values
-        min, max, all and any keep, are taken from the partial rows that hold them; sums are
-        added exactly (decimals in :data:`~dau_scheduler.merge.EXACT_DECIMAL`, not Python's
-        28 digits) and built from buffers (``lazy.numeric_array``).
+        imports pandas, ~0.25 s, where installed). Float keys never come here (see :meth:`run`).
+        Keys, and the values min, max, all and any keep, are taken from the partial rows that
+        hold them; sums are added exactly (decimals in
+        :data:`~dau_scheduler.merge.EXACT_DECIMAL`, not Python's 28 digits) and built from
+        buffers (``lazy.numeric_array``).
         """
         names = list(dict.fromkeys([*self.keys, *(c for c, _ in wanted)]))
         values = {name: _python_values(partials.column(name)) for name in names}
@@ -159,11 +159,12 @@ class FastFold:
             # pyarrow's min and max skip NaN; DuckDB orders NaN above every number, and its
             # final query folds as DuckDB does.
             return None
-        if (
-            self.keys
-            and partials.num_rows <= SMALL
-            and not any(pa.types.is_floating(partials.schema.field(k).type) for k in self.keys)
-        ):
+        if any(pa.types.is_floating(partials.schema.field(k).type) for k in self.keys):
+            # Acero groups floats by their bits: -0.0 apart from 0.0 (and a NaN of another bit
+            # pattern apart), where DuckDB groups equal values; a Python dict keeps every NaN
+            # apart. DuckDB's final query groups them as the unsplit query does.
+            return None
+        if self.keys and partials.num_rows <= SMALL:
             folded = self._fold_rows(partials, wanted)
         elif self.keys and not acero:
             return None
