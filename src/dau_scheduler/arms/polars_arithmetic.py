@@ -8,6 +8,7 @@ import re
 
 from sqlglot import exp
 
+from dau_scheduler.arms import integer_types
 from dau_scheduler.errors import SqlError
 
 _WIDE_INTEGER = exp.DataType.build("DECIMAL(38, 0)")
@@ -25,10 +26,10 @@ _DATE = exp.DataType.build("DATE")
 #: What a literal interval may be added to on the Polars arm (DuckDB's TIMESTAMP is sqlglot's
 #: TIMESTAMPNTZ); never a time zone's timestamp, a time or an interval.
 _INTERVAL_OPERANDS = (
-    exp.DataType.Type.DATE,
-    exp.DataType.Type.TIMESTAMP,
-    exp.DataType.Type.TIMESTAMPNTZ,
-    exp.DataType.Type.DATETIME,
+    exp.DType.DATE,
+    exp.DType.TIMESTAMP,
+    exp.DType.TIMESTAMPNTZ,
+    exp.DType.DATETIME,
 )
 
 
@@ -45,7 +46,7 @@ def _whole_interval(side: exp.Expr) -> bool:
 
 def _is_temporal(data_type: exp.DataType | None) -> bool:
     return data_type is not None and data_type.is_type(
-        *exp.DataType.TEMPORAL_TYPES, exp.DataType.Type.INTERVAL
+        *exp.DataType.TEMPORAL_TYPES, exp.DType.INTERVAL
     )
 
 
@@ -83,7 +84,7 @@ def _date_arithmetic(op: exp.Expr) -> exp.Expr:
     """
     left, right = op.args["this"], op.args["expression"]
     lt, rt = left.unnest().type or _UNKNOWN, right.unnest().type or _UNKNOWN
-    date = exp.DataType.Type.DATE
+    date = exp.DType.DATE
     if isinstance(op, exp.Sub) and lt.is_type(date) and rt.is_type(date):
         days = exp.Sub(this=_days(left), expression=_days(right))
         days.type = _BIGINT.copy()
@@ -117,7 +118,7 @@ def _day_difference(diff: exp.DateDiff) -> exp.Expr | None:
     if unit is None or unit.name.upper() not in ("DAY", "DAYS", "D"):
         return None
     end, start = diff.this, diff.expression
-    date = exp.DataType.Type.DATE
+    date = exp.DType.DATE
     if not all((side.unnest().type or _UNKNOWN).is_type(date) for side in (end, start)):
         return None
     days = exp.Sub(this=_days(end), expression=_days(start))
@@ -144,7 +145,7 @@ def _truncated_date(trunc: exp.Expr) -> exp.Expr | None:
         # to a date agrees with DuckDB's before 1970 and at year 1: test_widened_functions...).
         operand = exp.Cast(this=operand.copy(), to=_DATE.copy())
         operand.type = _DATE.copy()
-    elif unit is None or not kind.is_type(exp.DataType.Type.DATE):
+    elif unit is None or not kind.is_type(exp.DType.DATE):
         return None
     name = unit.name.upper()
     if name == "DAY":
@@ -208,23 +209,63 @@ def checked_arithmetic(tree: exp.Expr, types: dict[str, dict[str, str]]) -> exp.
             raise SqlError(f"cannot tell what type {node.sql()} adds up, so it might wrap around")
     # Again, now that integer sums are decimals: arithmetic over them is no integer arithmetic.
     annotated = annotate_types(annotated, schema=schema, dialect="duckdb")
-    for op in reversed(list(annotated.find_all(exp.Add, exp.Sub, exp.Mul))):
-        left, right, result = op.args["this"], op.args["expression"], op.type
-        if (
-            result is not None
-            and _is_integer(result)
-            and _is_integer(left.type)
-            and _is_integer(right.type)
+    # Innermost first, so an operand already made checked is read as the type it was cast to.
+    arithmetic = list(annotated.find_all(exp.Add, exp.Sub, exp.Mul, exp.Neg, exp.Abs))
+    for step in reversed(arithmetic):
+        if isinstance(step, (exp.Neg, exp.Abs)):
+            _check_sign_change(step)
+            continue
+        left, right = step.args["this"], step.args["expression"]
+        left_type, right_type = _checked_type(left), _checked_type(right)
+        if step.type is None or not (
+            _is_integer(step.type) and _is_integer(left_type) and _is_integer(right_type)
         ):
-            wide = op.copy()
-            wide.set("this", exp.Cast(this=left.copy(), to=_WIDE_INTEGER.copy()))
-            wide.set("expression", exp.Cast(this=right.copy(), to=_WIDE_INTEGER.copy()))
-            op.replace(exp.Cast(this=wide, to=result.copy()))
+            continue
+        # DuckDB's type of the result (sqlglot's is wider where a literal fits the other side:
+        # `ti + 1` over a TINYINT answered 128 where DuckDB raises).
+        result = integer_types.result_type(step, left_type, right_type) or step.type
+        wide = step.copy()
+        wide.set("this", exp.Cast(this=left.copy(), to=_WIDE_INTEGER.copy()))
+        wide.set("expression", exp.Cast(this=right.copy(), to=_WIDE_INTEGER.copy()))
+        _replace_typed(step, exp.Cast(this=wide, to=result.copy()))
     for op in reversed(list(annotated.find_all(exp.Mod, exp.IntDiv))):
         truncated = _truncated(op) if isinstance(op, (exp.Mod, exp.IntDiv)) else None
         if truncated is not None:
             op.replace(truncated)
     return annotated
+
+
+def _checked_type(node: exp.Expr) -> exp.DataType | None:
+    """The type of an operand: the type it was cast back to where it is made checked."""
+    inner = node.unnest()
+    return inner.to if isinstance(inner, exp.Cast) else node.type
+
+
+def _check_sign_change(op: exp.Neg | exp.Abs) -> None:
+    """``-x`` and ``abs(x)`` of an integer computed wide and cast back: Polars gives the least
+    value back (``-(-128)`` and ``abs(-128)`` of a TINYINT are -128 there), where DuckDB raises
+    an overflow, as it does on the negative of an unsigned value but 0. A literal (``-1``) is
+    left as it is."""
+    operand = op.this
+    data_type = _checked_type(operand)
+    if integer_types.literal_value(operand) is not None or not _is_integer(data_type):
+        return
+    assert data_type is not None
+    if data_type.is_type(exp.DType.BOOLEAN) or (
+        isinstance(op, exp.Abs) and data_type.is_type(*_UNSIGNED)
+    ):
+        return  # abs of an unsigned value is itself (the negative of one DuckDB raises on)
+    wide = op.copy()
+    wide.set("this", exp.Cast(this=operand.copy(), to=_WIDE_INTEGER.copy()))
+    _replace_typed(op, exp.Cast(this=wide, to=data_type.copy()))
+
+
+_UNSIGNED = (
+    exp.DType.UTINYINT,
+    exp.DType.USMALLINT,
+    exp.DType.UINT,
+    exp.DType.UBIGINT,
+)
 
 
 #: The ``meta`` mark of a ``%`` or ``//`` whose operands are never negative, where Polars'

@@ -66,6 +66,12 @@ class _PolarsSQL(Postgres):
     """Postgres-flavoured SQL, which is what Polars' SQL front end reads, with its quirks."""
 
     class Generator(Postgres.Generator):  # type: ignore[misc,valid-type]
+        # Postgres has no TINYINT and writes SMALLINT; Polars reads TINYINT (an Int8). A cast
+        # back to SMALLINT let `ti + ti` over 120s answer 240 where DuckDB raises an overflow.
+        TYPE_MAPPING: ClassVar[dict[exp.DType, str]] = {
+            **Postgres.Generator.TYPE_MAPPING,
+            exp.DType.TINYINT: "TINYINT",
+        }
         TRANSFORMS: ClassVar[dict[type[exp.Expr], Any]] = {
             **Postgres.Generator.TRANSFORMS,
             # Polars' STRFTIME takes DuckDB's format text (Postgres' TO_CHAR it has not).
@@ -75,7 +81,7 @@ class _PolarsSQL(Postgres):
         def cast_sql(self, expression: exp.Cast, safe_prefix: str | None = None) -> str:
             inner = expression.this
             if (
-                expression.to.is_type(exp.DataType.Type.DATE)
+                expression.to.is_type(exp.DType.DATE)
                 and isinstance(inner, exp.Literal)
                 and inner.is_string
             ):
