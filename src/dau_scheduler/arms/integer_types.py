@@ -64,8 +64,11 @@ def _literal_type(value: int, other: str) -> str:
     the value fits it, else the narrowest of INTEGER, BIGINT and HUGEINT that holds the number
     as written before its minus sign (``-2147483648`` is a BIGINT), BIGINT's least aside."""
     _, low, high = _TYPES[other]
-    if low <= value <= high:
-        return other
+    return other if low <= value <= high else literal_type_alone(value)
+
+
+def literal_type_alone(value: int) -> str:
+    """DuckDB's type of an integer literal of its own (or beside a decimal)."""
     if abs(value) <= _TYPES["INTEGER"][2]:
         return "INTEGER"
     return "BIGINT" if _TYPES["BIGINT"][1] <= value <= _TYPES["BIGINT"][2] else "HUGEINT"
@@ -97,4 +100,4 @@ def result_type(
     return exp.DataType.build(_TYPES[found][0]) if found in _TYPES else None
 
 
-__all__ = ["literal_value", "result_type"]
+__all__ = ["literal_type_alone", "literal_value", "result_type"]

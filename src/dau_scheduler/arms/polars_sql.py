@@ -45,6 +45,7 @@ from dau_scheduler.arms.polars_checks import (
     refuse_divergent,
     refuse_empty_group_forms,
 )
+from dau_scheduler.arms.polars_decimals import check_products, mark_checked_products
 from dau_scheduler.arms.polars_forms import refuse_set_operations, refuse_unsafe_ctes
 from dau_scheduler.arms.polars_functions import CONTAINS
 from dau_scheduler.arms.polars_marks import (
@@ -535,6 +536,12 @@ def polars_sql(
     partial = compiled.partial if partial is None else partial
     if partial is None:
         raise SqlError("this query has no partial to run")
+    split = compiled.plan.split_table or ""
+    if stored is not None:
+        # DuckDB's types of the products, before the translation rewrites their operands.
+        partial = partial.copy()
+        placeholder = {PLACEHOLDER: stored[split]} if split in stored else {}
+        mark_checked_products(partial, dict(stored) | placeholder)
     partial = _join_explicitly(_translated(partial)).transform(_flat_join_condition)
     partial = partial.transform(_group_by_key_names)
     refuse_empty_group_forms(partial)  # (before the LIMIT 2 a one-row subquery is given)
@@ -544,7 +551,6 @@ def polars_sql(
     refuse_deep_correlation(partial)
     refuse_constant_groups(partial)
     if types is not None:
-        split = compiled.plan.split_table
         schema = dict(types) | ({PLACEHOLDER: types[split]} if split in types else {})
         if stored is not None:
             placeholder = {PLACEHOLDER: stored[split]} if split in stored else {}
@@ -554,6 +560,7 @@ def polars_sql(
         if plain_years is not None:
             mark_plain_years(partial, plain_years)
         partial = checked_arithmetic(partial, schema)
+        partial = check_products(partial, DECIMAL_SCALE)
         partial = partial.transform(_round_half_away)
     refuse_unsafe_ctes(partial, None if types is None else [*types, PLACEHOLDER])
     refuse_set_operations(partial, typed=types is not None)

@@ -163,16 +163,20 @@ def exact_doubles(values: pa.Array) -> pa.Array:
 def _decimal128_doubles(values: pa.Array) -> pa.Array:
     # Below 2^53 the unscaled value is an exact double, and so is 10^scale up to 10^22: one
     # IEEE division of the two is the correctly rounded quotient. Larger values go through
-    # Python's Decimal, whose float() is correctly rounded too.
+    # Python's Decimal, whose float() is correctly rounded too. Buffers in and out: pyarrow's
+    # conversions from and to numpy arrays import pandas (tests/test_strategies.py).
     words = np.frombuffer(values.buffers()[1], dtype="<i8")
     words = words[2 * values.offset : 2 * (values.offset + len(values))].reshape(-1, 2)
     low, high = words[:, 0], words[:, 1]
     small = (high == (low >> 63)) & (low <= 2**53) & (low >= -(2**53))
     doubles = low.astype(np.float64) / 10.0**values.type.scale
-    nulls = np.asarray(values.is_null().to_numpy(zero_copy_only=False), dtype=bool)
-    for index in np.flatnonzero(~small & ~nulls):
-        doubles[index] = float(Decimal(values[int(index)].as_py()))
-    return pa.array(doubles, pa.float64(), mask=nulls)
+    for index in np.flatnonzero(~small):
+        value = values[int(index)].as_py()  # None in a null's slot, whatever its bytes
+        doubles[index] = 0.0 if value is None else float(Decimal(value))
+    out = pa.Array.from_buffers(pa.float64(), len(values), [None, pa.py_buffer(doubles)])
+    if values.null_count == 0:
+        return out
+    return pc.if_else(pc.is_valid(values), out, pa.nulls(len(values), pa.float64()))
 
 
 def _ratio(cols: Sequence[pa.Array]) -> pa.Array:

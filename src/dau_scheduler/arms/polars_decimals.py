@@ -1,0 +1,153 @@
+"""DuckDB's overflow check on decimal products, made on the Polars arm.
+
+DuckDB types ``a * b`` over decimals as DECIMAL(p1 + p2, s1 + s2), but where that width passes
+18 and neither operand is wider than 18 it keeps the product in 64 bits, DECIMAL(18, s1 + s2),
+and raises an overflow where the product needs more digits; likewise at 38. The Polars arm holds
+decimals at 38 digits (``polars_sql.DECIMAL_SCALE`` of them fractional), so
+``d * 1000000000`` over a DECIMAL(10, 2) answered where DuckDB raises. :func:`mark_checked_products`
+types the partial's products as DuckDB does, before the translation rewrites their operands,
+and marks each one DuckDB checks; :func:`check_products` then casts each marked product, after
+the translation, to as many integer digits as DuckDB's type holds, strictly, and back.
+
+The typing covers columns of base tables (their stored types), integer and decimal literals,
+``+``, ``-``, ``*``, a sign, ``abs`` and casts to integers and decimals: what a product's operand
+is in TPC-H and TPC-DS. A product whose operand is anything else (a CASE, a function, a column
+of a subquery) is left unchecked, as before; tests/test_integer_overflow.py compares the typing
+with DuckDB's ``typeof`` over random expressions.
+"""
+
+from __future__ import annotations
+
+from sqlglot import exp
+
+from dau_scheduler.arms import integer_types
+from dau_scheduler.arms.polars_marks import decimal_scale
+
+#: ``meta`` key on a product DuckDB checks for overflow: the integer digits its type holds.
+CHECKED_DIGITS = "dau_checked_digits"
+#: ``meta`` key on a column of a base table: its type as the data has it.
+_STORED_TYPE = "dau_stored_type"
+
+#: DuckDB's decimal width of each integer type (``GetDecimalProperties``).
+_WIDTHS = {
+    exp.DType.TINYINT: 3,
+    exp.DType.SMALLINT: 5,
+    exp.DType.INT: 10,
+    exp.DType.BIGINT: 19,
+    exp.DType.INT128: 38,
+    exp.DType.UTINYINT: 3,
+    exp.DType.USMALLINT: 5,
+    exp.DType.UINT: 10,
+    exp.DType.UBIGINT: 20,
+}
+
+#: (width, scale, the integer type where the value is an integer).
+_Typed = tuple[int, int, exp.DataType | None]
+
+
+def _integer(data_type: exp.DataType) -> _Typed | None:
+    width = _WIDTHS.get(data_type.this)
+    return None if width is None else (width, 0, data_type)
+
+
+def _of_type(data_type: exp.DataType) -> _Typed | None:
+    if data_type.is_type(exp.DType.DECIMAL):
+        params = data_type.expressions
+        width = int(params[0].name) if params else 18
+        return width, decimal_scale(data_type), None
+    return _integer(data_type)
+
+
+def _literal(node: exp.Literal, negative: bool) -> _Typed | None:
+    text = node.this
+    if node.is_int:
+        value = -int(text) if negative else int(text)
+        name = integer_types.literal_type_alone(value)
+        return _integer(exp.DataType.build(name, dialect="duckdb"))
+    if "e" in text.lower() or text.count(".") != 1:
+        return None  # a DOUBLE
+    digits = sum(ch.isdigit() for ch in text)
+    scale = len(text.partition(".")[2])
+    return (digits, scale, None) if 0 < digits <= 38 else None
+
+
+def duckdb_type(node: exp.Expr) -> _Typed | None:
+    """DuckDB's type of ``node`` as (width, scale, integer type or None), or None where this
+    cannot tell (see the module docstring)."""
+    if isinstance(node, exp.Paren):
+        return duckdb_type(node.this)
+    if isinstance(node, exp.Column):
+        stored = node.meta.get(_STORED_TYPE)
+        return None if stored is None else _of_type(exp.DataType.build(stored, dialect="duckdb"))
+    if isinstance(node, exp.Literal) and not node.is_string:
+        return _literal(node, negative=False)
+    if isinstance(node, exp.Neg) and isinstance(node.this, exp.Literal):
+        return None if node.this.is_string else _literal(node.this, negative=True)
+    if isinstance(node, (exp.Neg, exp.Abs)):
+        return duckdb_type(node.this)
+    if isinstance(node, exp.Cast) and not isinstance(node, exp.TryCast):
+        return _of_type(node.to)
+    if isinstance(node, (exp.Add, exp.Sub, exp.Mul)):
+        left, right = duckdb_type(node.this), duckdb_type(node.expression)
+        if left is None or right is None:
+            return None
+        if left[2] is not None and right[2] is not None:
+            found = integer_types.result_type(node, left[2], right[2])
+            return None if found is None else _integer(found)
+        if isinstance(node, exp.Mul):
+            return _product(left, right)
+        scale = max(left[1], right[1])
+        return min(max(left[0] - left[1], right[0] - right[1]) + scale + 1, 38), scale, None
+    return None
+
+
+def _product(left: _Typed, right: _Typed) -> _Typed | None:
+    width, scale = left[0] + right[0], left[1] + right[1]
+    if scale > 38:
+        return None  # DuckDB refuses to bind it
+    if width > 18 and max(left[0], right[0]) <= 18 and scale < 18:
+        return 18, scale, None
+    return min(width, 38), scale, None
+
+
+def mark_checked_products(tree: exp.Expr, stored: dict[str, dict[str, str]]) -> None:
+    """Mark each product of ``tree`` that DuckDB checks for overflow (:data:`CHECKED_DIGITS`),
+    with the stored types of base tables' columns (``stored``: table -> column -> type)."""
+    from sqlglot.optimizer.scope import traverse_scope
+
+    if tree.find(exp.Mul) is None:
+        return
+    for scope in traverse_scope(tree):
+        for column in scope.columns:
+            source = scope.sources.get(column.table)
+            if isinstance(source, exp.Table):
+                kind = stored.get(source.name.lower(), {}).get(column.name)
+                if kind is not None:
+                    column.meta[_STORED_TYPE] = kind
+    for product in tree.find_all(exp.Mul):
+        left, right = duckdb_type(product.this), duckdb_type(product.expression)
+        typed = duckdb_type(product)
+        if left is None or right is None or typed is None or typed[2] is not None:
+            continue
+        if typed[0] < left[0] + right[0]:  # DuckDB narrowed the width, and checks it
+            product.meta[CHECKED_DIGITS] = typed[0] - typed[1]
+
+
+def check_products(tree: exp.Expr, scale: int) -> exp.Expr:
+    """Each marked product of the translated ``tree`` (computed at ``scale`` fractional digits)
+    cast to as many integer digits as DuckDB's type holds, strictly (Polars raises where DuckDB
+    does), then back to 38 digits."""
+    for product in reversed(list(tree.find_all(exp.Mul))):
+        digits = product.meta.pop(CHECKED_DIGITS, None)
+        if digits is None or digits + scale > 38:
+            continue  # past 38 digits Polars raises on its own, before DuckDB would
+        narrow = exp.DataType.build(f"DECIMAL({digits + scale}, {scale})")
+        wide = exp.DataType.build(f"DECIMAL(38, {scale})")
+        checked = exp.Cast(this=exp.Cast(this=product.copy(), to=narrow), to=wide)
+        if product is tree:
+            return checked
+        product.replace(checked)
+    return tree
+
+
+__all__ = ["CHECKED_DIGITS", "check_products", "duckdb_type", "mark_checked_products"]
