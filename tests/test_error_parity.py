@@ -1,4 +1,4 @@
-"""Overflow on the Polars arm raises where DuckDB raises (arms/integer_types.py,
+"""Errors: overflow on the Polars arm raises where DuckDB raises (arms/integer_types.py,
 arms/polars_arithmetic.py, arms/polars_decimals.py). Polars wraps integer arithmetic around; the
 arm computes it in a wide decimal and casts back to the type DuckDB gives the result, strictly.
 That type was sqlglot's, which is wider where a literal fits the other side (``ti + 1`` over a
@@ -176,3 +176,17 @@ def test_decimal_types_are_duckdbs() -> None:
                 typed,
             )
     assert known > 300
+
+
+def test_a_pad_past_a_million_characters_is_refused_on_polars(
+    con: duckdb.DuckDBPyConnection,
+) -> None:
+    # Polars has no memory limit: 2e9 characters a row ended the process, where DuckDB raises
+    # an out-of-memory error of its own.
+    with Session(con, device="polars") as session:
+        wide = session.compile(
+            "SELECT count(*) FROM t WHERE lpad(i::VARCHAR, 2000000000, 'x') > ''"
+        )
+        assert "more than 1,000,000" in (session.refusals.device(wide) or "")
+        narrow = session.compile("SELECT count(*) FROM t WHERE lpad(i::VARCHAR, 20, 'x') > ''")
+        assert session.refusals.device(narrow) is None
