@@ -103,7 +103,8 @@ class FastFold:
         """The same fold over Python values, for a handful of partial rows.
 
         An Acero group-by costs about a millisecond however few the rows (and its first use
-        imports pandas, ~0.25 s, where installed). Float keys never come here (see :meth:`run`).
+        imports pandas, ~0.25 s, where installed). Float keys never come here
+        (:func:`fast_for_types`).
         Keys, and the values min, max, all and any keep, are taken from the partial rows that
         hold them; sums are added exactly (decimals in
         :data:`~dau_scheduler.merge.EXACT_DECIMAL`, not Python's 28 digits) and built from
@@ -141,8 +142,9 @@ class FastFold:
 
     def run(self, partials: pa.Table, schema: pa.Schema, *, acero: bool = True) -> pa.Table | None:
         """Fold the arms' partials into the answer, in the unsplit query's ``schema``; None
-        (the caller then runs the final query) for a min or max over floats, or where the fold
-        would take Acero's group-by and ``acero`` is false."""
+        (the caller then runs the final query) where the fold would take Acero's group-by and
+        ``acero`` is false. (Float keys and a min or max over floats never come here:
+        :func:`fast_for_types`.)"""
         # One fold per distinct (column, op): calls may share a partial column (SUM for AVG too).
         wanted = list(
             dict.fromkeys(
@@ -152,18 +154,6 @@ class FastFold:
             )
         )
 
-        if any(
-            op in ("min", "max") and pa.types.is_floating(partials.schema.field(column).type)
-            for column, op in wanted
-        ):
-            # pyarrow's min and max skip NaN; DuckDB orders NaN above every number, and its
-            # final query folds as DuckDB does.
-            return None
-        if any(pa.types.is_floating(partials.schema.field(k).type) for k in self.keys):
-            # Acero groups floats by their bits: -0.0 apart from 0.0 (and a NaN of another bit
-            # pattern apart), where DuckDB groups equal values; a Python dict keeps every NaN
-            # apart. DuckDB's final query groups them as the unsplit query does.
-            return None
         if self.keys and partials.num_rows <= SMALL:
             folded = self._fold_rows(partials, wanted)
         elif self.keys and not acero:
@@ -264,8 +254,9 @@ def fast_for_types(
 ) -> FastFold | FastRows | None:
     """``fast`` where pyarrow folds these types as DuckDB does, else None: it orders only keys
     pyarrow orders alike (not floats, where NaN is DuckDB's own; not intervals, which pyarrow
-    does not sort), and no partial holds a nested, dictionary or interval column (pyarrow
-    neither orders nor min/maxes those as DuckDB does)."""
+    does not sort), no partial holds a nested, dictionary or interval column (pyarrow neither
+    orders nor min/maxes those as DuckDB does), and it neither groups by a float nor takes a
+    min or max of one."""
     if fast is None:
         return None
     if isinstance(fast, FastFold):
@@ -279,6 +270,20 @@ def fast_for_types(
         for f in partial_schema
     ):
         return None
+    if isinstance(fast, FastFold):
+        floating = {f.name for f in partial_schema if pa.types.is_floating(f.type)}
+        if floating & set(fast.keys):
+            # Acero groups floats by their bits: -0.0 apart from 0.0 (and a NaN of another bit
+            # pattern apart), where DuckDB groups equal values; a Python dict keeps every NaN
+            # apart. DuckDB's final query groups them as the unsplit query does.
+            return None
+        if any(
+            op in ("min", "max") and column in floating
+            for call in fast.calls
+            for column, op in zip(call.columns, _arrow(call.kind)[0], strict=True)
+        ):
+            # pyarrow's min and max skip NaN; DuckDB orders NaN above every number.
+            return None
     return fast
 
 
