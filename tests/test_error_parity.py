@@ -17,6 +17,7 @@ import pytest
 import sqlglot
 from sqlglot import exp
 
+from conftest import DEVICES
 from dau_scheduler import Session
 from dau_scheduler.arms import integer_types, polars_decimals
 
@@ -82,12 +83,16 @@ RAISING = [
 ]
 
 
+@pytest.mark.parametrize("device", [d for d in DEVICES if d not in ("duckdb", "polars-separate")])
 @pytest.mark.parametrize("sql", RAISING)
-def test_the_polars_arm_raises_where_duckdb_does(con: duckdb.DuckDBPyConnection, sql: str) -> None:
+def test_the_polars_arm_raises_where_duckdb_does(
+    con: duckdb.DuckDBPyConnection, sql: str, device: str
+) -> None:
     with pytest.raises((duckdb.OutOfRangeException, duckdb.ConversionException)):
         con.execute(sql.format(t="t")).fetchall()
-    with Session(con, device="polars") as session:
-        # The device arm holds every row at share 1.0: its own answer or its own error.
+    with Session(con, device=device) as session:
+        # The device arm holds every row at share 1.0: its own answer or its own error (cudf
+        # runs the same Polars plan on the GPU, which must raise as Polars does).
         for share in (1.0, 0.5):
             with pytest.raises((duckdb.OutOfRangeException, duckdb.ConversionException)):
                 session.sql(sql.format(t="t"), device_share=share)
