@@ -16,7 +16,9 @@ top-level ORDER BY). Each query is reported as:
 - ``refused``: not split (refused by name, or the device arm refused), answered unsplit, the same;
 - ``wrong``: a different answer (the worst outcome);
 - ``crashed``: an error where DuckDB answered (a defect too);
-- ``skipped``: not a plain SELECT, or DuckDB itself errs.
+- ``answered``: an answer where DuckDB raises (its error is its answer: a defect too);
+- ``raised``: DuckDB raises on the query (a ``statement error`` too), and so does the Session;
+- ``skipped``: not a plain SELECT, a volatile call, or DuckDB's result not Arrow's.
 
 Files that loop, load databases, restart, or ``require`` what this DuckDB lacks (an extension it
 has not loaded, a build option, a memory size) are left out whole;
@@ -58,7 +60,9 @@ from dau_scheduler.slt_order import only_ties, ordered
 _MACRO = re.compile(r"\b(macro|function)\b", re.IGNORECASE)
 #: A sample draws other rows each run unless seeded (the files seed it with a directive).
 _SAMPLE = re.compile(r"\b(using\s+sample|tablesample)\b", re.IGNORECASE)
-OUTCOMES = ("equal", "refused", "wrong", "crashed", "skipped")
+OUTCOMES = ("equal", "refused", "wrong", "crashed", "answered", "raised", "skipped")
+#: The outcomes that are defects.
+DEFECTS = ("wrong", "crashed", "answered")
 #: The runner's own options, beside the Session's (``lazy``, ``mem_budget_mb``, ``strategy``).
 _RUNNER_OPTIONS = frozenset({"chunks", "order", "keep", "engine", "posture", "cluster", "arrow"})
 #: Directives that make a file depend on what this runner does not model.
@@ -217,29 +221,30 @@ def run_file(
                     copies = None
                 if not settings and _SETTING.match(record.sql):
                     continue
-                # Expected errors, and statements this build rejects, alike: the queries say.
-                with contextlib.suppress(duckdb.Error):
+                # Expected errors, and statements this build rejects, alike: a SELECT among
+                # them is asked of the Session too, which must raise as DuckDB did.
+                try:
                     con.execute(record.sql)
+                except duckdb.Error:
+                    if arrow or not _is_query(record.sql) or _moved_on(record.sql, con, volatile):
+                        continue
+                    expected = None
+                else:
                     if _MACRO.search(record.sql):
                         volatile = function_kinds(con.cursor(), NONDETERMINISTIC).volatile
-                continue
-            if not _is_query(record.sql):
+                    continue
+            elif not _is_query(record.sql) or _moved_on(record.sql, con, volatile):
                 report.outcomes["skipped"] += 1
                 continue
-            if (
-                VOLATILE.search(record.sql)
-                or _SAMPLE.search(record.sql)
-                or called_names(record.sql) & volatile
-                or _logging(con)
-            ):
-                # A sequence, random value or sample (in a macro too): DuckDB's own run already
-                # moved it on. Under logging, DuckDB's own run wrote to the log a second run
-                # reads (test/sql/logging).
-                report.outcomes["skipped"] += 1
-                continue
-            try:
-                expected = con.sql(record.sql).to_arrow_table()
-            except (duckdb.Error, AttributeError, ValueError):
+            else:
+                try:
+                    expected = con.sql(record.sql).to_arrow_table()
+                except duckdb.Error:
+                    expected = None  # DuckDB's error is its answer: the Session must raise too
+                except (AttributeError, ValueError):
+                    report.outcomes["skipped"] += 1
+                    continue
+            if expected is None and arrow:
                 report.outcomes["skipped"] += 1
                 continue
             if arrow:
@@ -262,7 +267,7 @@ def run_file(
             report.outcomes[outcome] += 1
             if outcome == "refused" and note:
                 report.refusals[reason_kind(note)] += 1
-            if outcome in ("wrong", "crashed"):
+            if outcome in DEFECTS:
                 report.details.append(
                     {"line": record.line, "outcome": outcome, "sql": record.sql, "why": note}
                 )
@@ -273,6 +278,14 @@ def run_file(
             copies.close()
         con.close()
     return report
+
+
+def _moved_on(sql: str, con: duckdb.DuckDBPyConnection, volatile: frozenset[str]) -> bool:
+    """A sequence, random value or sample (in a macro too): DuckDB's own run already moved it
+    on. Under logging, DuckDB's own run wrote to the log a second run reads (test/sql/logging)."""
+    return bool(
+        VOLATILE.search(sql) or _SAMPLE.search(sql) or called_names(sql) & volatile or _logging(con)
+    )
 
 
 def _logging(con: duckdb.DuckDBPyConnection) -> bool:
@@ -307,7 +320,8 @@ def _one(
     share: float,
     options: dict[str, Any],
 ) -> tuple[Any, str, str | None]:
-    """``(session, outcome, why)`` for one query; the session is built here when None."""
+    """``(session, outcome, why)`` for one query; the session is built here when None.
+    ``expected`` None: DuckDB raised on it, and so must the Session."""
     from dau_scheduler.compare import compare_tables
     from dau_scheduler.session import Session
 
@@ -332,8 +346,13 @@ def _one(
                 else session.sql(record.sql, device_share=share)
             )
     except Exception as exc:  # noqa: BLE001 - every failure where DuckDB answered is reported
+        if expected is None:
+            return session, "raised", None
         lines = str(exc).strip().splitlines()
         return session, "crashed", f"{type(exc).__name__}: {lines[0] if lines else ''}"
+    if expected is None:
+        split = "split" if result.execution is not None else "unsplit"
+        return session, "answered", f"{result.table.num_rows} rows ({split}) where DuckDB raises"
     in_order = record.sort in (None, "nosort") and ordered(
         record.sql, flow=options.get("order") == "flow"
     )
@@ -480,7 +499,7 @@ def main(argv: list[str] | None = None) -> int:
                 left_out += 1
                 continue
             totals.update(report.outcomes)
-            if report.outcomes["wrong"] + report.outcomes["crashed"] or args.verbose:
+            if sum(report.outcomes[o] for o in DEFECTS) or args.verbose:
                 print(f"{path}: {dict(report.outcomes)}", flush=True)
             if args.verbose:
                 for detail in report.details:
@@ -516,7 +535,7 @@ def main(argv: list[str] | None = None) -> int:
                 default=str,
             )
         )
-    return 1 if totals["wrong"] or totals["crashed"] else 0
+    return 1 if any(totals[o] for o in DEFECTS) else 0
 
 
 if __name__ == "__main__":
