@@ -537,11 +537,12 @@ def polars_sql(
     if partial is None:
         raise SqlError("this query has no partial to run")
     split = compiled.plan.split_table or ""
+    as_stored = None  # the stored types, the placeholder read as the split table
     if stored is not None:
+        as_stored = dict(stored) | ({PLACEHOLDER: stored[split]} if split in stored else {})
         # DuckDB's types of the products, before the translation rewrites their operands.
         partial = partial.copy()
-        placeholder = {PLACEHOLDER: stored[split]} if split in stored else {}
-        mark_checked_products(partial, dict(stored) | placeholder)
+        mark_checked_products(partial, as_stored)
     partial = _join_explicitly(_translated(partial)).transform(_flat_join_condition)
     partial = partial.transform(_group_by_key_names)
     refuse_empty_group_forms(partial)  # (before the LIMIT 2 a one-row subquery is given)
@@ -552,9 +553,8 @@ def polars_sql(
     refuse_constant_groups(partial)
     if types is not None:
         schema = dict(types) | ({PLACEHOLDER: types[split]} if split in types else {})
-        if stored is not None:
-            placeholder = {PLACEHOLDER: stored[split]} if split in stored else {}
-            mark_stored_scales(partial, dict(stored) | placeholder)
+        if as_stored is not None:
+            mark_stored_scales(partial, as_stored)
         if ascii_only is not None:
             mark_ascii_cases(partial, ascii_only)
         if plain_years is not None:
