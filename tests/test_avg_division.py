@@ -37,8 +37,14 @@ def test_exact_doubles_round_as_duckdb_casts(scale: int) -> None:
 
 
 def test_exact_doubles_of_integers() -> None:
-    values = pa.array([2**53 + 1, 3, None, -(2**62) - 1], pa.int64())
-    assert exact_doubles(values).to_pylist() == [float(2**53 + 1), 3.0, None, float(-(2**62) - 1)]
+    values = pa.array([2**53 + 1, 3, None, -(2**62) - 1, -(2**63)], pa.int64())
+    assert exact_doubles(values).to_pylist() == [
+        float(2**53 + 1),
+        3.0,
+        None,
+        float(-(2**62) - 1),
+        -float(2**63),
+    ]
     assert exact_doubles(pa.array([1, 2], pa.int32())).type == pa.float64()
     assert exact_doubles(pa.array([None], pa.int64())).to_pylist() == [None]
     with pytest.raises(TypeError, match="not double"):

@@ -151,7 +151,9 @@ def exact_doubles(values: pa.Array) -> pa.Array:
     if isinstance(values, pa.ChunkedArray):
         values = values.combine_chunks()
     if pa.types.is_integer(values.type):
-        if len(values) == 0 or (pc.max(pc.abs_checked(values)).as_py() or 0) <= 2**53:
+        bounds = pc.min_max(values)
+        low, high = bounds["min"].as_py(), bounds["max"].as_py()
+        if low is None or (low >= -(2**53) and high <= 2**53):  # all exact (or all NULL)
             return pc.cast(values, pa.float64())
     elif not pa.types.is_decimal(values.type):
         raise TypeError(f"exact_doubles takes integers or decimals, not {values.type}")
