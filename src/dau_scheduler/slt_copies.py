@@ -6,8 +6,9 @@ A cluster cannot reach the DuckDB connection a test file builds its tables in, s
 of those tables instead, and takes its
 oracle from a fresh DuckDB connection over the same copies: the answer a Session over those
 Arrow tables must give. A query that connection cannot answer (it reads a view, a macro, another
-schema, or a table Arrow cannot hold or a Session cannot name) is skipped, as a query DuckDB
-itself rejects is, and so is one whose value describes how the rows are stored (``stats``).
+schema, or a table Arrow cannot hold or a Session cannot name) is skipped, and so is one whose
+value describes how the rows are stored (``stats``). Where DuckDB raises over the copies on a
+value (an overflow, a conversion), the Session over them must raise too (``raises``).
 """
 
 from __future__ import annotations
@@ -22,6 +23,13 @@ from dau_scheduler.errors import SqlError
 from dau_scheduler.guards import called_names
 from dau_scheduler.refusals import PLAN_DEPENDENT
 from dau_scheduler.tables import check_name
+
+#: DuckDB's errors about a value, which the same query over the same rows raises anywhere.
+_VALUE_ERRORS = (
+    duckdb.OutOfRangeException,
+    duckdb.ConversionException,
+    duckdb.InvalidInputException,
+)
 
 
 class ArrowCopies:
@@ -62,6 +70,20 @@ class ArrowCopies:
             return self.oracle.sql(sql).to_arrow_table()
         except (duckdb.Error, AttributeError, ValueError):
             return None
+
+    def raises(self, sql: str) -> bool:
+        """Whether DuckDB raises over the copies on a value (an overflow, a conversion, an
+        invalid input): the error a Session over them must raise too. Another error (a view,
+        a macro, another schema the copies lack) says nothing of the Session's."""
+        if not self.tables or called_names(sql) & PLAN_DEPENDENT:
+            return False
+        try:
+            self.oracle.sql(sql).to_arrow_table()
+        except _VALUE_ERRORS:
+            return True
+        except (duckdb.Error, AttributeError, ValueError):
+            return False
+        return False
 
     def close(self) -> None:
         self.oracle.close()
