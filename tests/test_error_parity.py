@@ -38,6 +38,7 @@ def test_result_types_are_duckdbs() -> None:
             cases += [(f"{a} {op} {b}", a, b) for b in types]
             cases += [(f"{a} {op} {v}", a, None) for v in _LITERALS]
             cases += [(f"{v} {op} {a}", None, a) for v in _LITERALS]
+        cases += [(f"{v} {op} {w}", None, None) for v in _LITERALS[:8] for w in _LITERALS[:8]]
     expressions = ", ".join(f"typeof({sql})" for sql, _, _ in cases)
     found = con.execute(f"SELECT {expressions} FROM x").fetchall()[0]
     for (sql, a, b), duckdb_type in zip(cases, found, strict=True):
@@ -76,6 +77,7 @@ RAISING = [
     "SELECT max(abs(b)) FROM {t}",
     "SELECT max(-u) FROM {t}",
     "SELECT sum(d * 1000000000) FROM {t}",
+    "SELECT sum(d * (1000 * 1000000)) FROM {t}",  # two literals, folded by DuckDB
     "SELECT max(d * d) FROM {t}",
     "SELECT sum(d * d * 1.5) FROM {t}",
     "SELECT count(*) FROM {t} WHERE d * 1000000000 > 0",

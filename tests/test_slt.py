@@ -30,6 +30,7 @@ SPLITS = {
     "table_alias_columns",
     "non_boolean_conditions",
     "error_parity",
+    "constant_operands",
 }
 
 

@@ -79,13 +79,15 @@ def result_type(
 ) -> exp.DataType | None:
     """DuckDB's type of the integer ``op`` (Add, Sub or Mul) over operands of types ``left``
     and ``right`` (a literal operand's own type is not read), or None where it is not one this
-    knows (a type outside the table, two literals, another operator)."""
+    knows (a type outside the table, another operator)."""
     operator = _OPERATORS.get(type(op))
     if operator is None:
         return None
     values = (literal_value(op.args["this"]), literal_value(op.args["expression"]))
-    if values[0] is not None and values[1] is not None:
-        return None
+    if values[0] is not None and values[1] is not None:  # DuckDB folds it, in these types
+        alone = literal_type_alone(values[0]), literal_type_alone(values[1])
+        found = _measured().get((operator, *alone))
+        return exp.DataType.build(_TYPES[found][0]) if found in _TYPES else None
     names = [
         None if value is not None or given is None else _NAMES.get(given.this)
         for value, given in zip(values, (left, right), strict=True)

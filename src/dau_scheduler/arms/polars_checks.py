@@ -366,6 +366,21 @@ def refuse_constant_groups(tree: exp.Expr) -> None:
             )
 
 
+def refuse_constant_filters(tree: exp.Expr) -> None:
+    """Raise ``SqlError`` for a WHERE whose condition reads no column and is not a literal
+    TRUE or FALSE: Polars' streaming engine (1.44) keeps no row for a ``COUNT(*)`` under a
+    filter it cannot fold (``WHERE abs(1) > 0``, ``WHERE 1 IN (1, 2)``: 0 of 4,000 where
+    DuckDB counts 4,000; the in-memory engine counts them)."""
+    for where in tree.find_all(exp.Where):
+        condition = where.this
+        if isinstance(condition, exp.Boolean) or not _reads_no_column(condition):
+            continue
+        raise SqlError(
+            f"{where.sql(dialect='duckdb')}: a condition that reads no column (Polars' streaming "
+            "engine counts no row under it)"
+        )
+
+
 def _reads_no_column(node: exp.Expr) -> bool:
     return node.find(exp.Column, exp.Star, exp.Select) is None
 
@@ -375,7 +390,14 @@ def _constant_divergence(node: exp.Expr) -> str | None:
     tests): an aggregate of a constant (``count(-21)`` gave 1 over any rows, ``max(46)`` 46
     over none; a plain non-NULL literal counted, ``count(1)``, was found right, and a sum of
     one is left to ``polars_arithmetic``, which keeps only a bare integer), and a comparison of
-    a constant with NULL (``WHERE 66 <> NULL`` kept every row)."""
+    a constant with NULL (``WHERE 66 <> NULL`` kept every row). A SUM of anything but a bare
+    integer (``sum(1.5)``, ``sum(2.0::DOUBLE)``: 1.5 and 2.0 over 4,000 rows) is refused too."""
+    if (
+        isinstance(node, exp.Sum)
+        and _reads_no_column(node.this)
+        and not node.this.is_int
+    ):
+        return "a sum of a constant other than an integer (Polars adds it once, not per row)"
     if (
         isinstance(node, exp.AggFunc)
         and not isinstance(node, exp.Sum)

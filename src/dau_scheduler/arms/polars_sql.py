@@ -39,6 +39,7 @@ from sqlglot.dialects.postgres import Postgres
 
 from dau_scheduler.arms.polars_arithmetic import checked_arithmetic
 from dau_scheduler.arms.polars_checks import (
+    refuse_constant_filters,
     refuse_constant_groups,
     refuse_deep_correlation,
     refuse_deep_nesting,
@@ -551,6 +552,7 @@ def polars_sql(
     _refuse_unpaired_conditions(partial)
     refuse_deep_correlation(partial)
     refuse_constant_groups(partial)
+    refuse_constant_filters(partial)
     if types is not None:
         schema = dict(types) | ({PLACEHOLDER: types[split]} if split in types else {})
         if as_stored is not None:
