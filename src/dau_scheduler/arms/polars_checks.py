@@ -392,11 +392,7 @@ def _constant_divergence(node: exp.Expr) -> str | None:
     one is left to ``polars_arithmetic``, which keeps only a bare integer), and a comparison of
     a constant with NULL (``WHERE 66 <> NULL`` kept every row). A SUM of anything but a bare
     integer (``sum(1.5)``, ``sum(2.0::DOUBLE)``: 1.5 and 2.0 over 4,000 rows) is refused too."""
-    if (
-        isinstance(node, exp.Sum)
-        and _reads_no_column(node.this)
-        and not node.this.is_int
-    ):
+    if isinstance(node, exp.Sum) and _reads_no_column(node.this) and not node.this.is_int:
         return "a sum of a constant other than an integer (Polars adds it once, not per row)"
     if (
         isinstance(node, exp.AggFunc)
