@@ -243,7 +243,7 @@ class Refusals:
         if refusal is None and s.lazy and isinstance(s.source_of(cut), ParquetSource):
             refusal = parquet_float_extremum(compiled, s.schema.get(cut or "", {}))
         if refusal is None and s.lazy:
-            refusal = parquet_float_filter(compiled, self._parquet_floats(compiled))
+            refusal = parquet_float_comparison(compiled, self._parquet_floats(compiled))
         source = s.source_of(cut)
         if (
             refusal is None
@@ -323,24 +323,27 @@ def parquet_float_extremum(compiled: CompiledSplit, columns: dict[str, str]) -> 
     return None
 
 
-def parquet_float_filter(compiled: CompiledSplit, floats: Collection[str]) -> str | None:
-    """A filter (WHERE, or a join's ON) reading a floating-point column of a table read from
-    Parquet files: DuckDB skips a row group whose statistics rule the filter out, and those
-    statistics skip NaN, which DuckDB takes as the largest value; so over the files DuckDB
-    counts no NaN row for ``x > 5``, ``x = 'nan'`` or even ``isnan(x)`` where the group's
-    largest number is below it, while an arm reading the rows otherwise (a chunk read by
-    pyarrow, the Polars arm's own scan) counts them. The unsplit answer is DuckDB's, so such a
-    query is answered unsplit."""
+def parquet_float_comparison(compiled: CompiledSplit, floats: Collection[str]) -> str | None:
+    """A filter (WHERE, a join's ON), or a comparison anywhere (a GROUP BY key, an output, a
+    CASE), reading a floating-point column of a table read from Parquet files: DuckDB folds it
+    by the files' statistics, which skip NaN, which DuckDB takes as the largest value. Over the
+    files DuckDB skips a row group whose statistics rule a filter out (``x > 5``, ``x = 'nan'``,
+    even ``isnan(x)``, count no NaN row), and folds ``x > 0`` to false outside a filter too
+    where the largest number is 0 (``GROUP BY x > 0``: 2 groups for the 3 an arm reading the
+    rows otherwise makes: a chunk read by pyarrow, the Polars arm's own scan). The unsplit
+    answer is DuckDB's, so such a query is answered unsplit."""
     if compiled.partial is None or not floats:
         return None
-    conditions = [w.this for w in compiled.partial.find_all(exp.Where)]
-    conditions += [on for j in compiled.partial.find_all(exp.Join) if (on := j.args.get("on"))]
-    for condition in conditions:
-        for column in condition.find_all(exp.Column):
+    tree = compiled.partial
+    decided = [w.this for w in tree.find_all(exp.Where)]  # a filter, whatever its form
+    decided += [on for j in tree.find_all(exp.Join) if (on := j.args.get("on"))]
+    for predicate in [*decided, *tree.find_all(exp.Predicate)]:
+        for column in predicate.find_all(exp.Column):
             if column.name.lower() in floats:
                 return (
-                    f"a filter on {column.sql(dialect=DIALECT)}, a Parquet file's floating-point "
-                    "column: DuckDB skips row groups by the file's statistics, which skip NaN"
+                    f"a comparison of {column.sql(dialect=DIALECT)}, a Parquet file's "
+                    "floating-point column: DuckDB folds it by the file's statistics, which "
+                    "skip NaN"
                 )
     return None
 
@@ -349,6 +352,6 @@ __all__ = [
     "Refusals",
     "connection_state",
     "parquet_float_extremum",
-    "parquet_float_filter",
+    "parquet_float_comparison",
     "reserved_names",
 ]
