@@ -48,11 +48,15 @@ def _measured() -> dict[tuple[str, str, str], str]:
     return dict(zip(keys, (str(name) for name in row), strict=True))
 
 
-def literal_value(node: exp.Expr) -> int | None:
-    """The value of an integer literal (DuckDB folds ``-1`` and ``(1)`` into one), else None."""
-    node = node.unnest()
+def literal_value(node: exp.Expr | None, parens: bool = True) -> int | None:
+    """The value of an integer literal, a negative one too (DuckDB folds ``-1`` and, with
+    ``parens``, ``(1)`` into one), else None."""
+    if node is None:
+        return None
+    if parens:
+        node = node.unnest()
     if isinstance(node, exp.Neg):
-        inner = literal_value(node.this)
+        inner = literal_value(node.this, parens)
         return None if inner is None else -inner
     if isinstance(node, exp.Literal) and node.is_int:
         return int(node.this)

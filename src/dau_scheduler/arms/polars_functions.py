@@ -9,15 +9,14 @@ import re
 
 from sqlglot import exp
 
+from dau_scheduler.arms.integer_types import literal_value
+
 #: The comparisons, DuckDB's null-safe ones included.
 COMPARISONS = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.NullSafeEQ, exp.NullSafeNEQ)
 
 
 def _int_literal(node: exp.Expr | None) -> int | None:
-    if isinstance(node, exp.Neg):
-        inner = _int_literal(node.this)
-        return None if inner is None else -inner
-    return int(node.this) if isinstance(node, exp.Literal) and node.is_int else None
+    return literal_value(node, parens=False)  # written bare, as Polars reads the argument
 
 
 def _positive_int(node: exp.Expr | None, least: int) -> bool:
