@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import os
 import warnings
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -8,11 +9,26 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
+from hypothesis import settings
 
 from dau_scheduler import Session, tpch
 from dau_scheduler.arms import Arm, PolarsArm
 from dau_scheduler.arms.polars import gpu_available
 from dau_scheduler.compare import compare_tables
+
+
+# Property tests draw the same examples on every run of the suite (CI lands or not on the code,
+# never on a draw); `make fuzz` draws new ones on every run, to look for what the fixed draws miss.
+settings.register_profile("repeatable", derandomize=True, print_blob=True)
+settings.register_profile("explore", derandomize=False, print_blob=True)
+settings.load_profile(os.environ.get("DAU_HYPOTHESIS_PROFILE", "repeatable"))
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Marks every hypothesis test ``property``, so ``make fuzz`` can run them alone."""
+    for item in items:
+        if getattr(getattr(item, "obj", None), "hypothesis", None) is not None:
+            item.add_marker(pytest.mark.property)
 
 
 def device(name: str) -> str | Arm:
@@ -38,8 +54,6 @@ DEVICES = [
 @pytest.fixture(scope="session", autouse=True)
 def _profile_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     """Profiles measured by tests go to a temporary cache, never the user's."""
-    import os
-
     os.environ["DAU_CACHE_DIR"] = str(tmp_path_factory.mktemp("profiles"))
     yield
     os.environ.pop("DAU_CACHE_DIR", None)
