@@ -16,7 +16,6 @@ from dau_scheduler.arms import Arm, PolarsArm
 from dau_scheduler.arms.polars import gpu_available
 from dau_scheduler.compare import compare_tables
 
-
 # Property tests draw the same examples on every run of the suite (CI lands or not on the code,
 # never on a draw); `make fuzz` draws new ones on every run, to look for what the fixed draws miss.
 settings.register_profile("repeatable", derandomize=True, print_blob=True)

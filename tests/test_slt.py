@@ -31,6 +31,7 @@ SPLITS = {
     "non_boolean_conditions",
     "error_parity",
     "constant_operands",
+    "mixed_numeric_types",
 }
 
 

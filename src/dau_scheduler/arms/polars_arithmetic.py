@@ -9,6 +9,7 @@ import re
 from sqlglot import exp
 
 from dau_scheduler.arms import integer_types
+from dau_scheduler.arms.duckdb_types import annotate
 from dau_scheduler.errors import SqlError
 
 _WIDE_INTEGER = exp.DataType.build("DECIMAL(38, 0)")
@@ -175,10 +176,8 @@ def checked_arithmetic(tree: exp.Expr, types: dict[str, dict[str, str]]) -> exp.
     arithmetic is rewritten first (:func:`_date_arithmetic`), so a sum of date differences is a
     sum of integers.
     """
-    from sqlglot.optimizer.annotate_types import annotate_types
-
     schema: dict[str, object] = dict(types)
-    annotated = annotate_types(tree, schema=schema, dialect="duckdb")
+    annotated = annotate(tree, schema)
     for diff in list(annotated.find_all(exp.DateDiff)):
         days = _day_difference(diff)
         if days is not None:
@@ -190,6 +189,11 @@ def checked_arithmetic(tree: exp.Expr, types: dict[str, dict[str, str]]) -> exp.
     for op in reversed(list(annotated.find_all(exp.Add, exp.Sub, exp.Mul))):
         if _is_temporal(op.this.unnest().type) or _is_temporal(op.expression.unnest().type):
             _replace_typed(op, _date_arithmetic(op))
+    for node in list(annotated.find_all(exp.Exp, exp.Ln, exp.Sqrt)):
+        # DuckDB computes these of a FLOAT as of a DOUBLE, Polars in single precision
+        # (sqrt(0.1f): 0.31622776 against 0.3162277683729184, another group of a GROUP BY).
+        if node.this.type is not None and node.this.type.is_type("FLOAT"):
+            node.this.replace(exp.Cast(this=node.this.copy(), to=_DOUBLE.copy()))
     for node in list(annotated.find_all(exp.Sum, exp.Avg)):
         argument = node.this
         data_type = argument.type
@@ -208,7 +212,7 @@ def checked_arithmetic(tree: exp.Expr, types: dict[str, dict[str, str]]) -> exp.
         ):
             raise SqlError(f"cannot tell what type {node.sql()} adds up, so it might wrap around")
     # Again, now that integer sums are decimals: arithmetic over them is no integer arithmetic.
-    annotated = annotate_types(annotated, schema=schema, dialect="duckdb")
+    annotated = annotate(annotated, schema)
     # Innermost first, so an operand already made checked is read as the type it was cast to.
     arithmetic = list(annotated.find_all(exp.Add, exp.Sub, exp.Mul, exp.Neg, exp.Abs))
     for step in reversed(arithmetic):

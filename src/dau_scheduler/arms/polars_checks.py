@@ -17,7 +17,9 @@ from dau_scheduler.arms.polars_functions import (
     COMPARISONS,
     concat_divergence,
     function_divergence,
+    single_precision_divergence,
     string_divergence,
+    wide_integer_divergence,
 )
 from dau_scheduler.arms.polars_marks import ASCII_ONLY, HOST_LOOKUP, STORED_SCALE, decimal_scale
 from dau_scheduler.arms.polars_temporal import (
@@ -474,6 +476,10 @@ def refuse_divergent(tree: exp.Expr) -> None:
             why = concat_divergence(node)
         if why is None:
             why = function_divergence(node)
+        if why is None:
+            why = single_precision_divergence(node)
+        if why is None:
+            why = wide_integer_divergence(node)
         if why is None and isinstance(node, exp.Length):
             kind = node.this.type
             if kind is None or not kind.is_type(*exp.DataType.TEXT_TYPES):

@@ -156,6 +156,91 @@ def function_divergence(node: exp.Expr) -> str | None:
     return None
 
 
+#: The largest integer literal every single-precision value compares with exactly.
+_EXACT_IN_FLOAT = 2**24
+
+
+def _operands(node: exp.Expr) -> list[exp.Expr]:
+    if isinstance(node, exp.Between):
+        values = [node.this, node.args.get("low"), node.args.get("high")]
+    elif isinstance(node, exp.In):
+        values = [node.this, *node.expressions]
+    elif isinstance(node, exp.Case):
+        values = [branch.args.get("true") for branch in node.args.get("ifs") or []]
+        values.append(node.args.get("default"))
+    elif isinstance(node, exp.If):
+        values = [node.args.get("true"), node.args.get("false")]
+    elif isinstance(node, (exp.Coalesce, exp.Greatest, exp.Least)):
+        values = [node.this, *node.expressions]
+    else:
+        values = [node.this, node.expression]
+    return [v for v in values if isinstance(v, exp.Expr)]
+
+
+#: Where values of two types meet: arithmetic, comparisons and the functions that pick one.
+SINGLE_PRECISION_MEETS = (
+    exp.Add,
+    exp.Sub,
+    exp.Mul,
+    exp.Div,
+    exp.Mod,
+    exp.IntDiv,
+    *COMPARISONS,
+    exp.In,
+    exp.Between,
+    exp.Coalesce,
+    exp.Greatest,
+    exp.Least,
+    exp.Nullif,
+    exp.Case,
+    exp.If,
+)
+
+
+def single_precision_divergence(node: exp.Expr) -> str | None:
+    """A FLOAT (single precision) beside a value of another type but DOUBLE: DuckDB computes and
+    compares in single precision there (``f > 0.1`` casts 0.1 to a FLOAT), Polars in double
+    (``f > 0.1`` kept 0.1f, which is 0.10000000149 as a double; ``f > d`` over a DECIMAL
+    likewise; ``(f + k) * 0.3`` differed in the last bits, so a GROUP BY over it made other
+    groups). An integer literal a FLOAT holds exactly may be compared with one."""
+    if not isinstance(node, SINGLE_PRECISION_MEETS):
+        return None
+    operands = [o for o in _operands(node) if not isinstance(o.unnest(), exp.Null)]
+    kinds = [o.type for o in operands]
+    if not any(k is not None and k.is_type(exp.DType.FLOAT) for k in kinds):
+        return None
+    comparison = isinstance(node, (*COMPARISONS, exp.In, exp.Between))
+    for operand, kind in zip(operands, kinds, strict=True):
+        if kind is not None and kind.is_type(exp.DType.FLOAT, exp.DType.DOUBLE):
+            continue
+        value = literal_value(operand)
+        if comparison and value is not None and abs(value) <= _EXACT_IN_FLOAT:
+            continue
+        shown = kind.sql("duckdb") if kind is not None else "unknown"
+        return (
+            f"a FLOAT with a {shown} value (DuckDB computes in single precision there, Polars "
+            "in double)"
+        )
+    return None
+
+
+#: Integers wider than 18 digits: beside a decimal DuckDB may need more than 38 digits, and then
+#: computes in DOUBLE (a DECIMAL(18, 3) plus a HUGEINT), which the arm's typing does not follow.
+_WIDE_INTEGERS = (exp.DType.UBIGINT, exp.DType.INT128, exp.DType.UINT128)
+
+
+def wide_integer_divergence(node: exp.Expr) -> str | None:
+    """Arithmetic of a decimal with a HUGEINT or UBIGINT (see :data:`_WIDE_INTEGERS`)."""
+    if not isinstance(node, (exp.Add, exp.Sub, exp.Mul, exp.Div, exp.Mod, exp.IntDiv)):
+        return None
+    kinds = [o.type for o in (node.this, node.expression) if isinstance(o, exp.Expr)]
+    if any(k is not None and k.is_type(exp.DType.DECIMAL) for k in kinds) and any(
+        k is not None and k.is_type(*_WIDE_INTEGERS) for k in kinds
+    ):
+        return "arithmetic of a decimal with a HUGEINT or UBIGINT (DuckDB may compute a DOUBLE)"
+    return None
+
+
 def concat_divergence(node: exp.Expr) -> str | None:
     """Concatenation writes each operand as text, so an operand of a type Polars writes its own
     way is refused (default deny: only :data:`_CONCAT_TYPES`)."""
@@ -181,5 +266,7 @@ __all__ = [
     "CONTAINS",
     "concat_divergence",
     "function_divergence",
+    "single_precision_divergence",
+    "wide_integer_divergence",
     "string_divergence",
 ]

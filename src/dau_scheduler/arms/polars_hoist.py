@@ -262,12 +262,12 @@ class HostValues:
         partial = compiled.partial
         if self.cursor is None or partial is None or partial.find(exp.Subquery) is None:
             return None, types
-        from sqlglot.optimizer.annotate_types import annotate_types
+        from dau_scheduler.arms.duckdb_types import annotate
 
         split = compiled.plan.split_table or ""
         schema = dict(types) | ({PLACEHOLDER: types[split]} if split in types else {})
         typed: dict[str, object] = dict(schema)
-        annotated = annotate_types(partial.copy(), schema=typed, dialect="duckdb")
+        annotated = annotate(partial.copy(), typed)
         tree, queries = hoist(annotated, lambda name: name in types, self._accept)
         if not queries:
             return None, types

@@ -1,0 +1,180 @@
+"""sqlglot's type annotation with DuckDB's own types for mixed numeric values.
+
+sqlglot ranks numeric types by a precedence list that holds neither the unsigned integers nor
+HUGEINT, and it keeps a parameterized type (a DECIMAL(p, s)) over any other. So it types
+``ut * y`` over a UTINYINT and a DOUBLE as a UTINYINT, ``d + x`` over a DECIMAL(4, 1) and a
+DOUBLE as that decimal, and ``coalesce(d, x)`` likewise, where DuckDB computes a DOUBLE. The
+Polars arm decides on those types: an integer SUM is widened through DECIMAL(38, 0) (which
+rounded every double: ``sum(ut * y)`` answered -395,250 for -395,625), and an extremum of a
+decimal is let through where one of floats is refused (``max(d + x)`` skipped the NaN DuckDB
+ranks top). :func:`annotate` runs sqlglot's annotator, but each arithmetic operator, COALESCE,
+GREATEST, LEAST, NULLIF, CASE and IF over numeric values (two signed integers aside: those stay
+sqlglot's, and ``integer_types`` gives DuckDB's where it matters) takes the type DuckDB's binder
+gives it: ``typeof`` of the same node over typed NULLs, asked once per distinct form on a private
+in-memory DuckDB. An integer literal is kept as written (DuckDB types it by its value and the
+other side); any other literal is read as sqlglot types it (a DOUBLE), which errs towards
+floating point, where the arm refuses more.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+from typing import Any
+
+from sqlglot import exp
+from sqlglot.errors import ParseError
+from sqlglot.optimizer.annotate_types import TypeAnnotator
+from sqlglot.schema import ensure_schema
+
+#: The types DuckDB's binder ranks among numbers (what a typed NULL of each is written as).
+_NUMERIC = frozenset(
+    {
+        *(exp.DataType.INTEGER_TYPES - {exp.DType.BIT}),
+        exp.DType.FLOAT,
+        exp.DType.DOUBLE,
+        exp.DType.DECIMAL,
+    }
+)
+#: Pairs of these sqlglot ranks as DuckDB does (integer_types covers their results).
+_SIGNED = frozenset({exp.DType.TINYINT, exp.DType.SMALLINT, exp.DType.INT, exp.DType.BIGINT})
+
+#: The nodes whose type is DuckDB's, with the arguments holding their values.
+_VALUES: dict[type[exp.Expr], tuple[str, ...]] = {
+    exp.Add: ("this", "expression"),
+    exp.Sub: ("this", "expression"),
+    exp.Mul: ("this", "expression"),
+    exp.Div: ("this", "expression"),
+    exp.Mod: ("this", "expression"),
+    exp.IntDiv: ("this", "expression"),
+    exp.Coalesce: ("this", "expressions"),
+    exp.Greatest: ("this", "expressions"),
+    exp.Least: ("this", "expressions"),
+    exp.Nullif: ("this", "expression"),
+    exp.If: ("true", "false"),
+}
+
+_lock = threading.Lock()
+_connection: Any = None
+
+
+def _typeof(sql: str) -> str | None:
+    """DuckDB's type of the expression ``sql`` (None where DuckDB cannot bind it)."""
+    return _typeof_cached(sql)
+
+
+@functools.lru_cache(maxsize=4096)
+def _typeof_cached(sql: str) -> str | None:
+    import duckdb
+
+    global _connection
+    with _lock:
+        if _connection is None:
+            _connection = duckdb.connect()
+        try:
+            row = _connection.execute(f"SELECT typeof({sql})").fetchone()
+        except duckdb.Error:
+            return None
+    return None if row is None else str(row[0])
+
+
+def _numeric(node: exp.Expr | None) -> exp.DataType | None:
+    kind = node.type if isinstance(node, exp.Expr) else None
+    return kind if kind is not None and kind.this in _NUMERIC else None
+
+
+def _stand_in(node: exp.Expr, kind: exp.DataType) -> exp.Expr:
+    """What the probe reads in ``node``'s place: an integer literal as written, else a NULL of
+    the type ``node`` was given."""
+    bare = node.unnest()
+    if isinstance(bare, exp.Literal) and bare.is_int:
+        return bare.copy()
+    if isinstance(bare, exp.Neg) and isinstance(bare.this, exp.Literal) and bare.this.is_int:
+        return bare.copy()
+    return exp.Cast(this=exp.null(), to=kind.copy())
+
+
+def _values(node: exp.Expr) -> list[exp.Expr]:
+    if isinstance(node, exp.Case):
+        branches = [branch.args.get("true") for branch in node.args.get("ifs") or []]
+        return [v for v in [*branches, node.args.get("default")] if isinstance(v, exp.Expr)]
+    found: list[exp.Expr] = []
+    for key in _VALUES[type(node)]:
+        value = node.args.get(key)
+        found += value if isinstance(value, list) else [value] if value is not None else []
+    return found
+
+
+def duckdb_type(node: exp.Expr) -> exp.DataType | None:
+    """DuckDB's type of ``node`` (one of the kinds above) from its values' types, or None where
+    this leaves sqlglot's: a value of another or unknown type, only signed integers, a form
+    DuckDB cannot bind."""
+    if not isinstance(node, (exp.Case, *_VALUES)):
+        return None
+    values = _values(node)
+    kinds = [_numeric(v) for v in values]
+    if not values or any(k is None for k in kinds):
+        return None
+    typed = [k for k in kinds if k is not None]
+    if all(k.this in _SIGNED for k in typed):
+        return None
+    probe = node.copy()
+    for value, kind in zip(_values(probe), typed, strict=True):  # (in the same order)
+        value.replace(_stand_in(value, kind))
+    if isinstance(probe, exp.Case):
+        for branch in probe.args.get("ifs") or []:
+            branch.set("this", exp.Cast(this=exp.null(), to=exp.DataType.build("BOOLEAN")))
+        if probe.this is not None:
+            probe.set("this", exp.Cast(this=exp.null(), to=exp.DataType.build("INTEGER")))
+            for branch in probe.args.get("ifs") or []:
+                branch.set("this", exp.Cast(this=exp.null(), to=exp.DataType.build("INTEGER")))
+    elif isinstance(probe, exp.If):
+        probe.set("this", exp.Cast(this=exp.null(), to=exp.DataType.build("BOOLEAN")))
+    found = _typeof(probe.sql(dialect="duckdb"))
+    if found is None:
+        return None
+    try:
+        return exp.DataType.build(found, dialect="duckdb")
+    except (ParseError, ValueError):  # a type sqlglot cannot read back
+        return None
+
+
+def kind(data_type: exp.DataType | None) -> str | None:
+    """What the arms decide on: single or double precision, a decimal or an integer."""
+    if data_type is None:
+        return None
+    if data_type.is_type(exp.DType.FLOAT):
+        return "single"
+    if data_type.is_type(exp.DType.DOUBLE):
+        return "double"
+    if data_type.is_type(exp.DType.DECIMAL):
+        return "decimal"
+    return "integer" if data_type.this in _NUMERIC else None
+
+
+class _DuckDBAnnotator(TypeAnnotator):
+    """sqlglot's annotator, whose mixed numeric results are of DuckDB's kind
+    (:func:`duckdb_type`), integers of DuckDB's type (a BIGINT times a HUGEINT is a HUGEINT).
+    Where sqlglot's decimal is a decimal for DuckDB too it is kept: it describes the arm's own
+    values (decimals held at the arm's scale), which the checks after it read."""
+
+    def _set_type(
+        self, expression: exp.Expr, target_type: exp.DataType | exp.DType | None
+    ) -> exp.Expr:
+        super()._set_type(expression, target_type)
+        if isinstance(expression, (exp.Case, *_VALUES)):
+            found = duckdb_type(expression)
+            if found is not None and (
+                kind(found) != kind(expression.type) or kind(found) == "integer"
+            ):
+                super()._set_type(expression, found)
+        return expression
+
+
+def annotate(tree: exp.Expr, schema: dict[str, object]) -> exp.Expr:
+    """``tree`` annotated as sqlglot's ``annotate_types`` does (DuckDB dialect), with DuckDB's
+    types for mixed numeric values."""
+    return _DuckDBAnnotator(schema=ensure_schema(schema, dialect="duckdb")).annotate(tree)
+
+
+__all__ = ["annotate", "duckdb_type", "kind"]
