@@ -9,11 +9,15 @@ rounded every double: ``sum(ut * y)`` answered -395,250 for -395,625), and an ex
 decimal is let through where one of floats is refused (``max(d + x)`` skipped the NaN DuckDB
 ranks top). :func:`annotate` runs sqlglot's annotator, but each arithmetic operator, COALESCE,
 GREATEST, LEAST, NULLIF, CASE and IF over numeric values (two signed integers aside: those stay
-sqlglot's, and ``integer_types`` gives DuckDB's where it matters) takes the type DuckDB's binder
-gives it: ``typeof`` of the same node over typed NULLs, asked once per distinct form on a private
-in-memory DuckDB. An integer literal is kept as written (DuckDB types it by its value and the
-other side); any other literal is read as sqlglot types it (a DOUBLE), which errs towards
-floating point, where the arm refuses more.
+sqlglot's, and ``integer_types`` gives DuckDB's where it matters) takes DuckDB's kind of type
+(single or double precision, decimal, integer): ``typeof`` of the same node over typed NULLs,
+asked once per distinct form on a private in-memory DuckDB. A decimal sqlglot types a decimal
+keeps sqlglot's width and scale (they describe the arm's values, held at its own scale); an
+integer takes DuckDB's type. An integer literal is kept as written (DuckDB types it by its
+value and the other side); any other literal is read as sqlglot types it (a DOUBLE), which errs
+towards floating point, where the arm refuses more. Not followed: a decimal beside a HUGEINT or
+UBIGINT, which DuckDB computes as a DOUBLE where it would need more than 38 digits (the arm
+refuses that arithmetic, ``polars_functions.wide_integer_divergence``).
 """
 
 from __future__ import annotations
@@ -58,13 +62,9 @@ _lock = threading.Lock()
 _connection: Any = None
 
 
+@functools.lru_cache(maxsize=4096)
 def _typeof(sql: str) -> str | None:
     """DuckDB's type of the expression ``sql`` (None where DuckDB cannot bind it)."""
-    return _typeof_cached(sql)
-
-
-@functools.lru_cache(maxsize=4096)
-def _typeof_cached(sql: str) -> str | None:
     import duckdb
 
     global _connection

@@ -165,12 +165,9 @@ def _operands(node: exp.Expr) -> list[exp.Expr]:
         values = [node.this, node.args.get("low"), node.args.get("high")]
     elif isinstance(node, exp.In):
         values = [node.this, *node.expressions]
-    elif isinstance(node, exp.Case):
-        values = [branch.args.get("true") for branch in node.args.get("ifs") or []]
-        values.append(node.args.get("default"))
-    elif isinstance(node, exp.If):
-        values = [node.args.get("true"), node.args.get("false")]
-    elif isinstance(node, (exp.Coalesce, exp.Greatest, exp.Least)):
+    elif isinstance(node, (exp.Coalesce, exp.Case, exp.If)):
+        return _result_values(node)
+    elif isinstance(node, (exp.Greatest, exp.Least)):
         values = [node.this, *node.expressions]
     else:
         values = [node.this, node.expression]
