@@ -1,12 +1,14 @@
 from __future__ import annotations
 
 import os
+import random
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+import duckdb
 import pyarrow as pa
 import pytest
 from hypothesis import settings
@@ -48,6 +50,27 @@ DEVICES = [
         marks=[pytest.mark.gpu, pytest.mark.skipif(not gpu_available(), reason="no CUDA GPU")],
     ),
 ]
+
+
+def bound_types(
+    columns: dict[str, str], draw: Callable[[random.Random], str], seed: int, count: int
+) -> Iterator[tuple[str, str]]:
+    """``count`` expressions drawn over NULL columns of the types ``columns`` names (a table
+    ``x``), each with DuckDB's ``typeof`` of it; those DuckDB cannot bind are left out (a scale
+    past 38, an integer that does not fit)."""
+    con = duckdb.connect()
+    con.execute(
+        "CREATE TABLE x AS SELECT " + ", ".join(f"NULL::{t} AS {c}" for c, t in columns.items())
+    )
+    rng = random.Random(seed)
+    for _ in range(count):
+        sql = draw(rng)
+        try:
+            found = con.execute(f"SELECT typeof({sql}) FROM x").fetchall()[0][0]
+        except duckdb.Error:
+            continue
+        yield sql, str(found)
+    con.close()
 
 
 @pytest.fixture(scope="session", autouse=True)

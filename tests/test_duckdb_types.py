@@ -7,11 +7,11 @@ from __future__ import annotations
 import random
 import re
 
-import duckdb
 import pytest
 from sqlglot import exp, parse_one
 
-from dau_scheduler.arms.duckdb_types import annotate, duckdb_type, kind
+from conftest import bound_types
+from dau_scheduler.arms.duckdb_types import annotate, binder_type, kind
 
 TYPES = {
     "ti": "TINYINT",
@@ -48,26 +48,9 @@ def _expression(rng: random.Random, depth: int) -> str:
     return f"({a} {rng.choice(['+', '-', '*', '/', '%'])} {b})"
 
 
-@pytest.fixture(scope="module")
-def con() -> duckdb.DuckDBPyConnection:
-    con = duckdb.connect()
-    con.execute(
-        "CREATE TABLE t AS SELECT " + ", ".join(f"NULL::{v} AS {k}" for k, v in TYPES.items())
-    )
-    return con
-
-
-def test_mixed_numeric_values_are_typed_as_duckdb_types_them(
-    con: duckdb.DuckDBPyConnection,
-) -> None:
-    rng = random.Random(24)
+def test_mixed_numeric_values_are_typed_as_duckdb_types_them() -> None:
     compared = 0
-    for _ in range(400):
-        sql = _expression(rng, 3)
-        try:
-            expected = con.execute(f"SELECT typeof({sql}) FROM t").fetchall()[0][0]
-        except duckdb.Error:
-            continue  # DuckDB cannot bind it (an integer that does not fit, ...)
+    for sql, expected in bound_types(TYPES, lambda rng: _expression(rng, 3), 24, 400):
         tree = parse_one(f"SELECT {sql} AS v FROM t AS t", dialect="duckdb")
         for column in tree.find_all(exp.Column):
             column.set("table", exp.to_identifier("t"))
@@ -92,12 +75,12 @@ def test_mixed_numeric_values_are_typed_as_duckdb_types_them(
         ("DECIMAL(15,2)", "DECIMAL(15,2)", "*", "DECIMAL(18, 4)"),  # narrowed to 18 digits
     ],
 )
-def test_one_operator_takes_duckdb_type(
+def test_one_operator_takes_binder_type(
     left: str, right: str, operator: str, expected: str
 ) -> None:
     tree = parse_one(f"SELECT t.a {operator} t.b FROM t AS t", dialect="duckdb")
     node = annotate(tree, {"t": {"a": left, "b": right}}).selects[0]
-    found = duckdb_type(node)
+    found = binder_type(node)
     assert found is not None and found.sql("duckdb") == expected
     assert kind(node.type) == kind(found)
 
@@ -106,5 +89,5 @@ def test_signed_integers_and_other_types_keep_sqlglot_types() -> None:
     tree = parse_one("SELECT t.a + t.b, t.a || 'x', t.a + t.c FROM t AS t", dialect="duckdb")
     schema = {"t": {"a": "INTEGER", "b": "BIGINT", "c": "DATE"}}
     plus, concat, dated = annotate(tree, schema).selects
-    assert duckdb_type(plus) is None and plus.type is not None and plus.type.is_type("BIGINT")
-    assert duckdb_type(concat) is None and duckdb_type(dated) is None
+    assert binder_type(plus) is None and plus.type is not None and plus.type.is_type("BIGINT")
+    assert binder_type(concat) is None and binder_type(dated) is None

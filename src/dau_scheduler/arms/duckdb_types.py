@@ -105,7 +105,7 @@ def _values(node: exp.Expr) -> list[exp.Expr]:
     return found
 
 
-def duckdb_type(node: exp.Expr) -> exp.DataType | None:
+def binder_type(node: exp.Expr) -> exp.DataType | None:
     """DuckDB's type of ``node`` (one of the kinds above) from its values' types, or None where
     this leaves sqlglot's: a value of another or unknown type, only signed integers, a form
     DuckDB cannot bind."""
@@ -154,7 +154,7 @@ def kind(data_type: exp.DataType | None) -> str | None:
 
 class _DuckDBAnnotator(TypeAnnotator):
     """sqlglot's annotator, whose mixed numeric results are of DuckDB's kind
-    (:func:`duckdb_type`), integers of DuckDB's type (a BIGINT times a HUGEINT is a HUGEINT).
+    (:func:`binder_type`), integers of DuckDB's type (a BIGINT times a HUGEINT is a HUGEINT).
     Where sqlglot's decimal is a decimal for DuckDB too it is kept: it describes the arm's own
     values (decimals held at the arm's scale), which the checks after it read."""
 
@@ -163,7 +163,7 @@ class _DuckDBAnnotator(TypeAnnotator):
     ) -> exp.Expr:
         super()._set_type(expression, target_type)
         if isinstance(expression, (exp.Case, *_VALUES)):
-            found = duckdb_type(expression)
+            found = binder_type(expression)
             if found is not None and (
                 kind(found) != kind(expression.type) or kind(found) == "integer"
             ):
@@ -177,4 +177,4 @@ def annotate(tree: exp.Expr, schema: dict[str, object]) -> exp.Expr:
     return _DuckDBAnnotator(schema=ensure_schema(schema, dialect="duckdb")).annotate(tree)
 
 
-__all__ = ["annotate", "duckdb_type", "kind"]
+__all__ = ["annotate", "binder_type", "kind"]
