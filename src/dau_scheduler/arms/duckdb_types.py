@@ -94,7 +94,9 @@ def _stand_in(node: exp.Expr, kind: exp.DataType) -> exp.Expr:
     return exp.Cast(this=exp.null(), to=kind.copy())
 
 
-def _values(node: exp.Expr) -> list[exp.Expr]:
+def values(node: exp.Expr) -> list[exp.Expr]:
+    """The values of an arithmetic operator, COALESCE, GREATEST, LEAST, NULLIF, CASE (its
+    branches) or IF (both results): what DuckDB's binder gives a common type."""
     if isinstance(node, exp.Case):
         branches = [branch.args.get("true") for branch in node.args.get("ifs") or []]
         return [v for v in [*branches, node.args.get("default")] if isinstance(v, exp.Expr)]
@@ -111,16 +113,16 @@ def binder_type(node: exp.Expr) -> exp.DataType | None:
     DuckDB cannot bind."""
     if not isinstance(node, (exp.Case, *_VALUES)):
         return None
-    values = _values(node)
-    kinds = [_numeric(v) for v in values]
-    if not values or any(k is None for k in kinds):
+    given = values(node)
+    kinds = [_numeric(v) for v in given]
+    if not given or any(k is None for k in kinds):
         return None
     typed = [k for k in kinds if k is not None]
     if all(k.this in _SIGNED for k in typed):
         return None
     probe = node.copy()
-    for value, kind in zip(_values(probe), typed, strict=True):  # (in the same order)
-        value.replace(_stand_in(value, kind))
+    for value, data_type in zip(values(probe), typed, strict=True):  # (in the same order)
+        value.replace(_stand_in(value, data_type))
     if isinstance(probe, exp.Case):
         for branch in probe.args.get("ifs") or []:
             branch.set("this", exp.Cast(this=exp.null(), to=exp.DataType.build("BOOLEAN")))
@@ -177,4 +179,4 @@ def annotate(tree: exp.Expr, schema: dict[str, object]) -> exp.Expr:
     return _DuckDBAnnotator(schema=ensure_schema(schema, dialect="duckdb")).annotate(tree)
 
 
-__all__ = ["annotate", "binder_type", "kind"]
+__all__ = ["annotate", "binder_type", "kind", "values"]

@@ -9,6 +9,7 @@ import re
 
 from sqlglot import exp
 
+from dau_scheduler.arms.duckdb_types import values
 from dau_scheduler.arms.integer_types import literal_value
 
 #: The comparisons, DuckDB's null-safe ones included.
@@ -162,16 +163,14 @@ _EXACT_IN_FLOAT = 2**24
 
 def _operands(node: exp.Expr) -> list[exp.Expr]:
     if isinstance(node, exp.Between):
-        values = [node.this, node.args.get("low"), node.args.get("high")]
+        found = [node.this, node.args.get("low"), node.args.get("high")]
     elif isinstance(node, exp.In):
-        values = [node.this, *node.expressions]
-    elif isinstance(node, (exp.Coalesce, exp.Case, exp.If)):
-        return _result_values(node)
-    elif isinstance(node, (exp.Greatest, exp.Least)):
-        values = [node.this, *node.expressions]
+        found = [node.this, *node.expressions]
+    elif isinstance(node, COMPARISONS):
+        found = [node.this, node.expression]
     else:
-        values = [node.this, node.expression]
-    return [v for v in values if isinstance(v, exp.Expr)]
+        return values(node)
+    return [v for v in found if isinstance(v, exp.Expr)]
 
 
 #: Where values of two types meet: arithmetic, comparisons and the functions that pick one.
