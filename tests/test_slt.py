@@ -32,6 +32,7 @@ SPLITS = {
     "error_parity",
     "constant_operands",
     "mixed_numeric_types",
+    "arrival_order",
 }
 
 

@@ -29,6 +29,7 @@ from sqlglot.optimizer.scope import Scope, build_scope
 from dau_scheduler.errors import SplitError
 from dau_scheduler.rewrite import decisions
 from dau_scheduler.rewrite.aggregates import aggregate_kind
+from dau_scheduler.rewrite.arrival import arrival_dependence, unordered_limit
 from dau_scheduler.rewrite.blocks import (
     PARTIALS,
     Refuse,
@@ -383,6 +384,9 @@ def compile_split(
             f"the query samples rows ({sample.sql(dialect=DIALECT)}): which rows a sample "
             "keeps depends on the rows and order each engine sees"
         )
+    arrival = arrival_dependence(tree, aggregate_names)
+    if arrival is not None:
+        return refused(arrival)
     collated = _collation_outside_filters(tree)
     if collated is not None:
         return refused(
@@ -463,6 +467,9 @@ def _compile_candidate(
     _mark(tree, found.occurrence, found.block)
     block = push_filters(found.block, names, lambda text: binder(text)[1])
     aggregated = bool(aggregate_calls(block, names) or block.args.get("group"))
+    limited = unordered_limit(tree, found.block, aggregated, names)
+    if limited is not None:
+        raise Refuse(limited)
     built = build_aggregate(block, names) if aggregated else build_rows(block, names)
     # TPC-DS Q5's UNION branch SELECT ... FROM store_sales: each arm reads its rows back and the
     # final query does all the work. Exact, but never faster: the postures run the host alone.

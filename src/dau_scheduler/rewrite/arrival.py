@@ -1,0 +1,223 @@
+"""Where an answer depends on the order rows arrive in, outside what the merge rules decide.
+
+The merge rules refuse an order-sensitive aggregate of the split block itself (``merge``). The
+rest of the query runs in the final query, over the folded partials, or in each arm, and those
+plans are not DuckDB's unsplit plan: rows reach an aggregate or a window in another order. A
+``string_agg(k, ',')`` over a join the split only filters (its IN subquery split) gave 'a,b'
+where DuckDB gives 'b,a' (found by ``make fuzz``, twenty-fifth session). SQL leaves that order
+open, but the answer is held to DuckDB's, so a query whose value depends on it is refused by
+name: an aggregate that keeps or picks rows by arrival (``string_agg``, ``list``, ``first``,
+``any_value``, ``arg_min`` on ties, ...) without an ORDER BY of its own, and a window function
+that numbers, picks or gathers rows (``row_number``, ``lag``, ``first_value``, such an
+aggregate OVER ...) without an ORDER BY in its window. Anywhere in the query: a grouped split
+block's own windows run in the final query too.
+
+An ORDER BY with ties leaves the order among the tied rows to the engine, in DuckDB's unsplit
+plan as in the split's (its thread schedule reorders them too); it is taken as written.
+"""
+
+from __future__ import annotations
+
+from sqlglot import exp
+
+from dau_scheduler.rewrite.blocks import aggregate_calls, is_aggregate, own_nodes
+from dau_scheduler.rewrite.dialect import DIALECT
+
+#: Aggregates whose value keeps or picks rows in the order they arrive (``arg_min`` and its
+#: kin: among rows tied on the key). By name (:func:`_name`).
+BY_ARRIVAL = frozenset(
+    {
+        "string_agg",
+        "group_concat",
+        "listagg",
+        "list",
+        "array_agg",
+        "first",
+        "last",
+        "any_value",
+        "arbitrary",
+        "arg_min",
+        "arg_max",
+        "argmin",
+        "argmax",
+        "min_by",
+        "max_by",
+        "arg_min_null",
+        "arg_max_null",
+    }
+)
+
+#: Window functions whose value depends on the order of the window's rows.
+_BY_POSITION = frozenset(
+    {"row_number", "first_value", "last_value", "nth_value", "lag", "lead", "ntile"}
+)
+
+
+def _orders_itself(call: exp.Expr) -> bool:
+    """Whether an aggregate call orders its own input (``string_agg(x, ',' ORDER BY y)``)."""
+    inner = call.this if isinstance(call, (exp.Filter, exp.IgnoreNulls, exp.RespectNulls)) else call
+    return inner.find(exp.Order) is not None
+
+
+def _name(node: exp.Expr) -> str:
+    """A call's name, lower case, as DuckDB reads it (without writing SQL: sqlglot warns about
+    an IGNORE NULLS it would write outside a window)."""
+    if isinstance(node, exp.Filter):
+        return _name(node.this)
+    if isinstance(node, exp.Anonymous):
+        return str(node.this).lower()
+    if isinstance(node, exp.Func):
+        return type(node).sql_names()[0].lower()
+    return node.key
+
+
+def arrival_dependence(tree: exp.Expr, names: frozenset[str]) -> str | None:
+    """Why ``tree``'s answer depends on the order rows arrive in (see the module), or None;
+    ``names`` are the engine's aggregate functions."""
+    windowed: set[int] = set()  # a window's own function (and its IGNORE NULLS), seen there
+    for node in tree.walk():
+        if id(node) in windowed or isinstance(node, (exp.IgnoreNulls, exp.RespectNulls)):
+            continue
+        if isinstance(node, exp.Window):
+            function = node.this
+            windowed.add(id(function))
+            if isinstance(function, (exp.IgnoreNulls, exp.RespectNulls)):
+                function = function.this
+                windowed.add(id(function))
+            name = _name(function)
+            by_arrival = name in _BY_POSITION or _by_arrival(function, names)
+            if (
+                by_arrival
+                and node.args.get("order") is None
+                and not _ordered_input(node.find_ancestor(exp.Select), tree)
+            ):
+                return (
+                    f"the query's window function {name}() has no ORDER BY in its window"
+                    f"{_text(node)}: its value {_WHY}"
+                )
+        elif _by_arrival(node, names) and not _ordered_input(node.find_ancestor(exp.Select), tree):
+            return (
+                f"the query's aggregate {_name(node)}() has no ORDER BY of its own"
+                f"{_text(node)} and reads no ordered rows: its value {_WHY}"
+            )
+    return None
+
+
+_WHY = "depends on the order rows arrive in, which the split's plans do not keep"
+
+
+def _ordered_input(block: exp.Expr | None, tree: exp.Expr, depth: int = 0) -> bool:
+    """Whether ``block`` reads rows in an order DuckDB keeps and the split keeps too: one
+    ordered derived table or CTE (the ordered block is split, its ORDER BY in the final
+    query; ``test_inner_order.py``) or one table read plainly (its order: the device's leading
+    rows first), through plain projections and filters, or a UNION ALL of such branches."""
+    if depth > 64:
+        return False
+    if isinstance(block, exp.Union) and not block.args.get("distinct"):
+        return all(_ordered(b, tree, depth + 1) for b in (block.this, block.expression))
+    if not isinstance(block, exp.Select):
+        return False
+    from_ = block.args.get("from_")
+    if from_ is None or block.args.get("joins") or block.args.get("laterals"):
+        return False
+    source = from_.this
+    ctes = {cte.alias_or_name: cte.this for cte in tree.find_all(exp.CTE)}
+    if isinstance(source, exp.Table) and not source.db and source.name in ctes:
+        return _ordered(ctes[source.name], tree, depth + 1)
+    if isinstance(source, exp.Table) and isinstance(source.this, exp.Identifier):
+        return _plain_scan(block)  # the table's order, which DuckDB keeps, and the split too
+    return isinstance(source, exp.Subquery) and _ordered(source, tree, depth + 1)
+
+
+def _ordered(query: exp.Expr, tree: exp.Expr, depth: int) -> bool:
+    """Whether ``query``'s rows come in an order DuckDB keeps: its own ORDER BY, or a plain
+    block (no grouping, DISTINCT, aggregate or window) over such rows."""
+    while isinstance(query, exp.Subquery):
+        query = query.this
+    if isinstance(query, exp.Query) and query.args.get("order") is not None:
+        return True
+    if isinstance(query, exp.Select) and (
+        any(query.args.get(k) for k in ("group", "distinct", "having", "qualify"))
+        or any(n.find(exp.AggFunc, exp.Window) for n in query.expressions)
+    ):
+        return False
+    return _ordered_input(query, tree, depth)
+
+
+def _by_arrival(node: exp.Expr, names: frozenset[str]) -> bool:
+    return is_aggregate(node, names) and _name(node) in BY_ARRIVAL and not _orders_itself(node)
+
+
+def unordered_limit(
+    tree: exp.Expr, block: exp.Select, grouped: bool, names: frozenset[str]
+) -> str | None:
+    """Why a LIMIT or OFFSET without an ORDER BY takes other rows than DuckDB's unsplit plan
+    would, or None. Such a LIMIT takes rows in the order the plan makes them, and only one
+    order is kept by the split: a plain row block's (``block``, not ``grouped``: no join, no
+    subquery), which reads the table in its order, the device's leading rows first. Elsewhere
+    the order is the plan's: the fold gives a grouped block's groups in another order than
+    DuckDB's hash table (``SELECT k, sum(x) FROM t GROUP BY k LIMIT 3``: three other groups);
+    a join's rows come in an order the build side decides, and the engines and the arms'
+    smaller inputs decide it otherwise (``SELECT s FROM t JOIN d USING (k) LIMIT 5`` on the
+    Polars arm; a query filtered by an IN over the split block's groups on both devices). A
+    block reading rows in an order both keep (:func:`_ordered_input`: an ordered derived table,
+    plain scans and their UNION ALL) takes DuckDB's rows. ``tree`` is the whole query,
+    ``block`` the split block in it. A query of one row at most (an aggregate without GROUP BY,
+    TPC-DS Q28, Q32, Q38, Q97: ``LIMIT 100``) has one order."""
+    for query in tree.find_all(exp.Query):
+        if query.args.get("order") is not None:
+            continue
+        if not (query.args.get("limit") or query.args.get("offset")):
+            continue
+        if not any(inner is block for inner in query.find_all(exp.Select)):
+            continue  # its rows are the same for every arm and the final query
+        if query is block and not grouped and _plain_scan(block):
+            continue
+        if _one_row(query, names):
+            continue
+        if query is not block and _ordered_input(query, tree):
+            continue
+        return (
+            f"the query takes rows by LIMIT or OFFSET without an ORDER BY ({_clause(query)}) "
+            "in an order the split's plans do not keep (the fold's groups, a join's rows)"
+        )
+    return None
+
+
+def _one_row(query: exp.Expr, names: frozenset[str], depth: int = 0) -> bool:
+    """Whether ``query`` gives one row at most: an aggregate without GROUP BY (or a window,
+    a set operation, an UNNEST), or a block joining only such queries."""
+    while isinstance(query, exp.Subquery):
+        query = query.this
+    if not isinstance(query, exp.Select) or depth > 64:
+        return False
+    if query.args.get("group") is not None or query.args.get("laterals"):
+        return False
+    if any(isinstance(node, exp.Window) for node in own_nodes(query)):
+        return False
+    if aggregate_calls(query, names):
+        return not any(node.find(exp.Unnest, exp.Explode) for node in query.expressions)
+    from_ = query.args.get("from_")
+    items = [from_.this] if from_ is not None else []
+    items += [join.this for join in query.args.get("joins") or []]
+    return bool(items) and all(_one_row(item, names, depth + 1) for item in items)
+
+
+def _plain_scan(block: exp.Select) -> bool:
+    """A block reading one table in its order: no join, no subquery, no DISTINCT."""
+    if block.args.get("joins") or block.args.get("laterals") or block.args.get("distinct"):
+        return False
+    return not any(node is not block for node in block.find_all(exp.Select, exp.SetOperation))
+
+
+def _text(node: exp.Expr) -> str:
+    """`` (the call as SQL)``, or nothing where sqlglot would warn writing it."""
+    return "" if node.find(exp.IgnoreNulls, exp.RespectNulls) else f" ({node.sql(dialect=DIALECT)})"
+
+
+def _clause(query: exp.Query) -> str:
+    parts = [query.args[k].sql(dialect=DIALECT) for k in ("limit", "offset") if query.args.get(k)]
+    return " ".join(parts)
+
+
+__all__ = ["BY_ARRIVAL", "arrival_dependence", "unordered_limit"]
