@@ -7,9 +7,10 @@ plans are not DuckDB's unsplit plan: rows reach an aggregate or a window in anot
 where DuckDB gives 'b,a' (found by ``make fuzz``, twenty-fifth session). SQL leaves that order
 open, but the answer is held to DuckDB's, so a query whose value depends on it is refused by
 name: an aggregate that keeps or picks rows by arrival (``string_agg``, ``list``, ``first``,
-``any_value``, ``arg_min`` on ties, ...) without an ORDER BY of its own, and a window function
+``any_value``, ``arg_min`` on ties, ...) without an ORDER BY of its own, a window function
 that numbers, picks or gathers rows (``row_number``, ``lag``, ``first_value``, such an
-aggregate OVER ...) without an ORDER BY in its window. Anywhere in the query: a grouped split
+aggregate OVER ...) without an ORDER BY in its window, and a DISTINCT ON without an ORDER BY
+past its keys. Anywhere in the query: a grouped split
 block's own windows run in the final query too.
 
 An ORDER BY with ties leaves the order among the tied rows to the engine, in DuckDB's unsplit
@@ -95,6 +96,11 @@ def arrival_dependence(tree: exp.Expr, names: frozenset[str]) -> str | None:
                     f"the query's window function {name}() has no ORDER BY in its window"
                     f"{_text(node)}: its value {_WHY}"
                 )
+        elif isinstance(node, exp.Select) and _picks_by_arrival(node, tree):
+            return (
+                "the query's DISTINCT ON has no ORDER BY past its keys"
+                f"{_text(node.args['distinct'])}: which row it keeps {_WHY}"
+            )
         elif _by_arrival(node, names) and not _ordered_input(node.find_ancestor(exp.Select), tree):
             return (
                 f"the query's aggregate {_name(node)}() has no ORDER BY of its own"
@@ -142,6 +148,21 @@ def _ordered(query: exp.Expr, tree: exp.Expr, depth: int) -> bool:
     ):
         return False
     return _ordered_input(query, tree, depth)
+
+
+def _picks_by_arrival(select: exp.Select, tree: exp.Expr) -> bool:
+    """A DISTINCT ON that keeps a row per key by arrival: no ORDER BY past its keys (ties of the
+    keys themselves are DuckDB's pick), over rows whose order the split does not keep."""
+    distinct = select.args.get("distinct")
+    on = distinct.args.get("on") if isinstance(distinct, exp.Distinct) else None
+    if on is None:
+        return False
+    keys = {key.sql(dialect=DIALECT) for key in on.expressions}
+    order = select.args.get("order")
+    past = (
+        [o for o in order.expressions if o.this.sql(dialect=DIALECT) not in keys] if order else []
+    )
+    return not past and not _ordered_input(select, tree)
 
 
 def _by_arrival(node: exp.Expr, names: frozenset[str]) -> bool:
