@@ -108,7 +108,14 @@ def _decimal_literal(node: exp.Expr) -> exp.Expr | None:
                 this=exp.Literal.string(text),
                 to=exp.DataType.build(f"DECIMAL(38, {DECIMAL_SCALE})"),
             )
+        whole = _WHOLE_MANTISSA.fullmatch(text)
+        if whole is not None:  # Polars' SQL parses 1.0e-3, not 1e-3 (the same DOUBLE)
+            return exp.Literal.number(f"{whole.group(1)}.0{whole.group(2)}")
     return None
+
+
+#: A number in scientific notation whose mantissa has no point (``1e-3``, ``5E8``).
+_WHOLE_MANTISSA = re.compile(r"(\d+)([eE][+-]?\d+)")
 
 
 #: DuckDB's part functions as the EXTRACT they are (``dayofweek(d)`` is ``EXTRACT(dow FROM d)``,
