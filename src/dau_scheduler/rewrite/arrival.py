@@ -9,12 +9,17 @@ open, but the answer is held to DuckDB's, so a query whose value depends on it i
 name: an aggregate that keeps or picks rows by arrival (``string_agg``, ``list``, ``first``,
 ``any_value``, ``arg_min`` on ties, ...) without an ORDER BY of its own, a window function
 that numbers, picks or gathers rows (``row_number``, ``lag``, ``first_value``, such an
-aggregate OVER ...) without an ORDER BY in its window, and a DISTINCT ON without an ORDER BY
-past its keys. Anywhere in the query: a grouped split
-block's own windows run in the final query too.
+aggregate OVER ...) without an ORDER BY in its window, or with one whose keys may tie (a ROWS
+frame's aggregate too; not where the keys hold a grouped block's GROUP BY keys), and a
+DISTINCT ON without an ORDER BY past its keys. Anywhere in the query: a grouped split
+block's own windows run in the final query too. Such an aggregate still splits over one
+ordered derived table (``test_inner_order.py``); a window or a DISTINCT ON does not (DuckDB
+partitions their rows on several threads: `lag(v) OVER (PARTITION BY k % 2)` over an ordered
+derived table gave other values split than unsplit, on both devices).
 
-An ORDER BY with ties leaves the order among the tied rows to the engine, in DuckDB's unsplit
-plan as in the split's (its thread schedule reorders them too); it is taken as written.
+An ORDER BY with ties elsewhere (a query's last ORDER BY, an aggregate's own ORDER BY) leaves
+the order among the tied rows to the engine, in DuckDB's unsplit plan as in the split's (its
+thread schedule reorders them too); it is taken as written.
 """
 
 from __future__ import annotations
@@ -87,16 +92,25 @@ def arrival_dependence(tree: exp.Expr, names: frozenset[str]) -> str | None:
                 windowed.add(id(function))
             name = _name(function)
             by_arrival = name in _BY_POSITION or _by_arrival(function, names)
-            if (
-                by_arrival
-                and node.args.get("order") is None
-                and not _ordered_input(node.find_ancestor(exp.Select), tree)
-            ):
+            block = node.find_ancestor(exp.Select)
+            if by_arrival and node.args.get("order") is None:
                 return (
                     f"the query's window function {name}() has no ORDER BY in its window"
                     f"{_text(node)}: its value {_WHY}"
                 )
-        elif isinstance(node, exp.Select) and _picks_by_arrival(node, tree):
+            rows = isinstance(spec := node.args.get("spec"), exp.WindowSpec) and (
+                str(spec.args.get("kind") or "").lower() == "rows"
+            )
+            if (
+                (by_arrival or (rows and is_aggregate(function, names)))
+                and node.args.get("order") is not None
+                and not _unique_keys(node, block)
+            ):
+                return (
+                    f"the query's window function {name}() orders its window by keys that may "
+                    f"tie{_text(node)}: its value among tied rows {_WHY}"
+                )
+        elif isinstance(node, exp.Select) and _picks_by_arrival(node):
             return (
                 "the query's DISTINCT ON has no ORDER BY past its keys"
                 f"{_text(node.args['distinct'])}: which row it keeps {_WHY}"
@@ -112,15 +126,21 @@ def arrival_dependence(tree: exp.Expr, names: frozenset[str]) -> str | None:
 _WHY = "depends on the order rows arrive in, which the split's plans do not keep"
 
 
-def _ordered_input(block: exp.Expr | None, tree: exp.Expr, depth: int = 0) -> bool:
+def _ordered_input(
+    block: exp.Expr | None, tree: exp.Expr, scans: bool = False, depth: int = 0
+) -> bool:
     """Whether ``block`` reads rows in an order DuckDB keeps and the split keeps too: one
     ordered derived table or CTE (the ordered block is split, its ORDER BY in the final
-    query; ``test_inner_order.py``) or one table read plainly (its order: the device's leading
-    rows first), through plain projections and filters, or a UNION ALL of such branches."""
+    query; ``test_inner_order.py``), through plain projections and filters. With ``scans``
+    (for a LIMIT, which takes rows by DuckDB's batch indices), also one table read plainly
+    (its order: the device's leading rows first) and a UNION ALL of such branches; not for an
+    aggregate or a window, which read a scan's batches on several threads (the final query's
+    partials come in several: `list(k)` over a UNION ALL gave another order than DuckDB's
+    over one row group)."""
     if depth > 64:
         return False
-    if isinstance(block, exp.Union) and not block.args.get("distinct"):
-        return all(_ordered(b, tree, depth + 1) for b in (block.this, block.expression))
+    if isinstance(block, exp.Union) and not block.args.get("distinct") and scans:
+        return all(_ordered(b, tree, scans, depth + 1) for b in (block.this, block.expression))
     if not isinstance(block, exp.Select):
         return False
     from_ = block.args.get("from_")
@@ -129,13 +149,13 @@ def _ordered_input(block: exp.Expr | None, tree: exp.Expr, depth: int = 0) -> bo
     source = from_.this
     ctes = {cte.alias_or_name: cte.this for cte in tree.find_all(exp.CTE)}
     if isinstance(source, exp.Table) and not source.db and source.name in ctes:
-        return _ordered(ctes[source.name], tree, depth + 1)
+        return _ordered(ctes[source.name], tree, scans, depth + 1)
     if isinstance(source, exp.Table) and isinstance(source.this, exp.Identifier):
-        return _plain_scan(block)  # the table's order, which DuckDB keeps, and the split too
-    return isinstance(source, exp.Subquery) and _ordered(source, tree, depth + 1)
+        return scans and _plain_scan(block)
+    return isinstance(source, exp.Subquery) and _ordered(source, tree, scans, depth + 1)
 
 
-def _ordered(query: exp.Expr, tree: exp.Expr, depth: int) -> bool:
+def _ordered(query: exp.Expr, tree: exp.Expr, scans: bool, depth: int) -> bool:
     """Whether ``query``'s rows come in an order DuckDB keeps: its own ORDER BY, or a plain
     block (no grouping, DISTINCT, aggregate or window) over such rows."""
     while isinstance(query, exp.Subquery):
@@ -147,12 +167,26 @@ def _ordered(query: exp.Expr, tree: exp.Expr, depth: int) -> bool:
         or any(n.find(exp.AggFunc, exp.Window) for n in query.expressions)
     ):
         return False
-    return _ordered_input(query, tree, depth)
+    return _ordered_input(query, tree, scans, depth)
 
 
-def _picks_by_arrival(select: exp.Select, tree: exp.Expr) -> bool:
+def _unique_keys(window: exp.Window, block: exp.Select | None) -> bool:
+    """Whether the window's PARTITION BY and ORDER BY keys hold every GROUP BY key of the
+    grouped block it runs in: one row per key, so no two rows tie (TPC-DS Q47's ``rank() OVER
+    (PARTITION BY ... ORDER BY d_year, d_moy)``, keys compared as written)."""
+    group = block.args.get("group") if block is not None else None
+    if group is None or any(group.args.get(k) for k in ("rollup", "cube", "grouping_sets")):
+        return False
+    keys = {key.sql(dialect=DIALECT) for key in group.expressions}
+    order = window.args.get("order")
+    held = {key.sql(dialect=DIALECT) for key in window.args.get("partition_by") or []}
+    held |= {o.this.sql(dialect=DIALECT) for o in (order.expressions if order else [])}
+    return bool(keys) and keys <= held
+
+
+def _picks_by_arrival(select: exp.Select) -> bool:
     """A DISTINCT ON that keeps a row per key by arrival: no ORDER BY past its keys (ties of the
-    keys themselves are DuckDB's pick), over rows whose order the split does not keep."""
+    keys themselves are DuckDB's pick)."""
     distinct = select.args.get("distinct")
     on = distinct.args.get("on") if isinstance(distinct, exp.Distinct) else None
     if on is None:
@@ -162,7 +196,7 @@ def _picks_by_arrival(select: exp.Select, tree: exp.Expr) -> bool:
     past = (
         [o for o in order.expressions if o.this.sql(dialect=DIALECT) not in keys] if order else []
     )
-    return not past and not _ordered_input(select, tree)
+    return not past
 
 
 def _by_arrival(node: exp.Expr, names: frozenset[str]) -> bool:
@@ -196,7 +230,7 @@ def unordered_limit(
             continue
         if _one_row(query, names):
             continue
-        if query is not block and _ordered_input(query, tree):
+        if query is not block and _ordered_input(query, tree, scans=True):
             continue
         return (
             f"the query takes rows by LIMIT or OFFSET without an ORDER BY ({_clause(query)}) "
