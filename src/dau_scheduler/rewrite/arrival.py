@@ -228,7 +228,7 @@ def unordered_limit(
             continue  # its rows are the same for every arm and the final query
         if query is block and not grouped and _plain_scan(block):
             continue
-        if _one_row(query, names):
+        if _one_row(query, names) or _only_counted(query, names):
             continue
         if query is not block and _ordered_input(query, tree, scans=True):
             continue
@@ -259,10 +259,30 @@ def _one_row(query: exp.Expr, names: frozenset[str], depth: int = 0) -> bool:
 
 
 def _plain_scan(block: exp.Select) -> bool:
-    """A block reading one table in its order: no join, no subquery, no DISTINCT."""
+    """A block reading one table in its order: no join, no DISTINCT, no subquery in its FROM
+    or WHERE (an IN there is a semi join, which may build on either side; one in its LIMIT or
+    its outputs is a value)."""
     if block.args.get("joins") or block.args.get("laterals") or block.args.get("distinct"):
         return False
-    return not any(node is not block for node in block.find_all(exp.Select, exp.SetOperation))
+    parts = [block.args.get("from_"), block.args.get("where")]
+    return not any(part.find(exp.Select, exp.SetOperation) for part in parts if part)
+
+
+def _only_counted(query: exp.Query, names: frozenset[str]) -> bool:
+    """Whether the rows ``query`` takes are only counted: it is the one FROM item of a block
+    whose outputs are ``count(*)`` and read no column (``SELECT count(*) FROM (SELECT DISTINCT
+    i FROM t LIMIT 15)``: as many rows whichever it takes)."""
+    parent = query.parent
+    if not isinstance(parent, exp.Subquery) or not isinstance(parent.parent, exp.From):
+        return False
+    reader = parent.parent.parent
+    if not isinstance(reader, exp.Select) or reader.args.get("joins"):
+        return False
+    if any(reader.args.get(k) for k in ("where", "group", "having", "qualify", "distinct")):
+        return False
+    calls = aggregate_calls(reader, names)
+    counts = all(isinstance(c, exp.Count) and isinstance(c.this, exp.Star) for c in calls)
+    return bool(calls) and counts and not any(e.find(exp.Column) for e in reader.expressions)
 
 
 def _text(node: exp.Expr) -> str:
