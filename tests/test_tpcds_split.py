@@ -12,9 +12,9 @@ from dau_scheduler import tpcds
 #: Split (both arms get rows at share 0.5) at least this many of the 99 queries per device.
 # Everywhere: Q04 and Q39 compare a float SUM or AVG folded from the partials, Q85 orders by a
 # decimal AVG before other keys (refused: see rewrite/decisions.py), Q51 takes a running MAX
-# over a ROWS frame ordered by keys this cannot prove unique (rewrite/arrival.py). Polars: Q41 (a correlated
-# alias Polars cannot resolve), Q44 and Q70 (windows), Q72 and Q95 (joins of many rows to
-# many) are refused there too.
+# over a ROWS frame ordered by keys this cannot prove unique (rewrite/arrival.py). Polars:
+# Q41 (a correlated alias Polars cannot resolve), Q44 and Q70 (windows), Q72 and Q95 (joins
+# of many rows to many) are refused there too.
 MIN_SPLIT = {"duckdb": 95, "polars": 90}
 
 

@@ -72,6 +72,8 @@ def _name(node: exp.Expr) -> str:
         return _name(node.this)
     if isinstance(node, exp.Anonymous):
         return str(node.this).lower()
+    if isinstance(node, exp.GroupConcat):
+        return "string_agg"  # DuckDB's name; sqlglot's first is GROUP_CONCAT
     if isinstance(node, exp.Func):
         return type(node).sql_names()[0].lower()
     return node.key
@@ -172,16 +174,37 @@ def _ordered(query: exp.Expr, tree: exp.Expr, scans: bool, depth: int) -> bool:
 
 def _unique_keys(window: exp.Window, block: exp.Select | None) -> bool:
     """Whether the window's PARTITION BY and ORDER BY keys hold every GROUP BY key of the
-    grouped block it runs in: one row per key, so no two rows tie (TPC-DS Q47's ``rank() OVER
-    (PARTITION BY ... ORDER BY d_year, d_moy)``, keys compared as written)."""
-    group = block.args.get("group") if block is not None else None
-    if group is None or any(group.args.get(k) for k in ("rollup", "cube", "grouping_sets")):
+    grouped block it runs in (TPC-DS Q47's ``rank() OVER (PARTITION BY ... ORDER BY d_year,
+    d_moy)``), or every output naming a key of the one grouped derived table its block reads:
+    one row per key, so no two rows tie. Keys are compared as written."""
+    if block is None:
         return False
-    keys = {key.sql(dialect=DIALECT) for key in group.expressions}
     order = window.args.get("order")
-    held = {key.sql(dialect=DIALECT) for key in window.args.get("partition_by") or []}
-    held |= {o.this.sql(dialect=DIALECT) for o in (order.expressions if order else [])}
-    return bool(keys) and keys <= held
+    parts = [
+        *(window.args.get("partition_by") or []),
+        *(o.this for o in (order.expressions if order else [])),
+    ]
+    held = {key.sql(dialect=DIALECT) for key in parts}
+    keys = _group_keys(block)
+    if keys:
+        return {key.sql(dialect=DIALECT) for key in keys} <= held
+    from_ = block.args.get("from_")
+    source = from_.this if from_ is not None and not block.args.get("joins") else None
+    inner = source.this if isinstance(source, exp.Subquery) else None
+    keys = _group_keys(inner) if isinstance(inner, exp.Select) else []
+    if not keys:
+        return False
+    outputs = {e.unalias().sql(dialect=DIALECT): e.alias_or_name for e in inner.expressions}
+    names = {part.name for part in parts if isinstance(part, exp.Column)}
+    return all(outputs.get(key.sql(dialect=DIALECT)) in names for key in keys)
+
+
+def _group_keys(select: exp.Select) -> list[exp.Expr]:
+    """A block's GROUP BY keys, none where it has no GROUP BY or grouping sets."""
+    group = select.args.get("group")
+    if group is None or any(group.args.get(k) for k in ("rollup", "cube", "grouping_sets")):
+        return []
+    return list(group.expressions)
 
 
 def _picks_by_arrival(select: exp.Select) -> bool:
