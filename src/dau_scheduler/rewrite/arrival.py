@@ -191,7 +191,9 @@ def _unique_keys(window: exp.Window, block: exp.Select | None) -> bool:
     from_ = block.args.get("from_")
     source = from_.this if from_ is not None and not block.args.get("joins") else None
     inner = source.this if isinstance(source, exp.Subquery) else None
-    keys = _group_keys(inner) if isinstance(inner, exp.Select) else []
+    if not isinstance(inner, exp.Select):
+        return False
+    keys = _group_keys(inner)
     if not keys:
         return False
     outputs = {e.unalias().sql(dialect=DIALECT): e.alias_or_name for e in inner.expressions}
