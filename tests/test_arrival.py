@@ -17,6 +17,8 @@ REFUSED = [
     (f"SELECT string_agg(k::VARCHAR, ',') FROM {GROUPS}", "aggregate string_agg()"),
     (f"SELECT list(k) FROM {GROUPS}", "aggregate array_agg()"),
     (f"SELECT arg_min(k, s % 2) FROM {GROUPS}", "aggregate arg_min()"),
+    (f"SELECT min_by(k, s % 2) FROM {GROUPS}", "aggregate arg_min()"),
+    (f"SELECT arbitrary(k) FROM {GROUPS}", "aggregate arbitrary()"),
     (f"SELECT k, row_number() OVER () FROM {GROUPS}", "window function row_number()"),
     (f"SELECT k, lag(s) OVER (ORDER BY s % 2) FROM {GROUPS}", "keys that may tie"),
     (f"SELECT k, sum(s) OVER (ORDER BY k % 3 ROWS 1 PRECEDING) FROM {GROUPS}", "may tie"),

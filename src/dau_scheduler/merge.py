@@ -28,6 +28,7 @@ DEFERRED_MEAN: frozenset[str] = frozenset({"avg", "mean"})
 
 _ORDER_SENSITIVE = "depends on the order rows arrive in, which a split does not preserve"
 _HOLISTIC = "needs every value at once; no fixed-size partial of a row range determines it"
+_TIES_BY_ARRIVAL = "ties between arms would be broken by arrival order, which a split does not keep"
 
 #: Aggregate kinds refused by name, each with the reason it cannot be reassembled from partials.
 AGGREGATE_REFUSALS: dict[str, str] = {
@@ -51,13 +52,19 @@ AGGREGATE_REFUSALS: dict[str, str] = {
     "last": _ORDER_SENSITIVE,
     "any_value": _ORDER_SENSITIVE,
     "arbitrary": _ORDER_SENSITIVE,
-    "arg_min": "ties between arms would be broken by arrival order, which a split does not keep",
-    "arg_max": "ties between arms would be broken by arrival order, which a split does not keep",
+    "arg_min": _TIES_BY_ARRIVAL,
+    "arg_max": _TIES_BY_ARRIVAL,
     "product": "a product of partial products can overflow or round differently from one product",
     "count_distinct": "a value seen by both arms would be counted twice",
     "sum_distinct": "a value seen by both arms would be added twice",
     "avg_distinct": "a value seen by both arms would be weighted twice",
 }
+
+#: Kinds whose value keeps or picks rows in the order they arrive (arg_min and arg_max among
+#: ties); ``rewrite.arrival`` refuses them anywhere in a query without an ORDER BY of their own.
+BY_ARRIVAL: frozenset[str] = frozenset(
+    kind for kind, why in AGGREGATE_REFUSALS.items() if why in (_ORDER_SENSITIVE, _TIES_BY_ARRIVAL)
+)
 
 _DISTINCT_REASON = "a DISTINCT aggregate cannot tell a value both arms saw from two values"
 _UNKNOWN_REASON = "not proven mergeable; unknown aggregates are refused by default"

@@ -26,32 +26,14 @@ from __future__ import annotations
 
 from sqlglot import exp
 
+from dau_scheduler import merge
 from dau_scheduler.rewrite.blocks import aggregate_calls, is_aggregate, own_nodes
 from dau_scheduler.rewrite.dialect import DIALECT
 
-#: Aggregates whose value keeps or picks rows in the order they arrive (``arg_min`` and its
-#: kin: among rows tied on the key). By name (:func:`_name`).
-BY_ARRIVAL = frozenset(
-    {
-        "string_agg",
-        "group_concat",
-        "listagg",
-        "list",
-        "array_agg",
-        "first",
-        "last",
-        "any_value",
-        "arbitrary",
-        "arg_min",
-        "arg_max",
-        "argmin",
-        "argmax",
-        "min_by",
-        "max_by",
-        "arg_min_null",
-        "arg_max_null",
-    }
-)
+#: Aggregates whose value keeps or picks rows in the order they arrive: the merge rules' own
+#: (``merge.BY_ARRIVAL``) and DuckDB's ``arg_min_null``/``arg_max_null``. By name
+#: (:func:`_name`: sqlglot reads ``min_by``, ``argmin`` as ``arg_min``, ``list`` as ``array_agg``).
+BY_ARRIVAL = merge.BY_ARRIVAL | {"arg_min_null", "arg_max_null"}
 
 #: Window functions whose value depends on the order of the window's rows.
 _BY_POSITION = frozenset(
@@ -265,8 +247,8 @@ def unordered_limit(
 
 
 def _one_row(query: exp.Expr, names: frozenset[str], depth: int = 0) -> bool:
-    """Whether ``query`` gives one row at most: an aggregate without GROUP BY (or a window,
-    a set operation, an UNNEST), or a block joining only such queries."""
+    """Whether ``query`` gives one row at most: a block that aggregates with no GROUP BY, no
+    window and no UNNEST in its outputs, or a block joining only such blocks."""
     while isinstance(query, exp.Subquery):
         query = query.this
     if not isinstance(query, exp.Select) or depth > 64:
