@@ -2,8 +2,10 @@
 and adaptive, side by side in one process; medians of N runs, reported as ratios to plain DuckDB.
 
     python bench-queries/split_overhead.py --scale 1 --runs 5
+    python bench-queries/split_overhead.py --benchmark tpcds --scale 1 --queries q44,q70,q95
 
-Writes bench-queries/results/split_overhead_sf<scale>.json and prints a Markdown table.
+Writes bench-queries/results/split_overhead_sf<scale>.json (``tpcds_sf...`` for TPC-DS) and
+prints a Markdown table.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from dau_scheduler import Session, tpch
+from dau_scheduler import Session, tpcds, tpch
 from dau_scheduler.compare import compare_tables
 
 RESULTS = Path(__file__).parent / "results"
@@ -36,12 +38,14 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--queries", default="", help="comma-separated names, e.g. q01,q06")
     parser.add_argument("--devices", default="duckdb,polars")
+    parser.add_argument("--benchmark", choices=["tpch", "tpcds"], default="tpch")
     args = parser.parse_args()
     warnings.simplefilter("ignore", DeprecationWarning)
 
-    data = tpch.cached(args.scale)
-    names = [q for q in args.queries.split(",") if q] or sorted(tpch.queries())
-    queries = {name: tpch.queries()[name] for name in names}
+    suite = tpcds if args.benchmark == "tpcds" else tpch
+    data = suite.cached(args.scale)
+    names = [q for q in args.queries.split(",") if q] or sorted(suite.queries())
+    queries = {name: suite.queries()[name] for name in names}
     # A fresh profile cache: "adaptive" here is the profile-less posture (probing morsels).
     cache = Path(tempfile.mkdtemp(prefix="dau-bench-overhead-"))
     sessions = {
@@ -97,7 +101,8 @@ def main() -> None:
         )
 
     RESULTS.mkdir(exist_ok=True)
-    out = RESULTS / f"split_overhead_sf{args.scale:g}.json"
+    prefix = "" if args.benchmark == "tpch" else f"{args.benchmark}_"
+    out = RESULTS / f"split_overhead_{prefix}sf{args.scale:g}.json"
     out.write_text(json.dumps({"scale": args.scale, "runs": args.runs, "rows": rows}, indent=1))
     ratio_cols = [k for k in next(iter(rows.values())) if k.endswith("_ratio")]
     print(

@@ -9,7 +9,7 @@ import duckdb
 import pytest
 
 from dau_scheduler import Session
-from dau_scheduler.arms import polars as polars_arm
+from dau_scheduler.arms import polars_facts
 from dau_scheduler.arms.polars_joins import single_key_joins, unkeyed_joins
 from dau_scheduler.compare import compare_tables
 
@@ -43,7 +43,7 @@ def test_single_key_joins_lists_base_tables_on_one_key() -> None:
 def test_joins_without_a_key_that_may_pair_too_many_rows_are_refused(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(polars_arm, "UNKEYED_PAIRS", 1000)  # 40 x 40 rows pass it, 20 x 20 not
+    monkeypatch.setattr(polars_facts, "UNKEYED_PAIRS", 1000)  # 40 x 40 rows pass it, 20 x 20 not
     con = duckdb.connect()
     con.execute("CREATE TABLE a AS SELECT i, i % 7 AS j FROM range(40) r(i)")
     con.execute("CREATE TABLE b AS SELECT i, i % 5 AS j FROM range(20) r(i)")

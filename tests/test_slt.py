@@ -33,6 +33,7 @@ SPLITS = {
     "constant_operands",
     "mixed_numeric_types",
     "arrival_order",
+    "host_computed_tables",
 }
 
 

@@ -10,7 +10,7 @@ rather than merging as a wrong answer.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +22,7 @@ from sqlglot.errors import SqlglotError
 
 from dau_scheduler.arms import polars_hoist
 from dau_scheduler.arms.base import cast_partial
+from dau_scheduler.arms.polars_facts import TableFacts
 from dau_scheduler.arms.polars_frames import (
     ASCII_LOWER,
     lowercase_names,
@@ -63,7 +64,7 @@ def _import_errors() -> tuple[type[BaseException], ...]:
     )
 
 
-class PolarsArm:
+class PolarsArm(TableFacts):
     """Runs partial queries with Polars; ``engine="gpu"`` makes it the ``cudf`` arm."""
 
     def __init__(
@@ -112,15 +113,8 @@ class PolarsArm:
         self._scans_as_arrow: set[str] = set()
         self._fresh: dict[str, pl.LazyFrame] = {}
         self._attaching = threading.Lock()
-        #: (table, column) -> whether no two rows hold the same value (see ``_many_to_many``).
-        self._unique: dict[tuple[str, str], bool] = {}
-        #: (table, column) -> whether its text is all ASCII (see ``_ascii_only``); a table held
-        #: again forgets its columns' facts.
-        self._ascii: dict[tuple[str, str], bool] = {}
-        #: (table, column) -> whether its years are all 1 to 9999 (see ``_plain_years``).
-        self._years: dict[tuple[str, str], bool] = {}
-        #: Row counts read by :meth:`_rows`, per table.
-        self._heights: dict[str, int] = {}
+        # The data's facts (``TableFacts``); a table held again forgets its columns' facts.
+        self._unique, self._ascii, self._years, self._heights = {}, {}, {}, {}
         #: Subqueries the host computes for this arm (``polars_hoist``), once it has a host.
         self.host_values = polars_hoist.HostValues()
         if engine == "gpu":
@@ -128,7 +122,8 @@ class PolarsArm:
 
     def use_host(self, cursor: Callable[[], duckdb.DuckDBPyConnection]) -> None:
         """Let the host compute the subqueries Polars cannot compute as DuckDB does (a float
-        fold compared with rows: ``polars_hoist``), on cursors of its connection."""
+        fold compared with rows: ``polars_hoist``; a CTE, derived table or IN list over whole
+        tables the arm cannot run: ``polars_host_tables``), on cursors of its connection."""
         self.host_values.use(cursor)
 
     def load(self, tables: dict[str, pa.Table]) -> None:
@@ -348,18 +343,47 @@ class PolarsArm:
         text = compiled.arm_sql.get(self.name)
         if text is None:
             self._ready(self._tables_read(compiled))
-            split = compiled.plan.split_table or ""
-            partial, types = self.host_values.rewrite(compiled, self.types)
-            text = _sql.polars_sql(
+            partial, types, stored = self.host_values.rewrite(
                 compiled,
-                types,
+                self.types,
                 self.stored_types,
-                lambda t, c: self._ascii_only(split if t == PLACEHOLDER else t, c),
-                lambda t, c: self._plain_years(split if t == PLACEHOLDER else t, c),
-                partial,
+                lambda query: self._runs_alone(compiled, query),
             )
+            text = self._translate(compiled, partial, types, stored)
             compiled.arm_sql[self.name] = text
         return text
+
+    def _translate(
+        self,
+        compiled: CompiledSplit,
+        partial: exp.Expr | None,
+        types: dict[str, dict[str, str]],
+        stored: dict[str, dict[str, str]],
+    ) -> str:
+        split = compiled.plan.split_table or ""
+        return _sql.polars_sql(
+            compiled,
+            types,
+            stored,
+            lambda t, c: self._ascii_only(split if t == PLACEHOLDER else t, c),
+            lambda t, c: self._plain_years(split if t == PLACEHOLDER else t, c),
+            partial,
+        )
+
+    def _runs_alone(self, compiled: CompiledSplit, query: exp.Query) -> bool:
+        """Whether this arm runs ``query``, a subquery of the partial over whole tables, by
+        itself (else the host may compute it: ``polars_host_tables``): it translates, Polars
+        plans it (the GPU engine runs it, as :meth:`probe` runs the partial), and its joins
+        pass :meth:`_joins_refusal`."""
+        try:
+            text = self._translate(compiled, query, self.types, self.stored_types)
+            frame = pl.SQLContext(frames=dict(self.frames)).execute(text)
+            frame.collect_schema()
+            if self.probe_runs:
+                frame.lazy().collect(engine=self.collect_engine)
+        except Exception:  # noqa: BLE001 - whatever the engine raises, it is a "no"
+            return False
+        return self._joins_refusal(text, compiled.plan.split_table or "") is None
 
     def refusal(self, compiled: CompiledSplit) -> str | None:
         """Why Polars cannot run this partial (it fails to plan, or needs more decimal digits,
@@ -406,128 +430,15 @@ class PolarsArm:
             SqlError,
         ) as exc:
             return f"{self.name} arm cannot run this query's partial: {_first_line(exc)}"
-        many = self._many_to_many(text, compiled.plan.split_table or "")
-        if many is not None:
-            return many
-        for join, pairs in polars_joins.unkeyed_joins(
-            text, compiled.plan.split_table or "", self._rows
-        ):
-            if pairs > UNKEYED_PAIRS:
-                return (
-                    f"{self.name} arm: the join of {join} has no equality key and may pair "
-                    f"{pairs:,} rows, which Polars holds at once (DuckDB streams them)"
-                )
+        joins = self._joins_refusal(text, compiled.plan.split_table or "")
+        if joins is not None:
+            return joins
         if self.probe_runs:
             try:
                 self.probe(compiled)
             except Exception as exc:  # noqa: BLE001 - whatever the engine raises, it is a "no"
                 return (
                     f"{self.name} arm failed on an empty slice of this partial: {_first_line(exc)}"
-                )
-        return None
-
-    def _is_unique(self, table: str, column: str) -> bool:
-        """Whether ``table.column`` holds no value twice (NULLs count), read once per arm.
-
-        The first ``UNIQUE_PREFIX`` rows first: a value they repeat is repeated in the column,
-        and reading only them keeps a repeating key of a large table cheap (lineitem's
-        l_orderkey at TPC-H SF 1 took 124 MB of peak memory read whole, under a 256 MB
-        budget). A column they do not repeat is read whole, by the streaming engine."""
-        key = (table, column)
-        if key not in self._unique:
-            try:
-                unique = True
-                for part in self._column_parts(table, column):
-                    counted = part.select(pl.col(column).n_unique(), pl.len())
-                    distinct, rows = counted.collect(engine="streaming").row(0)
-                    unique = distinct == rows
-                    if not unique or rows < UNIQUE_PREFIX:
-                        break
-            except pl.exceptions.PolarsError:
-                # A column Polars cannot read whole (a decimal past its scale: DuckDB's
-                # test_decimal_2411.test): not known to repeat; running the partial will tell.
-                unique = True
-            self._unique[key] = unique
-        return self._unique[key]
-
-    def _ascii_only(self, table: str, column: str) -> bool:
-        """Whether ``table.column`` holds only ASCII text (no value longer in bytes than in
-        characters), read once per arm; False for a user's connection's table (its rows are
-        read as each query runs) and for a column this arm does not hold as text."""
-        text = pl.col(column)
-        wide = text.str.len_bytes() != text.str.len_chars()
-        return self._holds_none(self._ascii, table, column, ("VARCHAR",), wide)
-
-    def _plain_years(self, table: str, column: str) -> bool:
-        """Whether ``table.column``, a date or plain timestamp, holds only years 1 to 9999 (or
-        NULL), read once per arm; False for a user's connection's table and any other column."""
-        year = pl.col(column).dt.year()
-        return self._holds_none(
-            self._years, table, column, ("DATE", "TIMESTAMP"), (year < 1) | (year > 9999)
-        )
-
-    def _holds_none(
-        self,
-        facts: dict[tuple[str, str], bool],
-        table: str,
-        column: str,
-        kinds: tuple[str, ...],
-        odd: pl.Expr,
-    ) -> bool:
-        """Whether no row of ``table.column`` (held as one of ``kinds``) is ``odd``, read once
-        per arm into ``facts``; False for a user's connection's table (its rows are read as
-        each query runs), a column of another type, or one Polars cannot read so."""
-        key = (table, column)
-        if key not in facts:
-            frame = self.frames.get(table)
-            if frame is None or table in self._live:
-                return False
-            if self.types.get(table, {}).get(column) not in kinds:
-                return False
-            try:
-                found = frame.select(odd.any()).collect(engine="streaming").item()
-            except pl.exceptions.PolarsError:
-                found = True
-            facts[key] = found is False
-        return facts[key]
-
-    def _rows(self, table: str) -> int:
-        """``table``'s row count (a user's connection's as it is now), read once per arm; 1 for
-        a name this arm does not hold (a CTE's, say: not known to be large)."""
-        if table not in self._heights:
-            live = self._live.get(table)
-            if live is not None:
-                self._heights[table] = live.num_rows
-            elif table in self.frames:
-                self._heights[table] = int(self.frames[table].select(pl.len()).collect().item())
-            else:
-                return 1
-        return self._heights[table]
-
-    def _column_parts(self, table: str, column: str) -> Iterator[pl.LazyFrame]:
-        """``table``'s first ``UNIQUE_PREFIX`` rows, then all of them; a user's connection's
-        table (its frame holds no rows) read as it is now, the one column only."""
-        live = self._live.get(table)
-        if live is None or column not in self.frames[table].collect_schema().names():
-            # (a name the table lacks fails in Polars: not known to repeat)
-            yield self.frames[table].head(UNIQUE_PREFIX)
-            yield self.frames[table]
-            return
-        for limit in (UNIQUE_PREFIX, None):
-            yield self._lazy(table, arrow_for_device(table, live, self, [column], limit=limit))
-
-    def _many_to_many(self, text: str, split_table: str) -> str | None:
-        """A join on one key that neither side holds once per row. Polars joins in the order
-        the query is written and has no join reordering: TPC-H's joins are a key against a
-        unique key, but TPC-DS Q72 joins catalog_sales to inventory on the item alone, and at
-        SF 1 the Polars arm grew past 24 GB where DuckDB, reordering, filters first."""
-        for left, lcol, right, rcol in polars_joins.single_key_joins(text, split_table):
-            if left not in self.frames or right not in self.frames:
-                continue
-            if not self._is_unique(right, rcol) and not self._is_unique(left, lcol):
-                return (
-                    f"{self.name} arm: the join {left}.{lcol} = {right}.{rcol} matches many rows "
-                    "to many, which Polars runs in the order written (its rows can outgrow memory)"
                 )
         return None
 
@@ -568,13 +479,6 @@ class PolarsArm:
         return cast_partial(result.to_arrow(), compiled.partial_schema, self.name)
 
 
-#: The most pairs a join without an equality key may make on this arm: Polars holds them at
-#: once (DuckDB's benchmark range_join_big_result: 2.5e9 index pairs, and Rust aborted the
-#: process when an allocation failed). 1e8 pairs of row indices are under 1 GB.
-UNKEYED_PAIRS = 100_000_000
-
-#: Rows read first when asking whether a join key repeats (``PolarsArm._is_unique``).
-UNIQUE_PREFIX = 65_536
 
 
 def _first_line(exc: BaseException) -> str:

@@ -18,7 +18,9 @@ arm reads that value as a small table, ``__dau_host_<digest>``:
   and casts, and keys of one type on both sides (integers, text, dates, booleans), compared
   alike by the grouping and by the lookup.
 
-Anything else with such a fold stays refused by ``polars_checks``.
+Anything else with such a fold stays refused by ``polars_checks``. :class:`HostValues` also
+holds the CTEs, derived tables and IN lists the host computes as tables
+(``polars_host_tables``), which :meth:`HostValues.rewrite` takes first.
 """
 
 from __future__ import annotations
@@ -35,12 +37,14 @@ import pyarrow as pa
 from sqlglot import exp
 
 from dau_scheduler.arms.polars_frames import (
+    ASCII_LOWER,
     lowercase_names,
     sql_type_of,
     sql_types_of,
     widen_decimals,
 )
 from dau_scheduler.arms.polars_marks import HOST_LOOKUP
+from dau_scheduler.arms.polars_values import beyond_polars
 from dau_scheduler.errors import SqlError
 from dau_scheduler.lazy import LazyModule
 from dau_scheduler.rewrite.blocks import conjuncts
@@ -57,6 +61,13 @@ else:
 
 #: The prefix of a table of host-computed values in the arm's SQL context.
 HOST_TABLE = "__dau_host_"
+
+#: DuckDB's types of a host-computed table's columns that the arm holds as DuckDB means them
+#: (as it holds a table's): numbers, text, booleans, dates and timestamps without a zone.
+_TABLE_TYPES = re.compile(
+    r"BOOLEAN|(U?(TINYINT|SMALLINT|INTEGER|BIGINT))|FLOAT|DOUBLE|DECIMAL\(\d+,\d+\)"
+    r"|VARCHAR|DATE|TIMESTAMP(_MS|_NS)?"
+)
 
 #: Aggregates that are NULL over no rows (of a correlated subquery's value).
 _NULL_OVER_NOTHING = (*FLOAT_FOLDS, exp.Min, exp.Max)
@@ -87,6 +98,8 @@ class HostQuery:
     name: str
     sql: str
     key_types: tuple[exp.DataType, ...]
+    #: A derived table's or IN list's column names (``polars_host_tables``); () for a value.
+    columns: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -226,10 +239,14 @@ def hoist(
 _NAMED = re.compile(HOST_TABLE + "[0-9a-f]{16}")
 
 
-def _frame(table: pa.Table) -> pl.LazyFrame:
+def _frame_of(table: pa.Table) -> pl.LazyFrame:
     frame = pl.from_arrow(table)
     assert isinstance(frame, pl.DataFrame)
-    return widen_decimals(lowercase_names(frame.lazy()))
+    return frame.lazy()
+
+
+def _frame(table: pa.Table) -> pl.LazyFrame:
+    return widen_decimals(lowercase_names(_frame_of(table)))
 
 
 class HostValues:
@@ -241,6 +258,7 @@ class HostValues:
         self.cursor: Callable[[], duckdb.DuckDBPyConnection] | None = None
         self._queries: dict[str, HostQuery] = {}
         self._empty: dict[str, pl.LazyFrame] = {}
+        self._stored: dict[str, dict[str, str]] = {}
         self._values: dict[str, pl.LazyFrame] = {}
         self._lock = threading.Lock()
 
@@ -254,27 +272,63 @@ class HostValues:
             self._values = {}
 
     def rewrite(
-        self, compiled: CompiledSplit, types: dict[str, dict[str, str]]
-    ) -> tuple[exp.Expr | None, dict[str, dict[str, str]]]:
+        self,
+        compiled: CompiledSplit,
+        types: dict[str, dict[str, str]],
+        stored: dict[str, dict[str, str]],
+        runs_alone: Callable[[exp.Query], bool] | None = None,
+    ) -> tuple[exp.Expr | None, dict[str, dict[str, str]], dict[str, dict[str, str]]]:
         """The compiled partial with the subqueries the host can compute read from its tables
-        (None: the partial as it is), and ``types`` (table -> column -> SQL type, as the arm
-        holds them) with theirs."""
+        (None: the partial as it is), and ``types`` and ``stored`` (table -> column -> SQL
+        type, as the arm holds them and as the data has them) with theirs. Derived tables and
+        IN lists the arm does not run by itself (``runs_alone``; ``polars_host_tables``) are
+        taken first, then the scalar subqueries above."""
         partial = compiled.partial
-        if self.cursor is None or partial is None or partial.find(exp.Subquery) is None:
-            return None, types
+        if self.cursor is None or partial is None or partial.find(exp.Subquery, exp.CTE) is None:
+            return None, types, stored
         from dau_scheduler.arms.duckdb_types import annotate
+        from dau_scheduler.arms.polars_host_tables import hoist_tables
 
+        tree: exp.Expr = partial.copy()
+        names: list[str] = []
+        if runs_alone is not None:
+            tree, names = hoist_tables(tree, runs_alone, self._accept_table, HOST_TABLE)
         split = compiled.plan.split_table or ""
         schema = dict(types) | ({PLACEHOLDER: types[split]} if split in types else {})
+        schema |= {name: sql_types_of(self._empty[name]) for name in names}
         typed: dict[str, object] = dict(schema)
-        annotated = annotate(partial.copy(), typed)
+        annotated = annotate(tree, typed)
         tree, queries = hoist(annotated, lambda name: name in types, self._accept)
-        if not queries:
-            return None, types
+        names += [query.name for query in queries]
+        if not names:
+            return None, types, stored
         for node in tree.walk():  # the translation annotates its own rewrite again
             node.type = None
-        more = {query.name: sql_types_of(self._empty[query.name]) for query in queries}
-        return tree, dict(types) | more
+        more = {name: sql_types_of(self._empty[name]) for name in names}
+        return tree, dict(types) | more, dict(stored) | {n: self._stored[n] for n in names}
+
+    def _accept_table(self, name: str, sql: str, columns: tuple[str, ...]) -> bool:
+        """Whether the host runs the derived table or IN list ``sql`` (over no rows here), with
+        columns of types the arm holds as DuckDB means them (``_TABLE_TYPES``)."""
+        assert self.cursor is not None
+        try:
+            relation = self.cursor().sql(f"SELECT * FROM ({sql}) LIMIT 0")
+            kinds = [str(kind) for kind in relation.types]
+            empty = relation.to_arrow_table()
+        except duckdb.Error:
+            return False
+        if not all(_TABLE_TYPES.fullmatch(kind) for kind in kinds):
+            return False
+        frame = _frame(empty)
+        schema = frame.collect_schema()
+        lowered = [column.translate(ASCII_LOWER) for column in columns]
+        if schema.names() != lowered or any(sql_type_of(t) is None for t in schema.dtypes()):
+            return False
+        with self._lock:
+            self._queries[name] = HostQuery(name, sql, (), columns)
+            self._empty[name] = frame
+            self._stored[name] = sql_types_of(lowercase_names(_frame_of(empty)))
+        return True
 
     def _accept(self, query: HostQuery) -> bool:
         """Whether the host runs ``query`` (over no rows here) with a DOUBLE value and keys of
@@ -295,6 +349,7 @@ class HostValues:
         with self._lock:
             self._queries[query.name] = query
             self._empty[query.name] = frame
+            self._stored[query.name] = sql_types_of(frame)
         return True
 
     def frames(self, text: str, *, held: bool) -> dict[str, pl.LazyFrame]:
@@ -312,7 +367,14 @@ class HostValues:
             frame = self._values.get(name)
         if frame is None:
             assert self.cursor is not None
-            frame = _frame(self.cursor().sql(self._queries[name].sql).to_arrow_table())
+            rows = self.cursor().sql(self._queries[name].sql).to_arrow_table()
+            for column in rows.columns:
+                beyond = beyond_polars(column)
+                if beyond is not None:
+                    raise SqlError(
+                        f"{name}: the host's rows hold {beyond}, which Polars reads otherwise"
+                    )
+            frame = _frame(rows)
             if frame.collect_schema() != self._empty[name].collect_schema():
                 raise SqlError(f"{name}: the host's subquery changed its types since planning")
             with self._lock:

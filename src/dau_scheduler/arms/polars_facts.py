@@ -1,0 +1,172 @@
+"""What the Polars arm reads once from the data of the tables it holds, to decide what it may
+run: whether a join key repeats (a join of many rows to many, or without a key, is refused),
+whether a text column is all ASCII and a date column's years all 1 to 9999 (marks that let
+``upper``/``strftime`` through), and row counts. ``TableFacts`` is a base of ``PolarsArm``; the
+facts of a table held again are forgotten there (``PolarsArm._hold``)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from dau_scheduler.guards import arrow_for_device
+from dau_scheduler.lazy import LazyModule
+
+if TYPE_CHECKING:
+    import polars as pl
+    import pyarrow as pa
+
+    from dau_scheduler.arms import polars_joins
+    from dau_scheduler.tables import ConnectionSource
+else:
+    pl = LazyModule("polars")
+    polars_joins = LazyModule("dau_scheduler.arms.polars_joins")
+
+#: The most pairs a join without an equality key may make on this arm: Polars holds them at
+#: once (DuckDB's benchmark range_join_big_result: 2.5e9 index pairs, and Rust aborted the
+#: process when an allocation failed). 1e8 pairs of row indices are under 1 GB.
+UNKEYED_PAIRS = 100_000_000
+
+#: Rows read first when asking whether a join key repeats (``PolarsArm._is_unique``).
+UNIQUE_PREFIX = 65_536
+
+class TableFacts:
+    """The data facts of the tables a Polars arm holds (the module docstring), read once each."""
+
+    name: str
+    frames: dict[str, pl.LazyFrame]
+    types: dict[str, dict[str, str]]
+    _live: dict[str, ConnectionSource]
+    #: (table, column) -> whether no two rows hold the same value (see ``_many_to_many``).
+    _unique: dict[tuple[str, str], bool]
+    #: (table, column) -> whether its text is all ASCII (see ``_ascii_only``).
+    _ascii: dict[tuple[str, str], bool]
+    #: (table, column) -> whether its years are all 1 to 9999 (see ``_plain_years``).
+    _years: dict[tuple[str, str], bool]
+    #: Row counts read by :meth:`_rows`, per table.
+    _heights: dict[str, int]
+
+    def _lazy(self, name: str, rows: pa.Table) -> pl.LazyFrame:
+        raise NotImplementedError
+
+    def _is_unique(self, table: str, column: str) -> bool:
+        """Whether ``table.column`` holds no value twice (NULLs count), read once per arm.
+
+        The first ``UNIQUE_PREFIX`` rows first: a value they repeat is repeated in the column,
+        and reading only them keeps a repeating key of a large table cheap (lineitem's
+        l_orderkey at TPC-H SF 1 took 124 MB of peak memory read whole, under a 256 MB
+        budget). A column they do not repeat is read whole, by the streaming engine."""
+        key = (table, column)
+        if key not in self._unique:
+            try:
+                unique = True
+                for part in self._column_parts(table, column):
+                    counted = part.select(pl.col(column).n_unique(), pl.len())
+                    distinct, rows = counted.collect(engine="streaming").row(0)
+                    unique = distinct == rows
+                    if not unique or rows < UNIQUE_PREFIX:
+                        break
+            except pl.exceptions.PolarsError:
+                # A column Polars cannot read whole (a decimal past its scale: DuckDB's
+                # test_decimal_2411.test): not known to repeat; running the partial will tell.
+                unique = True
+            self._unique[key] = unique
+        return self._unique[key]
+
+    def _ascii_only(self, table: str, column: str) -> bool:
+        """Whether ``table.column`` holds only ASCII text (no value longer in bytes than in
+        characters), read once per arm; False for a user's connection's table (its rows are
+        read as each query runs) and for a column this arm does not hold as text."""
+        text = pl.col(column)
+        wide = text.str.len_bytes() != text.str.len_chars()
+        return self._holds_none(self._ascii, table, column, ("VARCHAR",), wide)
+
+    def _plain_years(self, table: str, column: str) -> bool:
+        """Whether ``table.column``, a date or plain timestamp, holds only years 1 to 9999 (or
+        NULL), read once per arm; False for a user's connection's table and any other column."""
+        year = pl.col(column).dt.year()
+        return self._holds_none(
+            self._years, table, column, ("DATE", "TIMESTAMP"), (year < 1) | (year > 9999)
+        )
+
+    def _holds_none(
+        self,
+        facts: dict[tuple[str, str], bool],
+        table: str,
+        column: str,
+        kinds: tuple[str, ...],
+        odd: pl.Expr,
+    ) -> bool:
+        """Whether no row of ``table.column`` (held as one of ``kinds``) is ``odd``, read once
+        per arm into ``facts``; False for a user's connection's table (its rows are read as
+        each query runs), a column of another type, or one Polars cannot read so."""
+        key = (table, column)
+        if key not in facts:
+            frame = self.frames.get(table)
+            if frame is None or table in self._live:
+                return False
+            if self.types.get(table, {}).get(column) not in kinds:
+                return False
+            try:
+                found = frame.select(odd.any()).collect(engine="streaming").item()
+            except pl.exceptions.PolarsError:
+                found = True
+            facts[key] = found is False
+        return facts[key]
+
+    def _rows(self, table: str) -> int:
+        """``table``'s row count (a user's connection's as it is now), read once per arm; 1 for
+        a name this arm does not hold (a CTE's, say: not known to be large)."""
+        if table not in self._heights:
+            live = self._live.get(table)
+            if live is not None:
+                self._heights[table] = live.num_rows
+            elif table in self.frames:
+                self._heights[table] = int(self.frames[table].select(pl.len()).collect().item())
+            else:
+                return 1
+        return self._heights[table]
+
+    def _column_parts(self, table: str, column: str) -> Iterator[pl.LazyFrame]:
+        """``table``'s first ``UNIQUE_PREFIX`` rows, then all of them; a user's connection's
+        table (its frame holds no rows) read as it is now, the one column only."""
+        live = self._live.get(table)
+        if live is None or column not in self.frames[table].collect_schema().names():
+            # (a name the table lacks fails in Polars: not known to repeat)
+            yield self.frames[table].head(UNIQUE_PREFIX)
+            yield self.frames[table]
+            return
+        for limit in (UNIQUE_PREFIX, None):
+            yield self._lazy(table, arrow_for_device(table, live, self, [column], limit=limit))
+
+    def _joins_refusal(self, text: str, split_table: str) -> str | None:
+        """Why the joins of the Polars SQL ``text`` cannot run here: one matches many rows to
+        many, or one without an equality key may pair more than ``UNKEYED_PAIRS`` rows."""
+        many = self._many_to_many(text, split_table)
+        if many is not None:
+            return many
+        for join, pairs in polars_joins.unkeyed_joins(text, split_table, self._rows):
+            if pairs > UNKEYED_PAIRS:
+                return (
+                    f"{self.name} arm: the join of {join} has no equality key and may pair "
+                    f"{pairs:,} rows, which Polars holds at once (DuckDB streams them)"
+                )
+        return None
+
+    def _many_to_many(self, text: str, split_table: str) -> str | None:
+        """A join on one key that neither side holds once per row. Polars joins in the order
+        the query is written and has no join reordering: TPC-H's joins are a key against a
+        unique key, but TPC-DS Q72 joins catalog_sales to inventory on the item alone, and at
+        SF 1 the Polars arm grew past 24 GB where DuckDB, reordering, filters first."""
+        for left, lcol, right, rcol in polars_joins.single_key_joins(text, split_table):
+            if left not in self.frames or right not in self.frames:
+                continue
+            if not self._is_unique(right, rcol) and not self._is_unique(left, lcol):
+                return (
+                    f"{self.name} arm: the join {left}.{lcol} = {right}.{rcol} matches many rows "
+                    "to many, which Polars runs in the order written (its rows can outgrow memory)"
+                )
+        return None
+
+
+__all__ = ["UNIQUE_PREFIX", "UNKEYED_PAIRS", "TableFacts"]
