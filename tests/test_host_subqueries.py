@@ -86,6 +86,25 @@ def test_a_cte_named_like_a_table_is_not_the_table() -> None:
     assert queries == ()
 
 
+def test_a_subquery_over_a_cte_of_whole_tables_writes_the_cte_before_it() -> None:
+    """TPC-DS Q30's form: a correlated average over a CTE that reads whole tables."""
+    cte = "WITH c AS (SELECT g.k AS k, g.x AS x FROM g AS g WHERE g.x > 0) "
+    text, queries = _hoisted(
+        cte + "SELECT count(*) FROM __dau_split__ AS o "
+        "WHERE o.y > (SELECT avg(c.x) FROM c AS c WHERE c.k = o.k)"
+    )
+    (query,) = queries
+    assert query.sql.replace('"', "").startswith(
+        "WITH c AS (SELECT g.k AS k, g.x AS x FROM g AS g WHERE g.x > 0) SELECT c.k AS k0"
+    )
+    assert f"{query.name}.k0 = o.k" in text
+    over_split_rows = (
+        "WITH c AS (SELECT p.k AS k, p.y AS x FROM __dau_split__ AS p) SELECT count(*) FROM "
+        "__dau_split__ AS o WHERE o.y > (SELECT avg(c.x) FROM c AS c WHERE c.k = o.k)"
+    )
+    assert _hoisted(over_split_rows)[1] == ()
+
+
 def test_what_the_host_declines_stays_in_place() -> None:
     tree = annotate_types(
         sqlglot.parse_one(

@@ -43,6 +43,15 @@ from dau_scheduler.arms.polars_frames import (
     sql_types_of,
     widen_decimals,
 )
+from dau_scheduler.arms.polars_host_tables import (
+    ctes_needed,
+    drop_unread_ctes,
+    hoist_tables,
+    in_scope,
+    is_recursive,
+    standalone,
+    top_ctes,
+)
 from dau_scheduler.arms.polars_marks import HOST_LOOKUP
 from dau_scheduler.arms.polars_values import beyond_polars
 from dau_scheduler.errors import SqlError
@@ -141,7 +150,11 @@ def _null_over_nothing(value: exp.Expr) -> bool:
     return all(_null_over_nothing(child) for child in value.iter_expressions())
 
 
-def _candidate(subquery: exp.Subquery, is_table: Callable[[str], bool]) -> _Candidate | None:
+def _candidate(
+    subquery: exp.Subquery,
+    is_table: Callable[[str], bool],
+    write: Callable[[exp.Select], exp.Query | None] = lambda host: host,
+) -> _Candidate | None:
     select = subquery.this
     if not isinstance(select, exp.Select) or len(select.expressions) != 1:
         return None
@@ -202,7 +215,10 @@ def _candidate(subquery: exp.Subquery, is_table: Callable[[str], bool]) -> _Cand
     host.set("where", exp.Where(this=exp.and_(*(t.copy() for t in keep))) if keep else None)
     if pairs:
         host.set("group", exp.Group(expressions=[k.copy() for k, _ in pairs]))
-    sql = host.sql(dialect=DIALECT)
+    alone = write(host)  # with the CTEs it reads written before it
+    if alone is None:
+        return None
+    sql = alone.sql(dialect=DIALECT)
     name = HOST_TABLE + hashlib.sha256(sql.encode()).hexdigest()[:16]
     return _Candidate(subquery, HostQuery(name, sql, tuple(key_types)), tuple(o for _, o in pairs))
 
@@ -211,17 +227,34 @@ def hoist(
     partial: exp.Expr,
     is_table: Callable[[str], bool],
     accept: Callable[[HostQuery], bool],
+    ctes: dict[str, exp.CTE] | None = None,
 ) -> tuple[exp.Expr, tuple[HostQuery, ...]]:
     """``partial`` (annotated with types) with each scalar subquery of the kinds above that
     ``accept`` takes (the host ran it, with the types expected) replaced by its lookup; and the
-    host queries it now reads. ``is_table(name)``: a table of the session (not a CTE)."""
+    host queries it now reads. ``is_table(name)``: a table of the session. A subquery may read
+    the partial's top-level CTEs that do not read the split rows (TPC-DS Q30's average over
+    ``customer_total_return``): the host's query writes them before it, as ``ctes`` (by
+    lower-cased name; the partial's own where None) has them."""
     tree = partial.copy()
+    written = top_ctes(tree) if ctes is None else ctes
+    recursive = is_recursive(tree)
     named = {cte.alias_or_name.lower() for cte in tree.find_all(exp.CTE)}
     taken: dict[str, HostQuery] = {}
     for subquery in list(tree.find_all(exp.Subquery)):
         if isinstance(subquery.parent, (exp.From, exp.Join, exp.In, exp.Exists, exp.Any, exp.All)):
             continue
-        found = _candidate(subquery, lambda name: name not in named and is_table(name))
+        needed = ctes_needed(subquery.this, written)
+        if needed is None or not in_scope(subquery.find_ancestor(exp.CTE), needed, tree):
+            continue
+        read = set(needed)
+
+        def readable(name: str, read: set[str] = read) -> bool:
+            return name in read or (name not in named and is_table(name))
+
+        def write(host: exp.Select, needed: list[str] = needed) -> exp.Query | None:
+            return standalone(host, written, needed, recursive)
+
+        found = _candidate(subquery, readable, write)
         if found is None or not accept(found.query):
             continue
         query = found.query
@@ -233,6 +266,8 @@ def hoist(
             lookup = lookup.where(exp.EQ(this=key, expression=outer.copy()))
         subquery.set("this", lookup)
         taken[query.name] = query
+    if taken:
+        drop_unread_ctes(tree)  # a CTE read only by the subqueries the host now computes
     return tree, tuple(taken.values())
 
 
@@ -287,8 +322,8 @@ class HostValues:
         if self.cursor is None or partial is None or partial.find(exp.Subquery, exp.CTE) is None:
             return None, types, stored
         from dau_scheduler.arms.duckdb_types import annotate
-        from dau_scheduler.arms.polars_host_tables import hoist_tables
 
+        written = {name: cte.copy() for name, cte in top_ctes(partial).items()}
         tree: exp.Expr = partial.copy()
         names: list[str] = []
         if runs_alone is not None:
@@ -298,7 +333,7 @@ class HostValues:
         schema |= {name: sql_types_of(self._empty[name]) for name in names}
         typed: dict[str, object] = dict(schema)
         annotated = annotate(tree, typed)
-        tree, queries = hoist(annotated, lambda name: name in types, self._accept)
+        tree, queries = hoist(annotated, lambda name: name in types, self._accept, written)
         names += [query.name for query in queries]
         if not names:
             return None, types, stored

@@ -1,7 +1,7 @@
 """CTEs, derived tables and IN lists the host computes for the Polars arm, where the arm cannot
 compute them itself: a CTE or subquery of the partial that reads whole tables only (never the
-split rows) and that Polars cannot run as DuckDB does (a window function, TPC-DS Q44 and Q70; a join matching
-many rows to many, Q95's ``ws_wh``; anything else the translation refuses).
+split rows) and that Polars cannot run as DuckDB does (a window function, TPC-DS Q44 and Q70;
+a join matching many rows to many, Q95's ``ws_wh``; anything else the translation refuses).
 
 Such a subquery's rows are the same for every arm, so the host computes them once per query with
 DuckDB, the engine whose answer the split must equal, and the arm reads them as a table,
@@ -30,10 +30,16 @@ from dau_scheduler.rewrite.dialect import DIALECT
 from dau_scheduler.rewrite.planner import PLACEHOLDER
 
 
-def _ctes(tree: exp.Expr) -> dict[str, exp.CTE]:
+def top_ctes(tree: exp.Expr) -> dict[str, exp.CTE]:
     """The top-level CTEs of the partial, by lower-cased name."""
     with_ = tree.args.get("with_")
     return {cte.alias_or_name.lower(): cte for cte in (with_.expressions if with_ else [])}
+
+
+def is_recursive(tree: exp.Expr) -> bool:
+    """Whether the partial's WITH is ``WITH RECURSIVE``."""
+    with_ = tree.args.get("with_")
+    return bool(with_ is not None and with_.args.get("recursive"))
 
 
 def _reads(node: exp.Expr) -> set[str]:
@@ -41,7 +47,7 @@ def _reads(node: exp.Expr) -> set[str]:
     return {table.name.lower() for table in node.find_all(exp.Table)}
 
 
-def _needed(query: exp.Expr, ctes: dict[str, exp.CTE]) -> list[str] | None:
+def ctes_needed(query: exp.Expr, ctes: dict[str, exp.CTE]) -> list[str] | None:
     """The partial's CTEs ``query`` reads, directly or through each other, in the order they
     are written; None where one of them (or ``query``) reads the split rows."""
     wanted: set[str] = set()
@@ -122,15 +128,14 @@ def hoist_tables(
     (``accept(name, sql, names)``: it ran it over no rows) read from the host's table; and the
     names of those tables. CTEs are taken first, then subqueries, outer ones before the ones
     inside them; CTEs no longer read are dropped."""
-    ctes = _ctes(tree)
+    ctes = top_ctes(tree)
     written = {name: cte.copy() for name, cte in ctes.items()}  # as the host reads them
-    with_ = tree.args.get("with_")
-    recursive = bool(with_ is not None and with_.args.get("recursive"))
+    recursive = is_recursive(tree)
     taken: list[str] = []
 
     def take(query: exp.Query, names: tuple[str, ...] | None, within: exp.CTE | None) -> str:
-        needed = _needed(query, written)
-        if names is None or needed is None or not _in_scope(within, needed, tree):
+        needed = ctes_needed(query, written)
+        if names is None or needed is None or not in_scope(within, needed, tree):
             return ""
         alone = standalone(query, written, needed, recursive)
         if alone is None or runs_alone(alone.copy()):
@@ -176,11 +181,11 @@ def hoist_tables(
         else:
             subquery.set("this", exp.select(exp.column("v", table=name)).from_(name))
     if taken:
-        _drop_unread_ctes(tree)
+        drop_unread_ctes(tree)
     return tree, taken
 
 
-def _in_scope(within: exp.CTE | None, needed: list[str], tree: exp.Expr) -> bool:
+def in_scope(within: exp.CTE | None, needed: list[str], tree: exp.Expr) -> bool:
     """Whether the CTEs ``needed`` are all visible in the body of ``within`` (a top-level CTE:
     those written before it; never in a recursive WITH, whose CTEs read themselves), or in the
     query's body (``within`` None: any of them)."""
@@ -203,7 +208,7 @@ def _inside(node: exp.Expr, ancestor: exp.Expr) -> bool:
     return False
 
 
-def _drop_unread_ctes(tree: exp.Expr) -> None:
+def drop_unread_ctes(tree: exp.Expr) -> None:
     """Drop the top-level CTEs nothing reads any more (a CTE read only by subqueries the host
     now computes would still be planned, and its joins checked, on the arm)."""
     with_ = tree.args.get("with_")
@@ -222,4 +227,14 @@ def _drop_unread_ctes(tree: exp.Expr) -> None:
             return
 
 
-__all__ = ["hoist_tables", "host_sql", "standalone", "table_name"]
+__all__ = [
+    "ctes_needed",
+    "drop_unread_ctes",
+    "hoist_tables",
+    "host_sql",
+    "in_scope",
+    "is_recursive",
+    "standalone",
+    "table_name",
+    "top_ctes",
+]
