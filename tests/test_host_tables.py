@@ -128,8 +128,12 @@ def test_the_polars_arm_splits_with_the_hosts_rows_and_follows_changed_rows(
             expected = connection.sql(Q70_FORM).to_arrow_table()
             assert compare_tables(result.table, expected) is None, change
             assert result.execution is not None and result.execution.device_rows > 0
-        text = session.device.sql_for(session.compile(Q70_FORM))  # type: ignore[union-attr]
+        arm = session.device
+        assert isinstance(arm, PolarsArm)
+        text = arm.sql_for(session.compile(Q70_FORM))
         assert HOST_TABLE in text and "RANK" not in text.upper()
+        # The connection's rows of d are not copied to the arm: only the host reads d.
+        assert "d" not in arm.tables_read(session.compile(Q70_FORM))
 
 
 def test_a_correlated_derived_table_stays_refused(connection: duckdb.DuckDBPyConnection) -> None:

@@ -97,7 +97,12 @@ def fresh_copies(session: Session, compiled: CompiledSplit) -> Iterator[None]:
         return
     # The partial reads the split rows as its placeholder, and the split table by its name
     # only where it reads it again whole (a self-join); names of CTEs are no sources.
-    named = sorted({table.name.lower() for table in compiled.partial.find_all(exp.Table)})
+    # (A Polars arm names what its own SQL reads: not what the host computes for it.)
+    reads = getattr(device, "tables_read", None)
+    read = reads(compiled) if callable(reads) else None
+    if read is None:
+        read = {table.name.lower() for table in compiled.partial.find_all(exp.Table)}
+    named = sorted(read)
     live = {
         name: source
         for name in named

@@ -321,7 +321,7 @@ class PolarsArm(TableFacts):
         # Held frames alone while planning: rows given by fresh() belong to the query running.
         frames = dict(self.frames) if held else {**self.frames, **self._fresh}
         if not held and self._live and compiled.partial is not None:
-            read = {table.name.lower() for table in compiled.partial.find_all(exp.Table)}
+            read = self.tables_read(compiled)
             for name in sorted(read & self._live.keys() - self._fresh.keys()):
                 frames[name] = self._lazy(name, arrow_for_device(name, self._live[name], self))
         if rows is not None:
@@ -369,6 +369,18 @@ class PolarsArm(TableFacts):
             lambda t, c: self._plain_years(split if t == PLACEHOLDER else t, c),
             partial,
         )
+
+    def tables_read(self, compiled: CompiledSplit) -> set[str]:
+        """The names of the tables this arm's SQL for ``compiled`` reads: not those read only
+        by what the host computes for it (``live.fresh_copies`` copies no rows of those)."""
+        assert compiled.partial is not None
+        try:
+            found = polars_joins.tables_in(self.sql_for(compiled))
+        except (SqlError, SqlglotError):  # not translated: the partial's tables
+            found = None
+        if found is None:
+            return {table.name.lower() for table in compiled.partial.find_all(exp.Table)}
+        return found
 
     def _runs_alone(self, compiled: CompiledSplit, query: exp.Query) -> bool:
         """Whether this arm runs ``query``, a subquery of the partial over whole tables, by

@@ -29,6 +29,13 @@ def _tree(text: str) -> exp.Expr | None:
         return None
 
 
+def tables_in(text: str) -> set[str] | None:
+    """The lower-cased names of the tables the Polars SQL ``text`` reads (None where sqlglot
+    cannot read it back)."""
+    tree = _tree(text)
+    return None if tree is None else {t.name.lower() for t in tree.find_all(exp.Table)}
+
+
 def single_key_joins(text: str, split_table: str) -> list[tuple[str, str, str, str]]:
     """``(table, column, table, column)`` of each join in the Polars SQL ``text`` on one
     equality between two base tables' columns (the split table under its own name). Joins of
