@@ -16,6 +16,7 @@ from dau_scheduler import Session, tpch
 from dau_scheduler.arms.polars import PolarsArm
 from dau_scheduler.arms.polars_hoist import HOST_TABLE, HostQuery, hoist
 from dau_scheduler.compare import compare_tables
+from host_checks import splits_through_changes
 
 TYPES = {
     "o": {"id": "BIGINT", "k": "BIGINT", "k32": "INT", "y": "DOUBLE"},
@@ -133,14 +134,9 @@ def test_the_polars_arm_splits_with_the_hosts_values_and_follows_changed_rows(
     connection: duckdb.DuckDBPyConnection,
 ) -> None:
     sql = "SELECT count(*) FROM o WHERE o.y > (SELECT avg(g.x) FROM g WHERE g.k = o.k)"
+    changes = ("UPDATE g SET x = x + 0.2 WHERE k = 3", "DELETE FROM g WHERE k = 5")
     with Session(connection, device=PolarsArm()) as session:
-        for change in ("", "UPDATE g SET x = x + 0.2 WHERE k = 3", "DELETE FROM g WHERE k = 5"):
-            if change:
-                connection.execute(change)
-            result = session.sql(sql, device_share=0.5, strict=True)
-            expected = connection.sql(sql).to_arrow_table()
-            assert compare_tables(result.table, expected) is None, change
-            assert result.execution is not None and result.execution.device_rows > 0
+        splits_through_changes(session, connection, sql, changes)
         assert HOST_TABLE in session.device.sql_for(session.compile(sql))  # type: ignore[union-attr]
 
 

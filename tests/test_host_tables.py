@@ -16,6 +16,7 @@ from dau_scheduler.arms.polars import PolarsArm
 from dau_scheduler.arms.polars_hoist import HOST_TABLE
 from dau_scheduler.arms.polars_host_tables import hoist_tables
 from dau_scheduler.compare import compare_tables
+from host_checks import splits_through_changes
 
 
 def _hoisted(sql: str, runs: str = "", declined: str = "") -> tuple[str, list[str], list[str]]:
@@ -120,14 +121,9 @@ Q70_FORM = (
 def test_the_polars_arm_splits_with_the_hosts_rows_and_follows_changed_rows(
     connection: duckdb.DuckDBPyConnection,
 ) -> None:
+    changes = ("UPDATE d SET y = 200 - y WHERE k < 5", "DELETE FROM d WHERE k = 7")
     with Session(connection, device=PolarsArm()) as session:
-        for change in ("", "UPDATE d SET y = 200 - y WHERE k < 5", "DELETE FROM d WHERE k = 7"):
-            if change:
-                connection.execute(change)
-            result = session.sql(Q70_FORM, device_share=0.5, strict=True)
-            expected = connection.sql(Q70_FORM).to_arrow_table()
-            assert compare_tables(result.table, expected) is None, change
-            assert result.execution is not None and result.execution.device_rows > 0
+        splits_through_changes(session, connection, Q70_FORM, changes)
         arm = session.device
         assert isinstance(arm, PolarsArm)
         text = arm.sql_for(session.compile(Q70_FORM))
