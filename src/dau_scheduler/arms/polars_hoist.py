@@ -25,7 +25,6 @@ holds the CTEs, derived tables and IN lists the host computes as tables
 
 from __future__ import annotations
 
-import hashlib
 import re
 import threading
 from collections.abc import Callable
@@ -50,6 +49,7 @@ from dau_scheduler.arms.polars_host_tables import (
     in_scope,
     is_recursive,
     standalone,
+    table_name,
     top_ctes,
 )
 from dau_scheduler.arms.polars_marks import HOST_LOOKUP
@@ -219,7 +219,7 @@ def _candidate(
     if alone is None:
         return None
     sql = alone.sql(dialect=DIALECT)
-    name = HOST_TABLE + hashlib.sha256(sql.encode()).hexdigest()[:16]
+    name = table_name(sql, HOST_TABLE)
     return _Candidate(subquery, HostQuery(name, sql, tuple(key_types)), tuple(o for _, o in pairs))
 
 

@@ -150,10 +150,11 @@ def hoist_tables(
 
     for cte in list(ctes.values()):
         query = cte.this
-        if isinstance(query, exp.Query) and (name := take(query, _names(cte, query), cte)):
+        names = _names(cte, query) if isinstance(query, exp.Query) else None
+        if names is not None and (name := take(query, names, cte)):
             columns = [
                 exp.Column(this=exp.to_identifier(n, quoted=True), table=exp.to_identifier(name))
-                for n in _names(cte, query) or ()
+                for n in names
             ]
             cte.set("this", exp.select(*columns).from_(name))
     done: list[exp.Expr] = []
