@@ -16,6 +16,7 @@ from dau_scheduler.arms.polars import PolarsArm
 from dau_scheduler.arms.polars_hoist import HOST_TABLE
 from dau_scheduler.arms.polars_host_tables import hoist_tables
 from dau_scheduler.compare import compare_tables
+from dau_scheduler.planner import DeviceSpec, Resources, encoded_data
 from host_checks import splits_through_changes
 
 
@@ -141,3 +142,20 @@ def test_a_correlated_derived_table_stays_refused(connection: duckdb.DuckDBPyCon
         result = session.sql(sql, device_share=0.5)
         assert result.refusal is not None
         assert compare_tables(result.table, connection.sql(sql).to_arrow_table()) is None
+
+
+def test_two_polars_arms_over_one_compiled_query_each_read_their_own_host_rows(
+    connection: duckdb.DuckDBPyConnection,
+) -> None:
+    # Each resident handle makes its own Polars arm over the Session's tables; the second
+    # read the first one's SQL, whose host tables it did not know, and fell back to the host.
+    resources = Resources([DeviceSpec("h", engine="duckdb"), DeviceSpec("p", engine="polars")])
+    want = connection.sql(Q70_FORM).to_arrow_table()
+    with Session(connection, device="duckdb") as session:
+        for _ in range(2):
+            handle = encoded_data(session, resources=resources)
+            try:
+                assert compare_tables(handle.fold(Q70_FORM), want) is None
+                assert handle.last_engines == ("duckdb", "polars")
+            finally:
+                handle.close()

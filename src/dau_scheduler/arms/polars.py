@@ -9,6 +9,7 @@ rather than merging as a wrong answer.
 
 from __future__ import annotations
 
+import itertools
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
@@ -64,6 +65,10 @@ def _import_errors() -> tuple[type[BaseException], ...]:
     )
 
 
+#: Numbers the arms made in this process (``PolarsArm._sql_key``).
+_ARM_NUMBERS = itertools.count()
+
+
 class PolarsArm(TableFacts):
     """Runs partial queries with Polars; ``engine="gpu"`` makes it the ``cudf`` arm."""
 
@@ -74,6 +79,10 @@ class PolarsArm(TableFacts):
             raise SqlError(f"unknown Polars engine {engine!r}; expected 'cpu' or 'gpu'")
         self.engine = engine
         self.name = name or ("cudf" if engine == "gpu" else "polars")
+        #: This arm's key in ``CompiledSplit.arm_sql``: its SQL names the subqueries its own
+        #: ``host_values`` computes, so two arms of one name (a Session's and one made for a
+        #: calibration or a resident handle) each translate a query for themselves.
+        self._sql_key = f"{self.name}#{next(_ARM_NUMBERS)}"
         #: The CPU engine runs on the host's cores (the arms' rates do not add), unless the
         #: machine's cores were partitioned between the arms (``own_cores``: see docs/cores.md);
         #: the GPU does not.
@@ -340,7 +349,7 @@ class PolarsArm(TableFacts):
         return pl.SQLContext(frames=frames)
 
     def sql_for(self, compiled: CompiledSplit) -> str:
-        text = compiled.arm_sql.get(self.name)
+        text = compiled.arm_sql.get(self._sql_key)
         if text is None:
             self._ready(self._tables_read(compiled))
             partial, types, stored = self.host_values.rewrite(
@@ -350,7 +359,7 @@ class PolarsArm(TableFacts):
                 lambda query: self._runs_alone(compiled, query),
             )
             text = self._translate(compiled, partial, types, stored)
-            compiled.arm_sql[self.name] = text
+            compiled.arm_sql[self._sql_key] = text
         return text
 
     def _translate(

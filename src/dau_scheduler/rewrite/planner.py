@@ -94,6 +94,7 @@ class CompiledSplit:
     #: The partial reads the split table's rows back unchanged (no filter, join, aggregate,
     #: DISTINCT or LIMIT): the postures run the host alone (decision 018).
     passes_rows_through: bool = False
+    #: Each arm's SQL for this query, by the arm's key (a Polars arm's is its own).
     arm_sql: dict[str, str] = field(default_factory=dict, compare=False)
     #: The columns of each base table the query reads (``rewrite.columns.query_columns`` over
     #: ``read_sql``), worked out once: ``strategies.columns_read``.
