@@ -34,6 +34,7 @@ SPLITS = {
     "mixed_numeric_types",
     "arrival_order",
     "host_computed_tables",
+    "single_precision",
 }
 
 

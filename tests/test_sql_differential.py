@@ -219,6 +219,13 @@ FILTERS = [
     "f.k1 in (with fact as (select fk as k1 from dim) select k1 from fact)",
     "f.x in (select x from fact where i > 0 union select 0.5)",
     "lower(f.k2) = 'a' or upper(f.k2) = 'É'",
+    # over whole tables, windows and joins the host may compute for the Polars arm
+    "f.fk in (select fk from (select fk, rank() over (order by name nulls first) as r from dim)"
+    " t where r <= 2)",
+    "f.k1 in (select t.k1 from (select k1, row_number() over (partition by k2 order by seq) as rn"
+    " from fact) t where t.rn = 1)",
+    "f.fk in (select a.fk from dim a join fact b on a.fk = b.k1 where b.i > 0)",
+    "f.fk in (with w as (select fk, count(*) over () as c from dim) select fk from w where c > 3)",
 ]
 #: How the split table is read: alone, joined, on either side of an outer join.
 SOURCES = [
@@ -231,6 +238,9 @@ SOURCES = [
     "dim g left join fact f on f.fk = g.fk",
     "fact f right join dim g on f.fk = g.fk",
     "fact f, dim g where f.fk = g.fk and",
+    "fact f join (select fk, name, rank() over (order by fk desc) as r from dim) g on f.fk = g.fk",
+    "fact f left join (select fk, name from dim where fk in (select k1 from fact where x > 0)) g"
+    " on f.fk = g.fk",
 ]
 
 

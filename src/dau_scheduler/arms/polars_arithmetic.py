@@ -10,6 +10,7 @@ from sqlglot import exp
 
 from dau_scheduler.arms import integer_types
 from dau_scheduler.arms.duckdb_types import annotate
+from dau_scheduler.arms.polars_functions import single_precision_constants
 from dau_scheduler.errors import SqlError
 
 _WIDE_INTEGER = exp.DataType.build("DECIMAL(38, 0)")
@@ -189,6 +190,9 @@ def checked_arithmetic(tree: exp.Expr, types: dict[str, dict[str, str]]) -> exp.
     for op in reversed(list(annotated.find_all(exp.Add, exp.Sub, exp.Mul))):
         if _is_temporal(op.this.unnest().type) or _is_temporal(op.expression.unnest().type):
             _replace_typed(op, _date_arithmetic(op))
+    # FLOATs beside constants, DOUBLEs and divisors as DuckDB computes them, before a SUM's
+    # FLOAT argument is widened below (a FLOAT quotient is one only from here on).
+    annotated = single_precision_constants(annotated)
     for node in list(annotated.find_all(exp.Exp, exp.Ln, exp.Sqrt)):
         # DuckDB computes these of a FLOAT as of a DOUBLE, Polars in single precision
         # (sqrt(0.1f): 0.31622776 against 0.3162277683729184, another group of a GROUP BY).

@@ -9,6 +9,7 @@ naming the expression, and the query is answered without the Polars arm.
 from __future__ import annotations
 
 import re
+import struct
 
 from sqlglot import exp
 
@@ -256,9 +257,26 @@ def _plain_literal(cast: exp.Cast) -> bool:
     return cast.to.is_type("DECIMAL") and _PLAIN_NUMBER.fullmatch(text.this) is not None
 
 
+def _single_literal(node: exp.Expr) -> bool:
+    """A number literal whose DOUBLE a FLOAT holds exactly: a cast of it to a FLOAT is that
+    value in both engines (``polars_functions.single_precision_constants`` writes them)."""
+    if isinstance(node, exp.Neg):
+        node = node.this
+    if not isinstance(node, exp.Literal) or node.is_string:
+        return False
+    try:
+        value = float(node.this)
+        single: float = struct.unpack("<f", struct.pack("<f", value))[0]
+        return single == value
+    except (ValueError, OverflowError):
+        return False
+
+
 def _cast_divergence(cast: exp.Cast) -> str | None:
     """How Polars would compute this cast differently from DuckDB, if it would."""
     source, target = cast.this.type, cast.to
+    if target.is_type(exp.DType.FLOAT) and _single_literal(cast.this):
+        return None
     if target.is_type(*exp.DataType.NESTED_TYPES, exp.DataType.Type.UNION):
         # DuckDB parses '[a, b]' into a list; Polars wraps the whole text as one element.
         return "a cast to a nested type (DuckDB parses text into it, Polars does not)"

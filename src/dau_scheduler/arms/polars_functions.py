@@ -6,11 +6,14 @@ values of another type. ``polars_checks.refuse_divergent`` asks each of these fo
 from __future__ import annotations
 
 import re
+import struct
+from fractions import Fraction
 
 from sqlglot import exp
 
 from dau_scheduler.arms.duckdb_types import values
 from dau_scheduler.arms.integer_types import literal_value
+from dau_scheduler.errors import SqlError
 
 #: The comparisons, DuckDB's null-safe ones included.
 COMPARISONS = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.NullSafeEQ, exp.NullSafeNEQ)
@@ -220,6 +223,132 @@ def single_precision_divergence(node: exp.Expr) -> str | None:
     return None
 
 
+#: Where DuckDB casts a number constant beside a FLOAT to a FLOAT and computes in single
+#: precision, and Polars, given that FLOAT, does the same (a quotient is left out: DuckDB's of a
+#: zero divisor is not Polars').
+_SINGLE_PRECISION_CONSTANTS = (exp.Add, exp.Sub, exp.Mul, *COMPARISONS, exp.In, exp.Between)
+
+
+def _number(node: exp.Expr) -> Fraction | None:
+    """The value of an integer or decimal constant as the translation writes it (a literal, its
+    sign, a cast of it to a decimal or an integer), or None."""
+    node = node.unnest()
+    if isinstance(node, exp.Neg):
+        inner = _number(node.this)
+        return None if inner is None else -inner
+    if isinstance(node, exp.Cast) and node.to.is_type(
+        exp.DType.DECIMAL, *exp.DataType.INTEGER_TYPES
+    ):
+        node = node.this.unnest()
+        if not isinstance(node, exp.Literal):
+            return None
+    elif not isinstance(node, exp.Literal) or node.is_string:
+        return None
+    text = str(node.this).strip()
+    if not re.fullmatch(r"[-+]?(\d+\.?\d*|\.\d+)", text):
+        return None  # an exponent is a DOUBLE's, text is not a number
+    return Fraction(text)
+
+
+def _single(value: Fraction) -> float | None:
+    """``value`` rounded to a FLOAT as DuckDB casts a decimal, to nearest, ties to even (not
+    through a DOUBLE: 1.000000059604644775390626 is 1.0000001192092896 there, 1.0 so); None
+    where it overflows."""
+    try:
+        bits = struct.unpack("<I", struct.pack("<f", float(value)))[0]
+    except OverflowError:
+        return None
+    near = [bits] + [b for b in (bits - 1, bits + 1) if 0 <= b < 2**32]
+    found = [(struct.unpack("<f", struct.pack("<I", b))[0], b) for b in near]
+    finite = [(f, b) for f, b in found if f == f and abs(f) != float("inf")]
+    if not finite:
+        return None
+    best, _ = min(finite, key=lambda fb: (abs(Fraction(fb[0]) - value), fb[1] & 1))
+    return float(best)
+
+
+#: ``meta`` key on a quotient the translation computes in DOUBLE, each operand cast to one and
+#: the divisor made a column (``polars_sql._translate``).
+QUOTIENT = "dau_quotient"
+
+
+def _single_quotient(node: exp.Expr) -> exp.Expr | None:
+    """A translated quotient (:data:`QUOTIENT`) of a FLOAT by a FLOAT, an integer or a number
+    constant, in single precision as DuckDB divides it (``sum(f / 3)`` summed the quotients in
+    DOUBLE: -16.66666666666697 against DuckDB's -16.66666603088379); None where a DOUBLE takes
+    part (DuckDB divides in DOUBLE) or no FLOAT does."""
+    if not node.meta.get(QUOTIENT):
+        return None
+    dividend, divisor = node.this.this, node.expression.this.this
+    kinds = [dividend.type, divisor.type]
+    if not any(k is not None and k.is_type(exp.DType.FLOAT) for k in kinds) or any(
+        k is not None and k.is_type(exp.DType.DOUBLE) for k in kinds
+    ):
+        return None
+    single = exp.DataType.build("FLOAT")
+    sides = []
+    for side, kind in zip((dividend, divisor), kinds, strict=True):
+        value = None if kind is None or kind.is_type(exp.DType.FLOAT) else _number(side)
+        rounded = None if value is None else _single(value)
+        if rounded is not None:
+            side = exp.Literal.number(repr(rounded))
+        elif kind is None or not kind.is_type(exp.DType.FLOAT, *exp.DataType.INTEGER_TYPES):
+            raise SqlError(
+                f"{node.sql()}: a quotient of a FLOAT and a {kind.sql('duckdb') if kind else '?'} "
+                "value (DuckDB divides in single precision there)"
+            )
+        cast = exp.Cast(this=side.copy(), to=single.copy())
+        cast.type = single.copy()
+        sides.append(cast)
+    beside = exp.Nullif(this=sides[0].copy(), expression=sides[0].copy())
+    column = exp.Coalesce(this=sides[1], expressions=[beside])
+    quotient = exp.Div(this=sides[0], expression=column)
+    for made in (beside, column, quotient):
+        made.type = single.copy()
+    return quotient
+
+
+def single_precision_constants(tree: exp.Expr) -> exp.Expr:
+    """Where a FLOAT meets a DOUBLE, the FLOAT cast to a DOUBLE, as DuckDB computes it (Polars
+    computed ``f * 1e3`` and ``f = -12.2e0`` in single precision: a float literal takes the
+    type of the column beside it there). Where it meets no DOUBLE, each integer or decimal
+    constant beside it in arithmetic or a comparison written as the FLOAT DuckDB casts it to
+    (``f > 0.1`` compares with 0.1f, ``f * 3`` multiplies in single precision), so Polars
+    computes as DuckDB does (:func:`single_precision_divergence` then finds a FLOAT there).
+    Needs the types ``checked_arithmetic`` annotates."""
+    single, double = exp.DataType.build("FLOAT"), exp.DataType.build("DOUBLE")
+    for node in reversed(list(tree.find_all(*SINGLE_PRECISION_MEETS))):  # innermost first
+        quotient = _single_quotient(node)
+        if quotient is not None:
+            if node is tree:
+                return quotient
+            node.replace(quotient)
+            continue
+        operands = _operands(node)
+        kinds = [o.type for o in operands]
+        if not any(k is not None and k.is_type(exp.DType.FLOAT) for k in kinds):
+            continue
+        if any(k is not None and k.is_type(exp.DType.DOUBLE) for k in kinds):
+            wanted = [o for o, k in zip(operands, kinds, strict=True) if k and k.is_type("FLOAT")]
+            made = [exp.Cast(this=o.copy(), to=double.copy()) for o in wanted]
+        elif isinstance(node, _SINGLE_PRECISION_CONSTANTS):
+            wanted, made = [], []
+            for operand, kind in zip(operands, kinds, strict=True):
+                value = None if kind and kind.is_type("FLOAT") else _number(operand)
+                rounded = None if value is None else _single(value)
+                if rounded is not None:
+                    wanted.append(operand)
+                    made.append(exp.Cast(this=exp.Literal.number(repr(rounded)), to=single))
+        else:
+            continue
+        for operand, cast in zip(wanted, made, strict=True):
+            cast.type = cast.to.copy()
+            if operand is tree:
+                return cast
+            operand.replace(cast)
+    return tree
+
+
 #: Integers wider than 18 digits: beside a decimal DuckDB may need more than 38 digits, and then
 #: computes in DOUBLE (a DECIMAL(18, 3) plus a HUGEINT), which the arm's typing does not follow.
 _WIDE_INTEGERS = (exp.DType.UBIGINT, exp.DType.INT128, exp.DType.UINT128)
@@ -259,9 +388,11 @@ def concat_divergence(node: exp.Expr) -> str | None:
 
 __all__ = [
     "COMPARISONS",
+    "QUOTIENT",
     "CONTAINS",
     "concat_divergence",
     "function_divergence",
+    "single_precision_constants",
     "single_precision_divergence",
     "wide_integer_divergence",
     "string_divergence",

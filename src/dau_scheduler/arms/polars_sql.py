@@ -48,7 +48,7 @@ from dau_scheduler.arms.polars_checks import (
 )
 from dau_scheduler.arms.polars_decimals import check_products, mark_checked_products
 from dau_scheduler.arms.polars_forms import refuse_set_operations, refuse_unsafe_ctes
-from dau_scheduler.arms.polars_functions import CONTAINS
+from dau_scheduler.arms.polars_functions import CONTAINS, QUOTIENT
 from dau_scheduler.arms.polars_marks import (
     mark_ascii_cases,
     mark_plain_years,
@@ -213,7 +213,9 @@ def _translate(node: exp.Expr) -> exp.Expr:
         # DuckDB, and a GROUP BY x / 10.0 kept one value as two groups across the arms. The
         # divisor is made a column (NULL where the dividend is, as the quotient then is) so
         # that each row is divided as IEEE divides.
-        return exp.Div(this=dividend, expression=_as_column(divisor, dividend))
+        quotient = exp.Div(this=dividend, expression=_as_column(divisor, dividend))
+        quotient.meta[QUOTIENT] = True  # (single_precision_constants: a FLOAT's, in FLOAT)
+        return quotient
     if isinstance(node, exp.Is) and isinstance(node.expression, exp.Boolean):
         # x IS TRUE is false, never NULL, where x is NULL; Polars read it as x = TRUE (NULL):
         # DuckDB's boolean_wrapper_pushdown.test counted 23 rows for 28 under NOT (p IS TRUE).
