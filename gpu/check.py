@@ -178,6 +178,78 @@ def step_split22(args: argparse.Namespace) -> None:
         raise SystemExit(1)
 
 
+#: Float expressions the Polars arm lets through (a row's value, a group's key), over a table
+#: of 100,000 rows made by DuckDB (``_FLOAT_TABLE``).
+FLOAT_EXPRESSIONS = (
+    "ln(x + 1)",
+    "exp(x / 100)",
+    "sqrt(x)",
+    "pow(x, 1.5)",
+    "pow(y, 3)",
+    "x / 7",
+    "y / (x + 1)",
+    "x * 0.1",
+    "x * y",
+    "f * 0.3",
+    "f / 3",
+    "sqrt(f)",
+    "ln(f + 1)",
+    "CAST(d AS DOUBLE)",
+    "d * d",
+    "d / 7",
+    "n / 3",
+    "CAST(n AS DOUBLE) * 1e-3",
+    "round(y / 7)",
+)
+_FLOAT_TABLE = (
+    "CREATE TABLE t AS SELECT i, (i * 7919 % 100003) / 101.0 + (i % 7) * 1e-3 AS x, "
+    "(i * 104729 % 999983 - 499991) / 3.0 AS y, (i * 31 % 20011 / 17.0)::FLOAT AS f, "
+    "(i * 13 % 1000003 / 1000.0)::DECIMAL(12, 3) AS d, i * 2654435761 % 1000003 - 500000 AS n "
+    "FROM range(100000) r(i)"
+)
+
+
+def step_floats(args: argparse.Namespace) -> None:
+    """Each of :data:`FLOAT_EXPRESSIONS` on the device arm (share 1.0) against DuckDB: how many
+    values differ in any bit, and whether a GROUP BY over it gives DuckDB's groups (a value an
+    ulp off on the GPU is another group: a wrong answer). The CPU engine computes them all as
+    DuckDB does (glibc's functions, IEEE arithmetic); CUDA's math functions may not."""
+    import duckdb
+
+    from dau_scheduler import Session
+    from dau_scheduler.compare import compare_tables
+
+    con = duckdb.connect()
+    con.execute(_FLOAT_TABLE)
+    rows, wrong = [], []
+    with Session(con, device=args.device) as session:
+        for expression in FLOAT_EXPRESSIONS:
+            values = f"SELECT i, {expression} AS v FROM t ORDER BY i"
+            result = session.sql(values, device_share=1.0)
+            want = con.sql(values).to_arrow_table().column("v").to_pylist()
+            got = result.table.column("v").to_pylist()
+            if len(got) != len(want):
+                raise SystemExit(f"{expression}: {len(got)} rows for DuckDB's {len(want)}")
+            same = zip(got, want, strict=True)
+            differ = sum(a != b and not (a != a and b != b) for a, b in same)
+            keys = f"SELECT {expression} AS v, count(*) AS c FROM t GROUP BY v"
+            grouped = session.sql(keys, device_share=0.5)
+            diff = compare_tables(grouped.table, con.sql(keys).to_arrow_table(), ordered=False)
+            refused = result.refusal or grouped.refusal
+            row = {"expression": expression, "values_differ": differ, "group_by": diff}
+            rows.append(row | {"refusal": refused})
+            grouping = "equal" if diff is None else f"WRONG: {diff}"
+            print(
+                f"{expression}: {differ} of {len(want)} values differ in some bit; group by "
+                f"{grouping}{'; refused: ' + refused if refused else ''}"
+            )
+            if diff is not None:
+                wrong.append(expression)
+    (args.out / "floats.json").write_text(json.dumps(rows, indent=1))
+    if wrong:
+        raise SystemExit(f"a GROUP BY over these gave other groups than DuckDB's: {wrong}")
+
+
 def step_coprocessing(args: argparse.Namespace) -> None:
     cmd = [sys.executable, str(ROOT / "bench-queries" / "coprocessing.py"), "--data"]
     cmd += [str(_data(args)), "--device", args.device, "--runs", str(args.runs)]
@@ -199,6 +271,7 @@ STEPS: dict[str, tuple[Any, int, bool]] = {
     "versions": (step_versions, 30, False),
     "requirements": (step_requirements, 30, False),
     "cudf": (step_cudf, 120, True),
+    "floats": (step_floats, 45, False),
     "gpu-tests": (step_gpu_tests, 150, False),
     "link": (step_link, 60, True),
     "tpch": (step_tpch, 90, False),
