@@ -85,6 +85,10 @@ KEYS = [
     "f.i / 10",
     "f.x / 10.0",
     "pow(f.x, 3)",
+    # a FLOAT beside constants: single precision where DuckDB computes in it, DOUBLE beside one
+    "f.r * 0.3",
+    "f.r / 3",
+    "f.r * 1e1",
 ]
 AGGREGATES = [
     "sum(f.v)",
@@ -219,6 +223,8 @@ FILTERS = [
     "f.k1 in (with fact as (select fk as k1 from dim) select k1 from fact)",
     "f.x in (select x from fact where i > 0 union select 0.5)",
     "lower(f.k2) = 'a' or upper(f.k2) = 'É'",
+    "f.r > 0.1 or f.r in (2.5, -1e0)",
+    "f.r / 2 <= 12.3",
     # over whole tables, windows and joins the host may compute for the Polars arm
     "f.fk in (select fk from (select fk, rank() over (order by name nulls first) as r from dim)"
     " t where r <= 2)",

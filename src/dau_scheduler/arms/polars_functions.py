@@ -267,6 +267,34 @@ def _single(value: Fraction) -> float | None:
     return float(best)
 
 
+#: ``meta`` key on the AND of two comparisons the translation writes for a BETWEEN.
+BETWEEN = "dau_between"
+
+
+def _as_double(node: exp.Expr) -> None:
+    cast = exp.Cast(this=node.copy(), to=exp.DataType.build("DOUBLE"))
+    cast.type = cast.to.copy()
+    node.replace(cast)
+
+
+def _double_between(node: exp.Expr) -> None:
+    """A BETWEEN's two comparisons (:data:`BETWEEN`) in DOUBLE where a FLOAT and a DOUBLE are
+    among its three values: DuckDB compares all three in one type, so ``g BETWEEN 0.658 AND
+    49.0e0`` compares ``g`` with 0.658 as a DOUBLE, not as the FLOAT 0.658 alone would."""
+    low, high = node.this, node.expression
+    if not (isinstance(low, exp.GTE) and isinstance(high, exp.LTE)):
+        return
+    values = [low.this, low.expression, high.expression]
+    kinds = [v.type for v in values]
+    if any(k is not None and k.is_type(exp.DType.FLOAT) for k in kinds) and any(
+        k is not None and k.is_type(exp.DType.DOUBLE) for k in kinds
+    ):
+        for comparison in (low, high):
+            for side in (comparison.this, comparison.expression):
+                if side.type is not None and side.type.is_type(exp.DType.FLOAT):
+                    _as_double(side)
+
+
 #: ``meta`` key on a quotient the translation computes in DOUBLE, each operand cast to one and
 #: the divisor made a column (``polars_sql._translate``).
 QUOTIENT = "dau_quotient"
@@ -317,6 +345,9 @@ def single_precision_constants(tree: exp.Expr) -> exp.Expr:
     computes as DuckDB does (:func:`single_precision_divergence` then finds a FLOAT there).
     Needs the types ``checked_arithmetic`` annotates."""
     single, double = exp.DataType.build("FLOAT"), exp.DataType.build("DOUBLE")
+    for between in list(tree.find_all(exp.And)):
+        if between.meta.get(BETWEEN):
+            _double_between(between)
     for node in reversed(list(tree.find_all(*SINGLE_PRECISION_MEETS))):  # innermost first
         quotient = _single_quotient(node)
         if quotient is not None:
@@ -387,6 +418,7 @@ def concat_divergence(node: exp.Expr) -> str | None:
 
 
 __all__ = [
+    "BETWEEN",
     "COMPARISONS",
     "QUOTIENT",
     "CONTAINS",

@@ -48,7 +48,7 @@ from dau_scheduler.arms.polars_checks import (
 )
 from dau_scheduler.arms.polars_decimals import check_products, mark_checked_products
 from dau_scheduler.arms.polars_forms import refuse_set_operations, refuse_unsafe_ctes
-from dau_scheduler.arms.polars_functions import CONTAINS, QUOTIENT
+from dau_scheduler.arms.polars_functions import BETWEEN, CONTAINS, QUOTIENT
 from dau_scheduler.arms.polars_marks import (
     mark_ascii_cases,
     mark_plain_years,
@@ -239,12 +239,12 @@ def _translate(node: exp.Expr) -> exp.Expr:
         return cls(this=_translated(node.this))
     if isinstance(node, exp.Between):
         # Parenthesized: under NOT, "NOT a >= b AND a <= c" would negate the first half only.
-        return exp.Paren(
-            this=exp.and_(
-                exp.GTE(this=_translated(node.this), expression=_translated(node.args["low"])),
-                exp.LTE(this=_translated(node.this), expression=_translated(node.args["high"])),
-            )
+        both = exp.and_(
+            exp.GTE(this=_translated(node.this), expression=_translated(node.args["low"])),
+            exp.LTE(this=_translated(node.this), expression=_translated(node.args["high"])),
         )
+        both.meta[BETWEEN] = True  # DuckDB compares all three in one type (a DOUBLE bound's)
+        return exp.Paren(this=both)
     return node
 
 
