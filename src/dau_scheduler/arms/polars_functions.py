@@ -224,8 +224,8 @@ def single_precision_divergence(node: exp.Expr) -> str | None:
 
 
 #: Where DuckDB casts a number constant beside a FLOAT to a FLOAT and computes in single
-#: precision, and Polars, given that FLOAT, does the same (a quotient is left out: DuckDB's of a
-#: zero divisor is not Polars').
+#: precision, and Polars, given that FLOAT, does the same (a quotient, which the translation
+#: rewrites, is :func:`_single_quotient`'s; both engines divide a FLOAT by zero as IEEE does).
 _SINGLE_PRECISION_CONSTANTS = (exp.Add, exp.Sub, exp.Mul, *COMPARISONS, exp.In, exp.Between)
 
 
@@ -369,7 +369,8 @@ def single_precision_constants(tree: exp.Expr) -> exp.Expr:
                 rounded = None if value is None else _single(value)
                 if rounded is not None:
                     wanted.append(operand)
-                    made.append(exp.Cast(this=exp.Literal.number(repr(rounded)), to=single))
+                    literal = exp.Literal.number(repr(rounded))
+                    made.append(exp.Cast(this=literal, to=single.copy()))
         else:
             continue
         for operand, cast in zip(wanted, made, strict=True):
