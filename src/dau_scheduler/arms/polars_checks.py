@@ -9,7 +9,6 @@ naming the expression, and the query is answered without the Polars arm.
 from __future__ import annotations
 
 import re
-import struct
 
 from sqlglot import exp
 
@@ -18,6 +17,7 @@ from dau_scheduler.arms.polars_functions import (
     COMPARISONS,
     concat_divergence,
     function_divergence,
+    is_single,
     single_precision_divergence,
     string_divergence,
     wide_integer_divergence,
@@ -265,10 +265,8 @@ def _single_literal(node: exp.Expr) -> bool:
     if not isinstance(node, exp.Literal) or node.is_string:
         return False
     try:
-        value = float(node.this)
-        single: float = struct.unpack("<f", struct.pack("<f", value))[0]
-        return single == value
-    except (ValueError, OverflowError):
+        return is_single(float(node.this))
+    except ValueError:
         return False
 
 

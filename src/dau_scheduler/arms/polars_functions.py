@@ -250,6 +250,16 @@ def _number(node: exp.Expr) -> Fraction | None:
     return Fraction(text)
 
 
+def is_single(value: float) -> bool:
+    """Whether a FLOAT holds the DOUBLE ``value`` exactly (so a cast of it to FLOAT is that value
+    in DuckDB and in Polars)."""
+    try:
+        single: float = struct.unpack("<f", struct.pack("<f", value))[0]
+    except OverflowError:
+        return False
+    return single == value
+
+
 def _single(value: Fraction) -> float | None:
     """``value`` rounded to a FLOAT as DuckDB casts a decimal, to nearest, ties to even (not
     through a DOUBLE: 1.000000059604644775390626 is 1.0000001192092896 there, 1.0 so); None
@@ -271,10 +281,15 @@ def _single(value: Fraction) -> float | None:
 BETWEEN = "dau_between"
 
 
-def _as_double(node: exp.Expr) -> None:
-    cast = exp.Cast(this=node.copy(), to=exp.DataType.build("DOUBLE"))
+def _cast(node: exp.Expr, kind: str) -> exp.Cast:
+    """``node`` (copied) cast to ``kind``, typed so the checks after read it."""
+    cast = exp.Cast(this=node.copy(), to=exp.DataType.build(kind))
     cast.type = cast.to.copy()
-    node.replace(cast)
+    return cast
+
+
+def _has(kinds: list[exp.DataType | None], kind: exp.DType) -> bool:
+    return any(k is not None and k.is_type(kind) for k in kinds)
 
 
 def _double_between(node: exp.Expr) -> None:
@@ -284,15 +299,12 @@ def _double_between(node: exp.Expr) -> None:
     low, high = node.this, node.expression
     if not (isinstance(low, exp.GTE) and isinstance(high, exp.LTE)):
         return
-    values = [low.this, low.expression, high.expression]
-    kinds = [v.type for v in values]
-    if any(k is not None and k.is_type(exp.DType.FLOAT) for k in kinds) and any(
-        k is not None and k.is_type(exp.DType.DOUBLE) for k in kinds
-    ):
+    kinds = [v.type for v in (low.this, low.expression, high.expression)]
+    if _has(kinds, exp.DType.FLOAT) and _has(kinds, exp.DType.DOUBLE):
         for comparison in (low, high):
             for side in (comparison.this, comparison.expression):
-                if side.type is not None and side.type.is_type(exp.DType.FLOAT):
-                    _as_double(side)
+                if _has([side.type], exp.DType.FLOAT):
+                    side.replace(_cast(side, "DOUBLE"))
 
 
 #: ``meta`` key on a quotient the translation computes in DOUBLE, each operand cast to one and
@@ -309,11 +321,8 @@ def _single_quotient(node: exp.Expr) -> exp.Expr | None:
         return None
     dividend, divisor = node.this.this, node.expression.this.this
     kinds = [dividend.type, divisor.type]
-    if not any(k is not None and k.is_type(exp.DType.FLOAT) for k in kinds) or any(
-        k is not None and k.is_type(exp.DType.DOUBLE) for k in kinds
-    ):
+    if not _has(kinds, exp.DType.FLOAT) or _has(kinds, exp.DType.DOUBLE):
         return None
-    single = exp.DataType.build("FLOAT")
     sides = []
     for side, kind in zip((dividend, divisor), kinds, strict=True):
         value = None if kind is None or kind.is_type(exp.DType.FLOAT) else _number(side)
@@ -325,14 +334,12 @@ def _single_quotient(node: exp.Expr) -> exp.Expr | None:
                 f"{node.sql()}: a quotient of a FLOAT and a {kind.sql('duckdb') if kind else '?'} "
                 "value (DuckDB divides in single precision there)"
             )
-        cast = exp.Cast(this=side.copy(), to=single.copy())
-        cast.type = single.copy()
-        sides.append(cast)
+        sides.append(_cast(side, "FLOAT"))
     beside = exp.Nullif(this=sides[0].copy(), expression=sides[0].copy())
     column = exp.Coalesce(this=sides[1], expressions=[beside])
     quotient = exp.Div(this=sides[0], expression=column)
     for made in (beside, column, quotient):
-        made.type = single.copy()
+        made.type = exp.DataType.build("FLOAT")
     return quotient
 
 
@@ -344,7 +351,6 @@ def single_precision_constants(tree: exp.Expr) -> exp.Expr:
     (``f > 0.1`` compares with 0.1f, ``f * 3`` multiplies in single precision), so Polars
     computes as DuckDB does (:func:`single_precision_divergence` then finds a FLOAT there).
     Needs the types ``checked_arithmetic`` annotates."""
-    single, double = exp.DataType.build("FLOAT"), exp.DataType.build("DOUBLE")
     for between in list(tree.find_all(exp.And)):
         if between.meta.get(BETWEEN):
             _double_between(between)
@@ -357,26 +363,18 @@ def single_precision_constants(tree: exp.Expr) -> exp.Expr:
             continue
         operands = _operands(node)
         kinds = [o.type for o in operands]
-        if not any(k is not None and k.is_type(exp.DType.FLOAT) for k in kinds):
+        if not _has(kinds, exp.DType.FLOAT):
             continue
-        if any(k is not None and k.is_type(exp.DType.DOUBLE) for k in kinds):
-            wanted = [o for o, k in zip(operands, kinds, strict=True) if k and k.is_type("FLOAT")]
-            made = [exp.Cast(this=o.copy(), to=double.copy()) for o in wanted]
+        made: list[tuple[exp.Expr, exp.Expr]] = []  # (operand, what replaces it)
+        if _has(kinds, exp.DType.DOUBLE):
+            made = [(o, _cast(o, "DOUBLE")) for o in operands if _has([o.type], exp.DType.FLOAT)]
         elif isinstance(node, _SINGLE_PRECISION_CONSTANTS):
-            wanted, made = [], []
             for operand, kind in zip(operands, kinds, strict=True):
-                value = None if kind and kind.is_type("FLOAT") else _number(operand)
+                value = None if _has([kind], exp.DType.FLOAT) else _number(operand)
                 rounded = None if value is None else _single(value)
                 if rounded is not None:
-                    wanted.append(operand)
-                    literal = exp.Literal.number(repr(rounded))
-                    made.append(exp.Cast(this=literal, to=single.copy()))
-        else:
-            continue
-        for operand, cast in zip(wanted, made, strict=True):
-            cast.type = cast.to.copy()
-            if operand is tree:
-                return cast
+                    made.append((operand, _cast(exp.Literal.number(repr(rounded)), "FLOAT")))
+        for operand, cast in made:
             operand.replace(cast)
     return tree
 
@@ -427,6 +425,7 @@ __all__ = [
     "function_divergence",
     "single_precision_constants",
     "single_precision_divergence",
+    "is_single",
     "wide_integer_divergence",
     "string_divergence",
 ]
