@@ -25,6 +25,7 @@ def _is_integer(data_type: exp.DataType | None) -> bool:
 
 _BIGINT = exp.DataType.build("BIGINT")
 _DATE = exp.DataType.build("DATE")
+_TIMESTAMP = exp.DataType.build("TIMESTAMP")
 #: What a literal interval may be added to on the Polars arm (DuckDB's TIMESTAMP is sqlglot's
 #: TIMESTAMPNTZ); never a time zone's timestamp, a time or an interval.
 _INTERVAL_OPERANDS = (
@@ -35,15 +36,44 @@ _INTERVAL_OPERANDS = (
 )
 
 
+#: The interval units Polars' SQL reads as DuckDB does (singular or plural); it panics on
+#: DuckDB's others (decade, century, millennium, and abbreviations such as ``hr``).
+_POLARS_UNITS = frozenset(
+    [
+        "YEAR",
+        "QUARTER",
+        "MONTH",
+        "WEEK",
+        "DAY",
+        "HOUR",
+        "MINUTE",
+        "SECOND",
+        "MILLISECOND",
+        "MICROSECOND",
+    ]
+)
+
+
 def _whole_interval(side: exp.Expr) -> bool:
-    """A literal interval of a whole number of one unit (``INTERVAL '3' DAY``), which Polars
-    reads as DuckDB does; not ``'1.5 days'`` (Polars' SQL panics on it) or ``'3 days ago'``."""
+    """A literal interval of a whole number of one unit Polars knows (``INTERVAL '3' DAY``),
+    which Polars reads as DuckDB does; not ``'1.5 days'`` (Polars' SQL panics on it),
+    ``'3 days ago'`` or ``INTERVAL 1 DECADE``."""
+    unit = side.args.get("unit")
     return (
         isinstance(side, exp.Interval)
         and isinstance(side.this, exp.Literal)
-        and isinstance(side.args.get("unit"), exp.Var)
+        and isinstance(unit, exp.Var)
+        and unit.name.upper().removesuffix("S") in _POLARS_UNITS
         and re.fullmatch(r"-?[0-9]+", side.this.name) is not None
     )
+
+
+def _timestamp_of_date(side: exp.Expr) -> None:
+    """A DATE a literal interval is added to, cast to a TIMESTAMP in place: DuckDB's sum is a
+    TIMESTAMP, and Polars keeps a Date and drops what is under a day (``d + INTERVAL 36
+    HOUR`` was the next day at midnight, not at noon)."""
+    if (side.unnest().type or _UNKNOWN).is_type(exp.DType.DATE):
+        side.replace(exp.Cast(this=side.copy(), to=_TIMESTAMP.copy()))
 
 
 def _is_temporal(data_type: exp.DataType | None) -> bool:
@@ -81,8 +111,8 @@ def _date_arithmetic(op: exp.Expr) -> exp.Expr:
     would read as microseconds); a date plus or minus an integer is a date (Polars: an error).
     Both are computed on days since 1970, which Polars' casts of a date to and from BIGINT are.
     A date or a time-zone-free timestamp plus or minus a literal interval is computed alike by
-    both (months clamp to the month's last day in both). Everything else with a date, time or
-    interval operand is refused by name.
+    both (months clamp to the month's last day in both), a date as a TIMESTAMP, as DuckDB does.
+    Everything else with a date, time or interval operand is refused by name.
     """
     left, right = op.args["this"], op.args["expression"]
     lt, rt = left.unnest().type or _UNKNOWN, right.unnest().type or _UNKNOWN
@@ -103,8 +133,10 @@ def _date_arithmetic(op: exp.Expr) -> exp.Expr:
         and literal_interval[1]
         and lt.is_type(*_INTERVAL_OPERANDS)
     ):
+        _timestamp_of_date(left)
         return op
     if isinstance(op, exp.Add) and literal_interval[0] and rt.is_type(*_INTERVAL_OPERANDS):
+        _timestamp_of_date(right)
         return op
     raise SqlError(
         f"{op.sql(dialect='duckdb')}: date and time arithmetic of these types "
