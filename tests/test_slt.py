@@ -35,6 +35,8 @@ SPLITS = {
     "arrival_order",
     "host_computed_tables",
     "single_precision",
+    "unsigned_against_signed",
+    "date_arithmetic",
 }
 
 

@@ -20,6 +20,7 @@ from dau_scheduler.arms.polars_functions import (
     is_single,
     single_precision_divergence,
     string_divergence,
+    unsigned_divergence,
     wide_integer_divergence,
 )
 from dau_scheduler.arms.polars_marks import ASCII_ONLY, HOST_LOOKUP, STORED_SCALE, decimal_scale
@@ -496,6 +497,8 @@ def refuse_divergent(tree: exp.Expr) -> None:
             why = single_precision_divergence(node)
         if why is None:
             why = wide_integer_divergence(node)
+        if why is None:
+            why = unsigned_divergence(node)
         if why is None and isinstance(node, exp.Length):
             kind = node.this.type
             if kind is None or not kind.is_type(*exp.DataType.TEXT_TYPES):

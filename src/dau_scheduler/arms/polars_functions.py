@@ -396,6 +396,48 @@ def wide_integer_divergence(node: exp.Expr) -> str | None:
     return None
 
 
+#: What a UBIGINT meets on the Polars arm as DuckDB would: unsigned integers, which Polars
+#: widens to a UInt64 as DuckDB does.
+_UNSIGNED = (exp.DType.UBIGINT, exp.DType.UINT, exp.DType.USMALLINT, exp.DType.UTINYINT)
+
+
+def _meets_ubigint(operand: exp.Expr) -> bool:
+    """Whether Polars compares or combines ``operand`` with a UBIGINT as DuckDB does: an unsigned
+    integer, NULL, or an integer literal from 0 to 2**64 - 1."""
+    value = literal_value(operand)
+    if value is not None:
+        return 0 <= value < 2**64
+    kind = operand.type
+    return isinstance(operand.unnest(), exp.Null) or (
+        kind is not None and kind.is_type(*_UNSIGNED, exp.DType.NULL)
+    )
+
+
+def unsigned_divergence(node: exp.Expr) -> str | None:
+    """A UBIGINT compared with, or given a common type with (COALESCE, GREATEST, LEAST, NULLIF,
+    CASE, IF, IN), a signed, decimal or floating-point value. DuckDB computes in HUGEINT, a
+    decimal or DOUBLE; Polars compares a UInt64 and an Int64 as doubles (2**64 - 1 equal to
+    2**64) and casts a negative literal to the UInt64 as NULL (``ub NOT IN (-5)`` dropped the
+    rows past 2**63). Arithmetic is computed in DECIMAL(38, 0) (``checked_arithmetic``)."""
+    if isinstance(node, (*COMPARISONS, exp.Between)):
+        operands = [node.this, node.expression, node.args.get("low"), node.args.get("high")]
+    elif isinstance(node, exp.In):
+        operands = [node.this, *node.expressions]
+    elif isinstance(node, (exp.Case, exp.Coalesce, exp.Greatest, exp.Least, exp.Nullif, exp.If)):
+        operands = values(node)
+    else:
+        return None
+    present = [o for o in operands if isinstance(o, exp.Expr)]
+    if not any(o.type is not None and o.type.is_type(exp.DType.UBIGINT) for o in present):
+        return None
+    if all(_meets_ubigint(o) for o in present):
+        return None
+    return (
+        "a UBIGINT beside a signed, decimal or floating-point value (Polars compares them as "
+        "doubles and reads a negative constant as NULL; DuckDB computes in HUGEINT)"
+    )
+
+
 def concat_divergence(node: exp.Expr) -> str | None:
     """Concatenation writes each operand as text, so an operand of a type Polars writes its own
     way is refused (default deny: only :data:`_CONCAT_TYPES`)."""
@@ -428,4 +470,5 @@ __all__ = [
     "is_single",
     "wide_integer_divergence",
     "string_divergence",
+    "unsigned_divergence",
 ]
