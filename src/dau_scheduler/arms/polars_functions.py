@@ -419,15 +419,10 @@ def unsigned_divergence(node: exp.Expr) -> str | None:
     decimal or DOUBLE; Polars compares a UInt64 and an Int64 as doubles (2**64 - 1 equal to
     2**64) and casts a negative literal to the UInt64 as NULL (``ub NOT IN (-5)`` dropped the
     rows past 2**63). Arithmetic is computed in DECIMAL(38, 0) (``checked_arithmetic``)."""
-    if isinstance(node, (*COMPARISONS, exp.Between)):
-        operands = [node.this, node.expression, node.args.get("low"), node.args.get("high")]
-    elif isinstance(node, exp.In):
-        operands = [node.this, *node.expressions]
-    elif isinstance(node, (exp.Case, exp.Coalesce, exp.Greatest, exp.Least, exp.Nullif, exp.If)):
-        operands = values(node)
-    else:
+    common = (exp.Case, exp.Coalesce, exp.Greatest, exp.Least, exp.Nullif, exp.If)
+    if not isinstance(node, (*COMPARISONS, exp.Between, exp.In, *common)):
         return None
-    present = [o for o in operands if isinstance(o, exp.Expr)]
+    present = _operands(node)
     if not any(o.type is not None and o.type.is_type(exp.DType.UBIGINT) for o in present):
         return None
     if all(_meets_ubigint(o) for o in present):
