@@ -207,3 +207,16 @@ def test_corpus_with_one_session_per_file() -> None:
             report = slt.run_file(path, "polars", 0.5, True, {"keep": True})
             bad = sum(report.outcomes[o] for o in slt.DEFECTS)
             assert bad == 0, (path.stem, report.details)
+
+
+def test_an_unsplit_answer_that_differs_is_unstable_only_where_duckdb_differs_from_itself() -> None:
+    """A refused query answered unsplit is DuckDB's own plan: a difference there is DuckDB's
+    (``mode`` over tied counts varies between runs) unless DuckDB answers as before."""
+    import duckdb
+
+    con = duckdb.connect()
+    same = con.sql("SELECT 1 AS a").to_arrow_table()
+    other = con.sql("SELECT 2 AS a").to_arrow_table()
+    assert not slt._unstable(con, "SELECT 1 AS a", same)
+    assert slt._unstable(con, "SELECT 1 AS a", other)
+    assert not slt._unstable({}, "SELECT 1 AS a", other)  # Arrow copies: not asked

@@ -60,7 +60,7 @@ from dau_scheduler.slt_order import only_ties, ordered
 _MACRO = re.compile(r"\b(macro|function)\b", re.IGNORECASE)
 #: A sample draws other rows each run unless seeded (the files seed it with a directive).
 _SAMPLE = re.compile(r"\b(using\s+sample|tablesample)\b", re.IGNORECASE)
-OUTCOMES = ("equal", "refused", "wrong", "crashed", "answered", "raised", "skipped")
+OUTCOMES = ("equal", "refused", "wrong", "crashed", "answered", "raised", "skipped", "unstable")
 #: The outcomes that are defects.
 DEFECTS = ("wrong", "crashed", "answered")
 #: The runner's own options, beside the Session's (``lazy``, ``mem_budget_mb``, ``strategy``).
@@ -360,7 +360,27 @@ def _one(
     outcome = "equal" if diff is None else "wrong"
     if diff is None and result.execution is None:
         outcome = "refused"
+    if diff is not None and result.execution is None and _unstable(con, record.sql, expected):
+        return session, "unstable", f"answered unsplit; DuckDB's own answers differ: {diff}"
     return session, outcome, diff or result.refusal or result.fallback
+
+
+def _unstable(con: Any, sql: str, expected: Any, runs: int = 8) -> bool:
+    """Whether DuckDB itself answers ``sql`` otherwise than ``expected`` in one of ``runs`` more
+    runs on the connection (``mode`` over tied counts, ``list(DISTINCT x)``: its threads decide).
+    Asked only of an answer the Session gave unsplit, so only DuckDB's own plan ran."""
+    from dau_scheduler.compare import compare_tables
+
+    if not isinstance(con, duckdb.DuckDBPyConnection):
+        return False
+    for _ in range(runs):
+        try:
+            again = con.sql(sql).to_arrow_table()
+        except duckdb.Error:
+            return True
+        if compare_tables(again, expected, ordered=False) is not None:
+            return True
+    return False
 
 
 def _device(name: Any) -> Any:
