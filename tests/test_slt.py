@@ -37,6 +37,7 @@ SPLITS = {
     "single_precision",
     "unsigned_against_signed",
     "date_arithmetic",
+    "decimal_doubles",
 }
 
 

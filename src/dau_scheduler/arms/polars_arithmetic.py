@@ -244,6 +244,11 @@ def checked_arithmetic(tree: exp.Expr, types: dict[str, dict[str, str]]) -> exp.
         # (sqrt(0.1f): 0.31622776 against 0.3162277683729184, another group of a GROUP BY).
         if node.this.type is not None and node.this.type.is_type("FLOAT"):
             node.this.replace(exp.Cast(this=node.this.copy(), to=_DOUBLE.copy()))
+    for node in list(annotated.find_all(exp.Floor, exp.Ceil)):
+        # DuckDB's floor and ceil of an integer are DOUBLEs, Polars' integers: arithmetic over
+        # them wrapped around in Polars (floor(g) * g of 2**63 - 1: 1 for 8.5e37).
+        if _is_integer(node.this.type):
+            node.this.replace(exp.Cast(this=node.this.copy(), to=_DOUBLE.copy()))
     for node in list(annotated.find_all(exp.Sum, exp.Avg)):
         argument = node.this
         data_type = argument.type

@@ -16,6 +16,7 @@ from dau_scheduler.arms.polars_arithmetic import NON_NEGATIVE
 from dau_scheduler.arms.polars_functions import (
     COMPARISONS,
     concat_divergence,
+    decimal_double_divergence,
     function_divergence,
     is_single,
     single_precision_divergence,
@@ -455,11 +456,12 @@ def _non_boolean_condition(node: exp.Expr) -> str | None:
     return None
 
 
-def refuse_divergent(tree: exp.Expr) -> None:
+def refuse_divergent(tree: exp.Expr, scale: int = 12) -> None:
     """Raise ``SqlError`` naming the first expression the arm cannot vouch for: a kind outside
     ``_CHECKED`` (with the reason from ``_DIVERGENT`` where one is known), ``round`` with a digit
     count, or a cast Polars computes differently (:func:`_cast_divergence`; it reads the types
     ``checked_arithmetic`` annotates, and refuses a cast of a value whose type it lacks).
+    ``scale``: the decimal digits the arm holds decimals at (``polars_sql.DECIMAL_SCALE``).
     """
     for node in tree.walk():
         if isinstance(node, (exp.Upper, exp.Lower)) and node.meta.get(ASCII_ONLY):
@@ -502,6 +504,8 @@ def refuse_divergent(tree: exp.Expr) -> None:
             why = wide_integer_divergence(node)
         if why is None:
             why = unsigned_divergence(node)
+        if why is None:
+            why = decimal_double_divergence(node, scale)
         if why is None and isinstance(node, exp.Length):
             kind = node.this.type
             if kind is None or not kind.is_type(*exp.DataType.TEXT_TYPES):

@@ -25,6 +25,8 @@ def decimal_scale(data_type: exp.DataType) -> int:
 #: only a wide type keeps a rounding cast of a computed value refused); a bare column's
 #: digits past its stored scale are zeros, which a cast to that many digits drops exactly.
 STORED_SCALE = "dau_stored_scale"
+#: ``meta`` key on such a column: its stored DECIMAL's precision.
+STORED_PRECISION = "dau_stored_precision"
 
 
 def mark_stored_scales(tree: exp.Expr, stored: dict[str, dict[str, str]]) -> None:
@@ -39,7 +41,10 @@ def mark_stored_scales(tree: exp.Expr, stored: dict[str, dict[str, str]]) -> Non
                 continue  # a CTE's or subquery's output may be computed
             kind = stored.get(source.name.lower(), {}).get(column.name)
             if kind is not None and kind.upper().startswith("DECIMAL"):
-                column.meta[STORED_SCALE] = decimal_scale(exp.DataType.build(kind))
+                data_type = exp.DataType.build(kind)
+                column.meta[STORED_SCALE] = decimal_scale(data_type)
+                params = data_type.expressions
+                column.meta[STORED_PRECISION] = int(params[0].name) if params else 18
 
 
 #: ``meta`` key on an ``upper``/``lower`` call of a column whose values are all ASCII: the
@@ -93,6 +98,7 @@ __all__ = [
     "ASCII_ONLY",
     "HOST_LOOKUP",
     "PLAIN_YEARS",
+    "STORED_PRECISION",
     "STORED_SCALE",
     "decimal_scale",
     "mark_ascii_cases",

@@ -575,7 +575,7 @@ def polars_sql(
         partial = partial.transform(_round_half_away)
     refuse_unsafe_ctes(partial, None if types is None else [*types, PLACEHOLDER])
     refuse_set_operations(partial, typed=types is not None)
-    refuse_divergent(partial)
+    refuse_divergent(partial, DECIMAL_SCALE)
     refuse_deep_nesting(partial)
     return str(partial.sql(dialect=_PolarsSQL))
 
