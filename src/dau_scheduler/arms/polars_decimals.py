@@ -22,6 +22,7 @@ from sqlglot import exp
 
 from dau_scheduler.arms import integer_types
 from dau_scheduler.arms.polars_marks import decimal_scale
+from dau_scheduler.errors import SqlError
 
 #: ``meta`` key on a product DuckDB checks for overflow: the integer digits its type holds.
 CHECKED_DIGITS = "dau_checked_digits"
@@ -110,9 +111,13 @@ def _product(left: _Typed, right: _Typed) -> _Typed | None:
     return min(width, 38), scale, None
 
 
-def mark_checked_products(tree: exp.Expr, stored: dict[str, dict[str, str]]) -> None:
+def mark_checked_products(
+    tree: exp.Expr, stored: dict[str, dict[str, str]], scale: int = 12
+) -> None:
     """Mark each product of ``tree`` that DuckDB checks for overflow (:data:`CHECKED_DIGITS`),
-    with the stored types of base tables' columns (``stored``: table -> column -> type)."""
+    with the stored types of base tables' columns (``stored``: table -> column -> type).
+    A product DuckDB keeps at more fractional digits than the arm's ``scale`` is refused: the
+    arm would drop them (``0.0000001 * 0.0000001`` was 0, so ``-c <> 1e-14`` skipped the zeros)."""
     from sqlglot.optimizer.scope import traverse_scope
 
     if tree.find(exp.Mul) is None:
@@ -129,6 +134,11 @@ def mark_checked_products(tree: exp.Expr, stored: dict[str, dict[str, str]]) -> 
         typed = duckdb_type(product)
         if left is None or right is None or typed is None or typed[2] is not None:
             continue
+        if typed[1] > scale:
+            raise SqlError(
+                f"{product.sql(dialect='duckdb')}: a product of {typed[1]} decimal digits, more "
+                f"than the {scale} the Polars arm computes exactly"
+            )
         if typed[0] < left[0] + right[0]:  # DuckDB narrowed the width, and checks it
             product.meta[CHECKED_DIGITS] = typed[0] - typed[1]
 

@@ -552,7 +552,7 @@ def polars_sql(
         as_stored = dict(stored) | ({PLACEHOLDER: stored[split]} if split in stored else {})
         # DuckDB's types of the products, before the translation rewrites their operands.
         partial = partial.copy()
-        mark_checked_products(partial, as_stored)
+        mark_checked_products(partial, as_stored, DECIMAL_SCALE)
     partial = _join_explicitly(_translated(partial)).transform(_flat_join_condition)
     partial = partial.transform(_group_by_key_names)
     refuse_empty_group_forms(partial)  # (before the LIMIT 2 a one-row subquery is given)
