@@ -15,6 +15,8 @@ from dau_scheduler.arms.duckdb_types import values
 from dau_scheduler.arms.integer_types import literal_value
 from dau_scheduler.arms.polars_marks import STORED_PRECISION, STORED_SCALE
 from dau_scheduler.errors import SqlError
+from dau_scheduler.rewrite.decisions import FLOAT_FOLDS
+from dau_scheduler.rewrite.moments import NAN_BLIND
 
 #: The comparisons, DuckDB's null-safe ones included.
 COMPARISONS = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.NullSafeEQ, exp.NullSafeNEQ)
@@ -465,12 +467,32 @@ def _exact_in_double(operand: exp.Expr, scale: int) -> bool:
     return bool(10 ** int(precision) * 5 ** (held - int(stored)) <= 2**53)
 
 
+def _only_folded(node: exp.Expr) -> bool:
+    """Whether ``node``'s value reaches only a floating-point SUM, AVG or moment through
+    arithmetic and CASE branches: those fold in another order than DuckDB's anyway, and their
+    last bits are compared within the tolerance (or refused where a final query decides on
+    them); or a COUNT, which reads only whether it is NULL."""
+    arithmetic = (exp.Paren, exp.Add, exp.Sub, exp.Mul, exp.Div, exp.Neg, exp.Cast)
+    child, parent = node, node.parent
+    while isinstance(parent, arithmetic) or (
+        isinstance(parent, (exp.If, exp.Case))  # a branch's value, not its condition
+        and child is not parent.this
+    ):
+        child, parent = parent, parent.parent
+    # (a moment's own MIN, its shift, is read only as an estimate: ``moments.NAN_BLIND``)
+    return isinstance(parent, (*FLOAT_FOLDS, exp.Count)) or (
+        isinstance(parent, exp.Min) and bool(parent.meta.get(NAN_BLIND))
+    )
+
+
 def decimal_double_divergence(node: exp.Expr, scale: int) -> str | None:
     """A decimal made a DOUBLE or FLOAT (a cast, or beside a floating-point value: arithmetic,
     a quotient, a comparison, a common type) unless it converts exactly (:func:`_exact_in_double`).
     Polars converts a decimal's integer digits to a double and divides by a power of ten, which
     rounds twice past 2**53: of 20,000 DECIMAL(18, 4) values, 470 came out a last bit off
     DuckDB's (``(a + c)::DOUBLE`` as a key: two groups for one)."""
+    if _only_folded(node):
+        return None
     if isinstance(node, exp.Cast):
         source = node.this.type
         if not (node.to.is_type(*exp.DataType.FLOAT_TYPES) and source is not None):
