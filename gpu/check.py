@@ -204,7 +204,7 @@ FLOAT_EXPRESSIONS = (
 _FLOAT_TABLE = (
     "CREATE TABLE t AS SELECT i, (i * 7919 % 100003) / 101.0 + (i % 7) * 1e-3 AS x, "
     "(i * 104729 % 999983 - 499991) / 3.0 AS y, (i * 31 % 20011 / 17.0)::FLOAT AS f, "
-    "(i * 13 % 1000003 / 1000.0)::DECIMAL(12, 3) AS d, i * 2654435761 % 1000003 - 500000 AS n "
+    "(i * 13 % 1000003 / 1000.0)::DECIMAL(7, 3) AS d, i * 2654435761 % 1000003 - 500000 AS n "
     "FROM range(100000) r(i)"
 )
 
