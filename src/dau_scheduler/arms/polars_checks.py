@@ -456,7 +456,7 @@ def _non_boolean_condition(node: exp.Expr) -> str | None:
     return None
 
 
-def refuse_divergent(tree: exp.Expr, scale: int = 12) -> None:
+def refuse_divergent(tree: exp.Expr, scale: int) -> None:
     """Raise ``SqlError`` naming the first expression the arm cannot vouch for: a kind outside
     ``_CHECKED`` (with the reason from ``_DIVERGENT`` where one is known), ``round`` with a digit
     count, or a cast Polars computes differently (:func:`_cast_divergence`; it reads the types

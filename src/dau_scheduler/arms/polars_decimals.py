@@ -111,9 +111,7 @@ def _product(left: _Typed, right: _Typed) -> _Typed | None:
     return min(width, 38), scale, None
 
 
-def mark_checked_products(
-    tree: exp.Expr, stored: dict[str, dict[str, str]], scale: int = 12
-) -> None:
+def mark_checked_products(tree: exp.Expr, stored: dict[str, dict[str, str]], scale: int) -> None:
     """Mark each product of ``tree`` that DuckDB checks for overflow (:data:`CHECKED_DIGITS`),
     with the stored types of base tables' columns (``stored``: table -> column -> type).
     A product DuckDB keeps at more fractional digits than the arm's ``scale`` is refused: the

@@ -399,6 +399,12 @@ def wide_integer_divergence(node: exp.Expr) -> str | None:
     return None
 
 
+#: The nodes other than arithmetic that give their values one type, as DuckDB binds them.
+_COMMON_TYPE = (exp.Case, exp.Coalesce, exp.Greatest, exp.Least, exp.Nullif, exp.If)
+#: The arithmetic a decimal may meet a floating-point value in (``%`` and ``//`` are refused).
+_ARITHMETIC = (exp.Add, exp.Sub, exp.Mul, exp.Div)
+
+
 #: What a UBIGINT meets on the Polars arm as DuckDB would: unsigned integers, which Polars
 #: widens to a UInt64 as DuckDB does.
 _UNSIGNED = (exp.DType.UBIGINT, exp.DType.UINT, exp.DType.USMALLINT, exp.DType.UTINYINT)
@@ -422,8 +428,7 @@ def unsigned_divergence(node: exp.Expr) -> str | None:
     decimal or DOUBLE; Polars compares a UInt64 and an Int64 as doubles (2**64 - 1 equal to
     2**64) and casts a negative literal to the UInt64 as NULL (``ub NOT IN (-5)`` dropped the
     rows past 2**63). Arithmetic is computed in DECIMAL(38, 0) (``checked_arithmetic``)."""
-    common = (exp.Case, exp.Coalesce, exp.Greatest, exp.Least, exp.Nullif, exp.If)
-    if not isinstance(node, (*COMPARISONS, exp.Between, exp.In, *common)):
+    if not isinstance(node, (*COMPARISONS, exp.Between, exp.In, *_COMMON_TYPE)):
         return None
     present = _operands(node)
     if not any(o.type is not None and o.type.is_type(exp.DType.UBIGINT) for o in present):
@@ -434,20 +439,6 @@ def unsigned_divergence(node: exp.Expr) -> str | None:
         "a UBIGINT beside a signed, decimal or floating-point value (Polars compares them as "
         "doubles and reads a negative constant as NULL; DuckDB computes in HUGEINT)"
     )
-
-
-#: The nodes that give their values a common type (arithmetic among them), as DuckDB binds them.
-_VALUES_OF = (
-    exp.Add,
-    exp.Sub,
-    exp.Mul,
-    exp.Div,
-    exp.Coalesce,
-    exp.Greatest,
-    exp.Least,
-    exp.Nullif,
-    exp.If,
-)
 
 
 def _exact_in_double(operand: exp.Expr, scale: int) -> bool:
@@ -472,9 +463,8 @@ def _only_folded(node: exp.Expr) -> bool:
     arithmetic and CASE branches: those fold in another order than DuckDB's anyway, and their
     last bits are compared within the tolerance (or refused where a final query decides on
     them); or a COUNT, which reads only whether it is NULL."""
-    arithmetic = (exp.Paren, exp.Add, exp.Sub, exp.Mul, exp.Div, exp.Neg, exp.Cast)
     child, parent = node, node.parent
-    while isinstance(parent, arithmetic) or (
+    while isinstance(parent, (exp.Paren, exp.Neg, exp.Cast, *_ARITHMETIC)) or (
         isinstance(parent, (exp.If, exp.Case))  # a branch's value, not its condition
         and child is not parent.this
     ):
@@ -491,7 +481,7 @@ def decimal_double_divergence(node: exp.Expr, scale: int) -> str | None:
     Polars converts a decimal's integer digits to a double and divides by a power of ten, which
     rounds twice past 2**53: of 20,000 DECIMAL(18, 4) values, 470 came out a last bit off
     DuckDB's (``(a + c)::DOUBLE`` as a key: two groups for one)."""
-    values_only = (exp.Cast, exp.Add, exp.Sub, exp.Mul, exp.Div, exp.Case, exp.If, exp.Coalesce)
+    values_only = (exp.Cast, *_ARITHMETIC, exp.Case, exp.If, exp.Coalesce)
     if isinstance(node, values_only) and _only_folded(node):
         return None  # (a comparison, NULLIF, GREATEST or LEAST decides: never so)
     if isinstance(node, exp.Cast):
@@ -499,7 +489,7 @@ def decimal_double_divergence(node: exp.Expr, scale: int) -> str | None:
         if not (node.to.is_type(*exp.DataType.FLOAT_TYPES) and source is not None):
             return None
         converted = [node.this] if source.is_type(exp.DType.DECIMAL) else []
-    elif isinstance(node, (*COMPARISONS, exp.Between, exp.In, exp.Case, *_VALUES_OF)):
+    elif isinstance(node, (*COMPARISONS, exp.Between, exp.In, *_COMMON_TYPE, *_ARITHMETIC)):
         present = _operands(node)
         kinds = [o.type for o in present]
         if not any(k is not None and k.is_type(*exp.DataType.FLOAT_TYPES) for k in kinds):
