@@ -38,6 +38,7 @@ SPLITS = {
     "unsigned_against_signed",
     "date_arithmetic",
     "decimal_doubles",
+    "decimal_products",
 }
 
 

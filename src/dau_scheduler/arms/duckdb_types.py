@@ -63,7 +63,7 @@ _connection: Any = None
 
 
 @functools.lru_cache(maxsize=4096)
-def _typeof(sql: str) -> str | None:
+def typeof(sql: str) -> str | None:
     """DuckDB's type of the expression ``sql`` (None where DuckDB cannot bind it)."""
     import duckdb
 
@@ -132,7 +132,7 @@ def binder_type(node: exp.Expr) -> exp.DataType | None:
                 branch.set("this", exp.Cast(this=exp.null(), to=exp.DataType.build("INTEGER")))
     elif isinstance(probe, exp.If):
         probe.set("this", exp.Cast(this=exp.null(), to=exp.DataType.build("BOOLEAN")))
-    found = _typeof(probe.sql(dialect="duckdb"))
+    found = typeof(probe.sql(dialect="duckdb"))
     if found is None:
         return None
     try:
@@ -179,4 +179,4 @@ def annotate(tree: exp.Expr, schema: dict[str, object]) -> exp.Expr:
     return _DuckDBAnnotator(schema=ensure_schema(schema, dialect="duckdb")).annotate(tree)
 
 
-__all__ = ["annotate", "binder_type", "kind", "values"]
+__all__ = ["annotate", "binder_type", "kind", "typeof", "values"]

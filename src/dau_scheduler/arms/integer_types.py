@@ -7,7 +7,7 @@ keeps a TINYINT (an integer literal takes the type of the other side where it fi
 Polars arm answered ``ti + 1 = 128`` where DuckDB raises an overflow; and it types ``ti + u``
 over a TINYINT and a UTINYINT as a TINYINT where DuckDB widens to a BIGINT (a failure the host
 then answers). The table of types is measured on a private in-memory DuckDB once per process;
-literals follow DuckDB's rule (checked against DuckDB by tests/test_integer_overflow.py).
+literals follow DuckDB's rule (checked against DuckDB by tests/test_error_parity.py).
 """
 
 from __future__ import annotations
