@@ -222,3 +222,34 @@ def test_an_unsplit_answer_that_differs_is_unstable_only_where_duckdb_differs_fr
     assert not slt._unstable(con, "SELECT 1 AS a", same)
     assert slt._unstable(con, "SELECT 1 AS a", other)
     assert not slt._unstable({}, "SELECT 1 AS a", other)  # Arrow copies: not asked
+
+
+def test_a_cancelling_sum_apart_from_duckdbs_is_told_from_a_wrong_one(tmp_path: Path) -> None:
+    """A floating-point SUM that cancels is off its exact value by the rounding of its largest
+    terms in any order (DuckDB's own between thread counts): a split answer no further from the
+    compensated sum (``fsum``) than DuckDB's is ``cancelled``; one further off stays wrong."""
+    import duckdb
+    import pyarrow as pa
+
+    from dau_scheduler.slt_order import summed_apart
+
+    con = duckdb.connect()
+    con.execute(
+        "CREATE TABLE t AS SELECT [2147483647, -2147483648, 7, 3, -1, 0, 1e-9][i % 7 + 1]::DOUBLE"
+        " AS x FROM range(3000) r(i)"
+    )
+    sql = "SELECT sum(x * 1e-3) AS s FROM t"
+    expected = con.sql(sql).to_arrow_table()
+    exact = con.execute("SELECT fsum(x * 1e-3) AS s FROM t").fetchall()[0][0]
+    duckdbs = expected.column("s")[0].as_py()
+    assert abs(duckdbs - exact) > 1e-9 * abs(exact)  # (DuckDB's own is off the tolerance)
+    for value, apart in ((exact, True), (2 * exact - duckdbs, True), (exact * 1.001, False)):
+        got = pa.table({"s": pa.array([value], pa.float64())})
+        assert summed_apart(con, sql, got, expected) is apart, value
+
+    # End to end: the split sum is reported so, not as wrong.
+    path = tmp_path / "cancelling.test"
+    table = "CREATE TABLE t AS SELECT [2147483647, -2147483648, 7, 3, -1, 0, 1e-9][i % 7 + 1]"
+    path.write_text(f"statement ok\n{table}::DOUBLE AS x FROM range(3000) r(i)\n\nquery I\n{sql}\n")
+    report = slt.run_file(path, "polars", 0.5, True)
+    assert report.outcomes["wrong"] == 0 and report.outcomes["cancelled"] == 1, report.details

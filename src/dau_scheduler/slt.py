@@ -18,7 +18,10 @@ top-level ORDER BY). Each query is reported as:
 - ``crashed``: an error where DuckDB answered (a defect too);
 - ``answered``: an answer where DuckDB raises (its error is its answer: a defect too);
 - ``raised``: DuckDB raises on the query (a ``statement error`` too), and so does the Session;
-- ``skipped``: not a plain SELECT, a volatile call, or DuckDB's result not Arrow's.
+- ``skipped``: not a plain SELECT, a volatile call, or DuckDB's result not Arrow's;
+- ``unstable``: refused and answered unsplit, and DuckDB's own answers differ between runs;
+- ``cancelled``: split, its floats beyond the tolerance from DuckDB's but no further from the
+  compensated sums than DuckDB's own (a sum that cancels: ``slt_order.summed_apart``).
 
 Files that loop, load databases, restart, or ``require`` what this DuckDB lacks (an extension it
 has not loaded, a build option, a memory size) are left out whole;
@@ -54,13 +57,23 @@ import duckdb
 
 from dau_scheduler.guards import VOLATILE, called_names, function_kinds, is_query
 from dau_scheduler.rewrite.volatility import NONDETERMINISTIC
-from dau_scheduler.slt_order import only_ties, ordered
+from dau_scheduler.slt_order import only_ties, ordered, summed_apart
 
 #: A statement that may create a macro (the file's volatile macros are read again after it).
 _MACRO = re.compile(r"\b(macro|function)\b", re.IGNORECASE)
 #: A sample draws other rows each run unless seeded (the files seed it with a directive).
 _SAMPLE = re.compile(r"\b(using\s+sample|tablesample)\b", re.IGNORECASE)
-OUTCOMES = ("equal", "refused", "wrong", "crashed", "answered", "raised", "skipped", "unstable")
+OUTCOMES = (
+    "equal",
+    "refused",
+    "wrong",
+    "crashed",
+    "answered",
+    "raised",
+    "skipped",
+    "unstable",
+    "cancelled",
+)
 #: The outcomes that are defects.
 DEFECTS = ("wrong", "crashed", "answered")
 #: The runner's own options, beside the Session's (``lazy``, ``mem_budget_mb``, ``strategy``).
@@ -362,6 +375,9 @@ def _one(
         outcome = "refused"
     if diff is not None and result.execution is None and _unstable(con, record.sql, expected):
         return session, "unstable", f"answered unsplit; DuckDB's own answers differ: {diff}"
+    ran_split = result.execution is not None
+    if diff is not None and ran_split and summed_apart(con, record.sql, result.table, expected):
+        return session, "cancelled", f"a sum that cancels, added in another order: {diff}"
     return session, outcome, diff or result.refusal or result.fallback
 
 

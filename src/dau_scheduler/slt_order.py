@@ -1,6 +1,7 @@
-"""How the sqllogictest runner compares ordered answers: which queries' answers have an order
-(``ordered``), and whether two ordered answers differ only in the order of rows whose ORDER BY
-keys tie (``only_ties``), which DuckDB leaves undefined."""
+"""How the sqllogictest runner compares answers: which queries' answers have an order
+(``ordered``), whether two ordered answers differ only in the order of rows whose ORDER BY
+keys tie (``only_ties``), which DuckDB leaves undefined, and whether a split answer's floats
+differ from DuckDB's only as a sum added in another order does (``summed_apart``)."""
 
 from __future__ import annotations
 
@@ -117,4 +118,40 @@ def only_ties(sql: str, got: Any, expected: Any) -> bool:
     return differ_only_in_ties(got, expected, keys_got, keys_expected, limited=limited)
 
 
-__all__ = ["only_ties", "ordered"]
+#: The widest relative distance of DuckDB's own answer from the compensated one that
+#: ``summed_apart`` reads as a sum that cancels (past it: a wrong answer, whatever the sum).
+_CANCELLING = (1e-9, 1e-8, 1e-7, 1e-6)
+
+
+def summed_apart(con: Any, sql: str, got: Any, expected: Any) -> bool:
+    """Whether a split answer ``got`` that differs from DuckDB's ``expected`` beyond the float
+    tolerance is no further from the compensated answer than DuckDB's own is: ``sql`` with each
+    SUM and AVG made DuckDB's ``fsum`` and ``favg`` (Kahan's summation). A floating-point sum
+    that cancels (``sum(x * 1e-3)`` over values of 2**31 and -2**31) is off its exact value by
+    the rounding of its largest terms, in whatever order it is added: DuckDB's own answer moves
+    by 1.4e-8 of itself between one thread and two. ``got`` must be within twice DuckDB's own
+    distance (at most 1e-6 relative); every other value, key and row must match as before."""
+    import sqlglot
+    from sqlglot import exp
+
+    from dau_scheduler.compare import compare_tables
+
+    def compensated(node: exp.Expr) -> exp.Expr:
+        if isinstance(node, (exp.Sum, exp.Avg)) and not isinstance(node.this, exp.Distinct):
+            name = "fsum" if isinstance(node, exp.Sum) else "favg"
+            return exp.Anonymous(this=name, expressions=[node.this])
+        return node
+
+    try:
+        tree = sqlglot.parse_one(sql, read="duckdb")
+        accurate = con.sql(tree.transform(compensated).sql(dialect="duckdb")).to_arrow_table()
+        accurate = accurate.rename_columns(expected.column_names)  # ("fsum(x)" for "sum(x)")
+    except Exception:  # noqa: BLE001 - a query this cannot rewrite is compared as it was
+        return False
+    for apart in _CANCELLING:
+        if compare_tables(expected, accurate, ordered=False, rel=apart) is None:
+            return compare_tables(got, accurate, ordered=False, rel=2 * apart) is None
+    return False
+
+
+__all__ = ["only_ties", "ordered", "summed_apart"]

@@ -13,10 +13,10 @@ import re
 from sqlglot import exp
 
 from dau_scheduler.arms.polars_arithmetic import NON_NEGATIVE
+from dau_scheduler.arms.polars_doubles import EXACT, decimal_double_divergence
 from dau_scheduler.arms.polars_functions import (
     COMPARISONS,
     concat_divergence,
-    decimal_double_divergence,
     function_divergence,
     is_single,
     single_precision_divergence,
@@ -471,6 +471,8 @@ def refuse_divergent(tree: exp.Expr, scale: int) -> None:
             continue  # the value of a subquery the host computed, one row per group
         if isinstance(node, (exp.Mod, exp.IntDiv)) and node.meta.get(NON_NEGATIVE):
             continue  # polars_arithmetic's remainders and quotients of non-negative operands
+        if isinstance(node, exp.Cast) and node.meta.get(EXACT):
+            continue  # a decimal made a float through its text (polars_doubles)
         if why is None and type(node).__name__ not in _CHECKED:
             why = f"{type(node).__name__} is not among the expressions checked against DuckDB"
         if (

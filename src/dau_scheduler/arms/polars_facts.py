@@ -30,6 +30,7 @@ UNKEYED_PAIRS = 100_000_000
 #: Rows read first when asking whether a join key repeats (``PolarsArm._is_unique``).
 UNIQUE_PREFIX = 65_536
 
+
 class TableFacts:
     """The data facts of the tables a Polars arm holds (the module docstring), read once each."""
 

@@ -13,10 +13,7 @@ from sqlglot import exp
 
 from dau_scheduler.arms.duckdb_types import values
 from dau_scheduler.arms.integer_types import literal_value
-from dau_scheduler.arms.polars_marks import STORED_PRECISION, STORED_SCALE
 from dau_scheduler.errors import SqlError
-from dau_scheduler.rewrite.decisions import FLOAT_FOLDS
-from dau_scheduler.rewrite.moments import NAN_BLIND
 
 #: The comparisons, DuckDB's null-safe ones included.
 COMPARISONS = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.NullSafeEQ, exp.NullSafeNEQ)
@@ -167,7 +164,7 @@ def function_divergence(node: exp.Expr) -> str | None:
 _EXACT_IN_FLOAT = 2**24
 
 
-def _operands(node: exp.Expr) -> list[exp.Expr]:
+def operands_of(node: exp.Expr) -> list[exp.Expr]:
     if isinstance(node, exp.Between):
         found = [node.this, node.args.get("low"), node.args.get("high")]
     elif isinstance(node, exp.In):
@@ -207,7 +204,7 @@ def single_precision_divergence(node: exp.Expr) -> str | None:
     groups). An integer literal a FLOAT holds exactly may be compared with one."""
     if not isinstance(node, SINGLE_PRECISION_MEETS):
         return None
-    operands = [o for o in _operands(node) if not isinstance(o.unnest(), exp.Null)]
+    operands = [o for o in operands_of(node) if not isinstance(o.unnest(), exp.Null)]
     kinds = [o.type for o in operands]
     if not any(k is not None and k.is_type(exp.DType.FLOAT) for k in kinds):
         return None
@@ -232,12 +229,12 @@ def single_precision_divergence(node: exp.Expr) -> str | None:
 _SINGLE_PRECISION_CONSTANTS = (exp.Add, exp.Sub, exp.Mul, *COMPARISONS, exp.In, exp.Between)
 
 
-def _number(node: exp.Expr) -> Fraction | None:
+def constant_value(node: exp.Expr) -> Fraction | None:
     """The value of an integer or decimal constant as the translation writes it (a literal, its
     sign, a cast of it to a decimal or an integer), or None."""
     node = node.unnest()
     if isinstance(node, exp.Neg):
-        inner = _number(node.this)
+        inner = constant_value(node.this)
         return None if inner is None else -inner
     if isinstance(node, exp.Cast) and node.to.is_type(
         exp.DType.DECIMAL, *exp.DataType.INTEGER_TYPES
@@ -328,7 +325,7 @@ def _single_quotient(node: exp.Expr) -> exp.Expr | None:
         return None
     sides = []
     for side, kind in zip((dividend, divisor), kinds, strict=True):
-        value = None if kind is None or kind.is_type(exp.DType.FLOAT) else _number(side)
+        value = None if kind is None or kind.is_type(exp.DType.FLOAT) else constant_value(side)
         rounded = None if value is None else _single(value)
         if rounded is not None:
             side = exp.Literal.number(repr(rounded))
@@ -364,7 +361,7 @@ def single_precision_constants(tree: exp.Expr) -> exp.Expr:
                 return quotient
             node.replace(quotient)
             continue
-        operands = _operands(node)
+        operands = operands_of(node)
         kinds = [o.type for o in operands]
         if not _has(kinds, exp.DType.FLOAT):
             continue
@@ -373,7 +370,7 @@ def single_precision_constants(tree: exp.Expr) -> exp.Expr:
             made = [(o, _cast(o, "DOUBLE")) for o in operands if _has([o.type], exp.DType.FLOAT)]
         elif isinstance(node, _SINGLE_PRECISION_CONSTANTS):
             for operand, kind in zip(operands, kinds, strict=True):
-                value = None if _has([kind], exp.DType.FLOAT) else _number(operand)
+                value = None if _has([kind], exp.DType.FLOAT) else constant_value(operand)
                 rounded = None if value is None else _single(value)
                 if rounded is not None:
                     made.append((operand, _cast(exp.Literal.number(repr(rounded)), "FLOAT")))
@@ -400,9 +397,9 @@ def wide_integer_divergence(node: exp.Expr) -> str | None:
 
 
 #: The nodes other than arithmetic that give their values one type, as DuckDB binds them.
-_COMMON_TYPE = (exp.Case, exp.Coalesce, exp.Greatest, exp.Least, exp.Nullif, exp.If)
+COMMON_TYPE = (exp.Case, exp.Coalesce, exp.Greatest, exp.Least, exp.Nullif, exp.If)
 #: The arithmetic a decimal may meet a floating-point value in (``%`` and ``//`` are refused).
-_ARITHMETIC = (exp.Add, exp.Sub, exp.Mul, exp.Div)
+ARITHMETIC = (exp.Add, exp.Sub, exp.Mul, exp.Div)
 
 
 #: What a UBIGINT meets on the Polars arm as DuckDB would: unsigned integers, which Polars
@@ -428,9 +425,9 @@ def unsigned_divergence(node: exp.Expr) -> str | None:
     decimal or DOUBLE; Polars compares a UInt64 and an Int64 as doubles (2**64 - 1 equal to
     2**64) and casts a negative literal to the UInt64 as NULL (``ub NOT IN (-5)`` dropped the
     rows past 2**63). Arithmetic is computed in DECIMAL(38, 0) (``checked_arithmetic``)."""
-    if not isinstance(node, (*COMPARISONS, exp.Between, exp.In, *_COMMON_TYPE)):
+    if not isinstance(node, (*COMPARISONS, exp.Between, exp.In, *COMMON_TYPE)):
         return None
-    present = _operands(node)
+    present = operands_of(node)
     if not any(o.type is not None and o.type.is_type(exp.DType.UBIGINT) for o in present):
         return None
     if all(_meets_ubigint(o) for o in present):
@@ -438,70 +435,6 @@ def unsigned_divergence(node: exp.Expr) -> str | None:
     return (
         "a UBIGINT beside a signed, decimal or floating-point value (Polars compares them as "
         "doubles and reads a negative constant as NULL; DuckDB computes in HUGEINT)"
-    )
-
-
-def _exact_in_double(operand: exp.Expr, scale: int) -> bool:
-    """Whether Polars converts the decimal ``operand`` (held at ``scale`` digits, or its stored
-    scale if more) to the DOUBLE DuckDB does: its digits as an integer at that scale fit a
-    double's 53 bits, so the one division by 10**scale is rounded once, as DuckDB's correctly
-    rounded conversion is. A column by its stored type, a literal by its value; else no."""
-    bare = operand.unnest()
-    value = _number(bare)
-    if value is not None:
-        digits = value * 10**scale
-        return bool(digits.denominator == 1 and int(float(digits.numerator)) == digits.numerator)
-    precision, stored = bare.meta.get(STORED_PRECISION), bare.meta.get(STORED_SCALE)
-    if not isinstance(bare, exp.Column) or precision is None or stored is None:
-        return False
-    held = max(scale, int(stored))
-    return bool(10 ** int(precision) * 5 ** (held - int(stored)) <= 2**53)
-
-
-def _only_folded(node: exp.Expr) -> bool:
-    """Whether ``node``'s value reaches only a floating-point SUM, AVG or moment through
-    arithmetic and CASE branches: those fold in another order than DuckDB's anyway, and their
-    last bits are compared within the tolerance (or refused where a final query decides on
-    them); or a COUNT, which reads only whether it is NULL."""
-    child, parent = node, node.parent
-    while isinstance(parent, (exp.Paren, exp.Neg, exp.Cast, *_ARITHMETIC)) or (
-        isinstance(parent, (exp.If, exp.Case))  # a branch's value, not its condition
-        and child is not parent.this
-    ):
-        child, parent = parent, parent.parent
-    # (a moment's own MIN, its shift, is read only as an estimate: ``moments.NAN_BLIND``)
-    return isinstance(parent, (*FLOAT_FOLDS, exp.Count)) or (
-        isinstance(parent, exp.Min) and bool(parent.meta.get(NAN_BLIND))
-    )
-
-
-def decimal_double_divergence(node: exp.Expr, scale: int) -> str | None:
-    """A decimal made a DOUBLE or FLOAT (a cast, or beside a floating-point value: arithmetic,
-    a quotient, a comparison, a common type) unless it converts exactly (:func:`_exact_in_double`).
-    Polars converts a decimal's integer digits to a double and divides by a power of ten, which
-    rounds twice past 2**53: of 20,000 DECIMAL(18, 4) values, 470 came out a last bit off
-    DuckDB's (``(a + c)::DOUBLE`` as a key: two groups for one)."""
-    values_only = (exp.Cast, *_ARITHMETIC, exp.Case, exp.If, exp.Coalesce)
-    if isinstance(node, values_only) and _only_folded(node):
-        return None  # (a comparison, NULLIF, GREATEST or LEAST decides: never so)
-    if isinstance(node, exp.Cast):
-        source = node.this.type
-        if not (node.to.is_type(*exp.DataType.FLOAT_TYPES) and source is not None):
-            return None
-        converted = [node.this] if source.is_type(exp.DType.DECIMAL) else []
-    elif isinstance(node, (*COMPARISONS, exp.Between, exp.In, *_COMMON_TYPE, *_ARITHMETIC)):
-        present = _operands(node)
-        kinds = [o.type for o in present]
-        if not any(k is not None and k.is_type(*exp.DataType.FLOAT_TYPES) for k in kinds):
-            return None
-        converted = [o for o in present if o.type is not None and o.type.is_type("DECIMAL")]
-    else:
-        return None
-    if all(_exact_in_double(o, scale) for o in converted):
-        return None
-    return (
-        "a decimal made a floating-point value (Polars rounds the conversion twice past 2**53 "
-        "digits, DuckDB once)"
     )
 
 
@@ -526,12 +459,15 @@ def concat_divergence(node: exp.Expr) -> str | None:
 
 
 __all__ = [
+    "ARITHMETIC",
     "BETWEEN",
+    "COMMON_TYPE",
     "COMPARISONS",
+    "constant_value",
+    "operands_of",
     "QUOTIENT",
     "CONTAINS",
     "concat_divergence",
-    "decimal_double_divergence",
     "function_divergence",
     "single_precision_constants",
     "single_precision_divergence",

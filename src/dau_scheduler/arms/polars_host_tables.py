@@ -161,8 +161,10 @@ def hoist_tables(
     for subquery in list(tree.find_all(exp.Subquery)):
         query = subquery.this
         kind = _kind(subquery)
-        if kind is None or not isinstance(query, exp.Query) or any(
-            _inside(subquery, d) for d in done
+        if (
+            kind is None
+            or not isinstance(query, exp.Query)
+            or any(_inside(subquery, d) for d in done)
         ):
             continue
         if kind == "table":

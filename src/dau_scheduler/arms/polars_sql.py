@@ -37,6 +37,7 @@ from typing import Any, ClassVar
 from sqlglot import exp
 from sqlglot.dialects.postgres import Postgres
 
+from dau_scheduler.arms import polars_doubles
 from dau_scheduler.arms.polars_arithmetic import checked_arithmetic
 from dau_scheduler.arms.polars_checks import (
     refuse_constant_filters,
@@ -531,6 +532,7 @@ def polars_sql(
     ascii_only: Callable[[str, str], bool] | None = None,
     plain_years: Callable[[str, str], bool] | None = None,
     partial: exp.Expr | None = None,
+    exact_conversions: bool = True,
 ) -> str:
     """The partial query in the SQL Polars reads, with DuckDB's arithmetic (module docstring).
 
@@ -542,6 +544,8 @@ def polars_sql(
     ``plain_years(table, column)`` (whether its years are all 1 to 9999) lets ``strftime``'s
     year specifiers of such a column through (:func:`mark_plain_years`). ``partial`` stands
     for the compiled one where the arm rewrote it first (``polars_hoist``).
+    ``exact_conversions``: a decimal made a float is converted through its text, as DuckDB
+    rounds it (``polars_doubles``; the CPU engine), not refused.
     """
     partial = compiled.partial if partial is None else partial
     if partial is None:
@@ -572,6 +576,8 @@ def polars_sql(
             mark_plain_years(partial, plain_years)
         partial = checked_arithmetic(partial, schema)
         partial = check_products(partial, DECIMAL_SCALE)
+        if exact_conversions:
+            partial = polars_doubles.exact_conversions(partial, DECIMAL_SCALE)
         partial = partial.transform(_round_half_away)
     refuse_unsafe_ctes(partial, None if types is None else [*types, PLACEHOLDER])
     refuse_set_operations(partial, typed=types is not None)

@@ -1,0 +1,131 @@
+"""A decimal made a floating-point value on the Polars arm, converted as DuckDB converts it.
+
+DuckDB converts a decimal to a DOUBLE or FLOAT correctly rounded. Polars converts the decimal's
+digits at the arm's scale (12) to a double and divides by a power of ten, which rounds twice
+once those digits pass 2**53: of 20,000 DECIMAL(18, 4) values 470 came out a last bit off
+(``(a + c)::DOUBLE`` as a key: two groups for one); of 200,000 random decimals, 31,690.
+Polars' reading of a decimal's text is correctly rounded (0 of the 200,000 apart, as DOUBLE
+and as FLOAT), so :func:`exact_conversions` writes each such conversion (a cast, a decimal
+beside a floating-point value in arithmetic, a comparison or a common type) through the
+decimal's text, on the CPU engine. Left as they are: a conversion that is exact already
+(:func:`_exact_in_double`: a column's stored type or a literal's value says its digits fit 53
+bits) and one whose value only reaches a floating-point SUM, AVG, moment or COUNT
+(:func:`_only_folded`). On the GPU engine, whose reading of text is not known to be correctly
+rounded, the rest is refused (:func:`decimal_double_divergence`); the GPU kit's ``floats``
+step measures it.
+"""
+
+from __future__ import annotations
+
+from sqlglot import exp
+
+from dau_scheduler.arms.polars_functions import (
+    ARITHMETIC,
+    COMMON_TYPE,
+    COMPARISONS,
+    constant_value,
+    operands_of,
+)
+from dau_scheduler.arms.polars_marks import STORED_PRECISION, STORED_SCALE
+from dau_scheduler.rewrite.decisions import FLOAT_FOLDS
+from dau_scheduler.rewrite.moments import NAN_BLIND
+
+#: ``meta`` key on the casts :func:`exact_conversions` writes (a decimal to text, text to a
+#: float), which ``polars_checks.refuse_divergent`` lets through.
+EXACT = "dau_exact_conversion"
+_TEXT = exp.DataType.build("VARCHAR")
+_DOUBLE = exp.DataType.build("DOUBLE")
+
+
+def _exact_in_double(operand: exp.Expr, scale: int) -> bool:
+    """Whether Polars converts the decimal ``operand`` (held at ``scale`` digits, or its stored
+    scale if more) to the DOUBLE DuckDB does: its digits as an integer at that scale fit a
+    double's 53 bits, so the one division by 10**scale is rounded once, as DuckDB's correctly
+    rounded conversion is. A column by its stored type, a literal by its value; else no."""
+    bare = operand.unnest()
+    value = constant_value(bare)
+    if value is not None:
+        digits = value * 10**scale
+        return bool(digits.denominator == 1 and int(float(digits.numerator)) == digits.numerator)
+    precision, stored = bare.meta.get(STORED_PRECISION), bare.meta.get(STORED_SCALE)
+    if not isinstance(bare, exp.Column) or precision is None or stored is None:
+        return False
+    held = max(scale, int(stored))
+    return bool(10 ** int(precision) * 5 ** (held - int(stored)) <= 2**53)
+
+
+def _only_folded(node: exp.Expr) -> bool:
+    """Whether ``node``'s value reaches only a floating-point SUM, AVG or moment through
+    arithmetic and CASE branches: those fold in another order than DuckDB's anyway, and their
+    last bits are compared within the tolerance (or refused where a final query decides on
+    them); or a COUNT, which reads only whether it is NULL."""
+    child, parent = node, node.parent
+    while isinstance(parent, (exp.Paren, exp.Neg, exp.Cast, *ARITHMETIC)) or (
+        isinstance(parent, (exp.If, exp.Case))  # a branch's value, not its condition
+        and child is not parent.this
+    ):
+        child, parent = parent, parent.parent
+    # (a moment's own MIN, its shift, is read only as an estimate: ``moments.NAN_BLIND``)
+    return isinstance(parent, (*FLOAT_FOLDS, exp.Count)) or (
+        isinstance(parent, exp.Min) and bool(parent.meta.get(NAN_BLIND))
+    )
+
+
+def _inexact(node: exp.Expr, scale: int) -> list[exp.Expr]:
+    """The decimal operands ``node`` makes floating-point values that Polars would not convert
+    as DuckDB does: of a cast to a float, or beside a float in arithmetic, a comparison or a
+    common type; none where the value only reaches a float fold (:func:`_only_folded`)."""
+    values_only = (exp.Cast, *ARITHMETIC, exp.Case, exp.If, exp.Coalesce)
+    if isinstance(node, values_only) and _only_folded(node):
+        return []  # (a comparison, NULLIF, GREATEST or LEAST decides: never so)
+    if isinstance(node, exp.Cast):
+        source = node.this.type
+        if not (node.to.is_type(*exp.DataType.FLOAT_TYPES) and source is not None):
+            return []
+        converted = [node.this] if source.is_type(exp.DType.DECIMAL) else []
+    elif isinstance(node, (*COMPARISONS, exp.Between, exp.In, *COMMON_TYPE, *ARITHMETIC)):
+        present = operands_of(node)
+        kinds = [o.type for o in present]
+        if not any(k is not None and k.is_type(*exp.DataType.FLOAT_TYPES) for k in kinds):
+            return []
+        converted = [o for o in present if o.type is not None and o.type.is_type("DECIMAL")]
+    else:
+        return []
+    return [o for o in converted if not _exact_in_double(o, scale)]
+
+
+def _cast(value: exp.Expr, to: exp.DataType) -> exp.Cast:
+    cast = exp.Cast(this=value, to=to.copy())
+    cast.type = to.copy()
+    cast.meta[EXACT] = True
+    return cast
+
+
+def exact_conversions(tree: exp.Expr, scale: int) -> exp.Expr:
+    """``tree`` (translated and typed) with each inexact conversion of a decimal to a float
+    written through the decimal's text: ``CAST(CAST(d AS VARCHAR) AS DOUBLE)``, or a cast's
+    own target type (module docstring)."""
+    for node in reversed(list(tree.walk())):  # (an operand's own conversions first)
+        for operand in _inexact(node, scale):
+            if isinstance(node, exp.Cast):
+                node.set("this", _cast(operand, _TEXT))
+                node.meta[EXACT] = True
+            else:
+                hole = exp.Null()
+                operand.replace(hole)
+                hole.replace(_cast(_cast(operand, _TEXT), _DOUBLE))
+    return tree
+
+
+def decimal_double_divergence(node: exp.Expr, scale: int) -> str | None:
+    """Why ``node`` is refused where :func:`exact_conversions` did not run (the GPU engine): it
+    makes a decimal a floating-point value that Polars converts otherwise than DuckDB."""
+    if not _inexact(node, scale):
+        return None
+    return (
+        "a decimal made a floating-point value (Polars rounds the conversion twice past 2**53 "
+        "digits, DuckDB once)"
+    )
+
+
+__all__ = ["EXACT", "decimal_double_divergence", "exact_conversions"]
