@@ -39,6 +39,7 @@ SPLITS = {
     "date_arithmetic",
     "decimal_doubles",
     "decimal_products",
+    "polars_precedence",
 }
 
 

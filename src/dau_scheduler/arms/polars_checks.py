@@ -405,7 +405,22 @@ def refuse_constant_filters(tree: exp.Expr) -> None:
 
 
 def _reads_no_column(node: exp.Expr) -> bool:
-    return node.find(exp.Column, exp.Star, exp.Select) is None
+    """Whether ``node`` reads no column of the rows it is computed over: none outside a
+    subquery, and no subquery in it reads the query around it. An uncorrelated subquery is a
+    constant to Polars as a literal is (``count((SELECT max(n) FROM u))`` counted 1 over any
+    rows, ``count(*) FILTER (WHERE (SELECT max(n) FROM u) > 1)`` too)."""
+    if node.find(exp.Star) is not None:
+        return False
+    for column in node.find_all(exp.Column):
+        defined: set[str] = set()
+        scope = column.parent
+        while scope is not None and scope is not node.parent:
+            if isinstance(scope, exp.Select):
+                defined |= _defined(scope)
+            scope = scope.parent
+        if not column.table or column.table not in defined:
+            return False
+    return True
 
 
 def _constant_divergence(node: exp.Expr) -> str | None:

@@ -223,6 +223,12 @@ def _translate(node: exp.Expr) -> exp.Expr:
         value = exp.Paren(this=_translated(node.this))
         truth = value if node.expression.this else exp.Not(this=value)
         return exp.Coalesce(this=exp.Paren(this=truth), expressions=[exp.false()])
+    if isinstance(node, (exp.NullSafeEQ, exp.NullSafeNEQ)):
+        # Polars' SQL parser binds IS [NOT] DISTINCT FROM looser than AND and OR: it read
+        # `k IS NOT DISTINCT FROM 2 AND i > 5` as `k IS NOT DISTINCT FROM (2 AND i > 5)`
+        # (17 rows for 16). The comparison is written in parentheses.
+        sides = {"this": _translated(node.this), "expression": _translated(node.expression)}
+        return exp.Paren(this=type(node)(**sides))
     if isinstance(node, exp.Pow):
         return _pow(node)
     if isinstance(node, exp.Contains):
