@@ -40,6 +40,7 @@ SPLITS = {
     "decimal_doubles",
     "decimal_products",
     "polars_precedence",
+    "null_text_arguments",
 }
 
 

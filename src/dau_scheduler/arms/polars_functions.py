@@ -38,6 +38,10 @@ def string_divergence(node: exp.Expr) -> str | None:
         pattern = node.args.get("expression")
         if not (isinstance(pattern, exp.Literal) and pattern.is_string and pattern.this):
             return "replace of other than a non-empty literal (Polars splits an empty one)"
+        if _text_literal(node.args.get("replacement")) is None:
+            return "replace by other than a literal (Polars leaves the text for a NULL one)"
+    if isinstance(node, exp.Trim) and _text_literal(node.args.get("expression")) is None:
+        return "trim of characters other than a literal (Polars trims none for NULL)"
     if isinstance(node, (exp.Left, exp.Right)) and _int_literal(node.args.get("expression")) in (
         None,
         0,
