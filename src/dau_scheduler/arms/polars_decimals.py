@@ -109,8 +109,9 @@ def duckdb_type(node: exp.Expr) -> _Typed | None:
 
 def _probed(node: exp.Expr) -> exp.DataType | None:
     """DuckDB's own type of ``node``: its ``typeof`` with a NULL of each column's stored type in
-    the column's place, or None where a column's type is not known, ``node`` holds a subquery, or
-    DuckDB cannot bind it alone."""
+    the column's place (and of each scalar subquery's type in the subquery's), or None where a
+    column's or subquery's type is not known, ``node`` holds another subquery, or DuckDB cannot
+    bind it alone."""
     probe = node.copy()
     while (subquery := probe.find(exp.Subquery)) is not None:  # a scalar one: its value's type
         select = subquery.this

@@ -15,7 +15,9 @@ split table's rows. Through text it costs about 0.14 us a value where Polars' ow
 0.006 (6,000,000 DECIMAL(38, 12) values: 0.82 s against 0.036 s), so over the rows the share
 gives the device it made the arm slower than DuckDB's whole query; over the tables the arm
 reads whole beside them (TPC-DS Q34 and Q73: household_demographics) it costs what it costs at
-any share. On the GPU engine, whose reading of text is not known to be correctly rounded, all
+any share. (A column of the split table itself: one read through a derived table or CTE is
+not followed, and converts through text; only the cost is at stake there.) On the GPU engine,
+whose reading of text is not known to be correctly rounded, all
 are refused (:func:`decimal_double_divergence`); the GPU kit's ``floats`` step measures it.
 """
 
@@ -126,8 +128,9 @@ def exact_conversions(tree: exp.Expr, scale: int) -> exp.Expr:
 
 
 def decimal_double_divergence(node: exp.Expr, scale: int) -> str | None:
-    """Why ``node`` is refused where :func:`exact_conversions` did not run (the GPU engine): it
-    makes a decimal a floating-point value that Polars converts otherwise than DuckDB."""
+    """Why ``node`` is refused where :func:`exact_conversions` did not rewrite it (the GPU
+    engine's arm, or a value over the split table's rows): it makes a decimal a floating-point
+    value that Polars converts otherwise than DuckDB."""
     if not _inexact(node, scale):
         return None
     return (
