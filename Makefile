@@ -25,7 +25,7 @@ fuzz: $(STAMP)  ## the property tests with new random draws (make test draws the
 	DAU_HYPOTHESIS_PROFILE=explore $(BIN)/pytest -n 2 -q -m property
 
 lint: $(STAMP)  ## ruff, and mypy --strict on src/
-	$(BIN)/ruff check src tests bench-queries gpu
+	$(BIN)/ruff check src tests bench-queries gpu probes
 	$(BIN)/mypy
 
 bench: $(STAMP)  ## TPC-H SF1 benchmarks: split overhead, profile prediction, posture regret
