@@ -11,7 +11,8 @@ from collections.abc import Callable
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
-from dau_scheduler.arms.polars_sql import _PolarsSQL, _sources
+from dau_scheduler.arms.polars_join_sql import sources
+from dau_scheduler.arms.polars_sql import _PolarsSQL
 from dau_scheduler.rewrite.blocks import conjuncts
 from dau_scheduler.rewrite.planner import PLACEHOLDER
 
@@ -74,9 +75,9 @@ def _equalities(term: exp.Expr) -> set[tuple[str, frozenset[str]]]:
     its own, its conjuncts', and those every branch of an OR holds (TPC-H Q19 repeats
     ``p_partkey = l_partkey`` in each branch, and Polars joins on it)."""
     term = term.unnest()
-    if isinstance(term, exp.EQ) and len(_sources(term)) == 2:
+    if isinstance(term, exp.EQ) and len(sources(term)) == 2:
         sides = sorted((term.this.sql(), term.expression.sql()))
-        return {(" = ".join(sides), frozenset(_sources(term)))}
+        return {(" = ".join(sides), frozenset(sources(term)))}
     if isinstance(term, exp.And):
         return _equalities(term.this) | _equalities(term.expression)
     if isinstance(term, exp.Or):

@@ -11,18 +11,16 @@ Polars' SQL differs from DuckDB's in ways that change answers, so the partial is
   off, which split one GROUP BY key into two groups across the arms).
 - ``BETWEEN`` is written as two comparisons (parenthesized, for ``NOT BETWEEN``); date literals as
   ``DATE 'yyyy-mm-dd'``; ``BOOL_AND``/``BOOL_OR`` as ``MIN``/``MAX``.
-- Polars joins only on equalities: an inner or left join's conditions on the joined table alone
-  become a filter on that table (``_filter_joined_table``), an inner join's other conditions
-  go to WHERE (``_inner_conditions_to_where``), and any condition left that is not an equality
-  between the joined item and the sources before it is refused (``_refuse_unpaired_conditions``).
+- Polars joins only on equalities, and plans comma joins as cross joins: the joins are written
+  as Polars reads them (``polars_join_sql``).
 - Polars wraps integer overflow and sums FLOAT in single precision: integer sums and arithmetic
   are computed in DECIMAL(38, 0) and cast back strictly, FLOATs are summed as DOUBLEs
   (``polars_arithmetic.checked_arithmetic``).
 - A date minus a date is a duration in Polars and a day count in DuckDB; a date plus an integer
   an error in Polars. Both are computed on days since 1970; a literal interval added to a date
   or a plain timestamp is kept; other date and time arithmetic is refused (``polars_arithmetic``).
-- Polars reads no parentheses around a join's ON (``_flat_join_condition``) and panics on a
-  scalar subquery it cannot prove is one row, unless it has a LIMIT (``_bounded_scalar_subquery``).
+- Polars panics on a scalar subquery it cannot prove is one row, unless it has a LIMIT
+  (``_bounded_scalar_subquery``).
 - What Polars computes differently and is not translated (``%``, ``//``, ``round`` with digits,
   ``strpos``, casting a fraction to an integer, unknown functions) is refused by name, and so is
   every expression kind outside ``polars_checks._CHECKED`` (default deny).
@@ -50,14 +48,19 @@ from dau_scheduler.arms.polars_checks import (
 from dau_scheduler.arms.polars_decimals import check_products, mark_checked_products
 from dau_scheduler.arms.polars_forms import refuse_set_operations, refuse_unsafe_ctes
 from dau_scheduler.arms.polars_functions import BETWEEN, CONTAINS, QUOTIENT
+from dau_scheduler.arms.polars_join_sql import (
+    filter_joined_table,
+    flat_join_condition,
+    inner_conditions_to_where,
+    join_explicitly,
+    refuse_unpaired_conditions,
+)
 from dau_scheduler.arms.polars_marks import (
     mark_ascii_cases,
     mark_plain_years,
     mark_stored_scales,
 )
 from dau_scheduler.errors import SqlError
-from dau_scheduler.rewrite.blocks import conjuncts
-from dau_scheduler.rewrite.comma_scopes import is_comma
 from dau_scheduler.rewrite.planner import PLACEHOLDER, CompiledSplit
 
 #: The scale decimal columns are held at on the Polars side (see the module docstring).
@@ -276,168 +279,6 @@ def _translated(node: exp.Expr) -> exp.Expr:
     return node.copy().transform(_translate)
 
 
-def _sources(node: exp.Expr) -> set[str]:
-    return {c.table for c in node.find_all(exp.Column) if c.table}
-
-
-def _explicit_joins(select: exp.Select) -> exp.Select:
-    """Comma joins as INNER JOIN ... ON, starting from the split table.
-
-    Polars plans a comma join it cannot pair up as a CROSS JOIN (TPC-H Q9: part x supplier), so the
-    WHERE equalities that link two sources become ON conditions, joining outward from the split
-    table one connected source at a time. For inner joins ON and WHERE are the same filter.
-    """
-    from_ = select.args.get("from_")
-    joins = list(select.args.get("joins") or [])
-    if (
-        from_ is None
-        or not joins
-        or any(
-            j.args.get("on") or j.args.get("using") or j.side or j.kind or j.method for j in joins
-        )
-    ):
-        return select
-    items = [from_.this, *[j.this for j in joins]]
-    names = [item.alias_or_name for item in items]
-    if len(set(names)) != len(names) or not all(names):
-        return select
-    where = select.args.get("where")
-    terms = conjuncts(where.this) if where is not None else []
-    start = next(
-        (
-            i
-            for i, item in enumerate(items)
-            if isinstance(item, exp.Table) and item.name == PLACEHOLDER
-        ),
-        0,
-    )
-    joined, order, used = {names[start]}, [start], set()
-    conditions: dict[int, list[exp.Expr]] = {}
-    remaining = [i for i in range(len(items)) if i != start]
-
-    def links_to(i: int) -> list[int]:
-        # Only equalities go to ON (Polars takes no OR there); everything else stays in WHERE.
-        return [
-            k
-            for k, c in enumerate(terms)
-            if k not in used
-            and isinstance(c, exp.EQ)
-            and names[i] in _sources(c)
-            and len(_sources(c)) == 2
-            and _sources(c) <= joined | {names[i]}
-        ]
-
-    while remaining:
-        pick = next((i for i in remaining if links_to(i)), None)
-        if pick is None:
-            return select  # a source no equality reaches: leave the query as written
-        links = links_to(pick)
-        used.update(links)
-        conditions[pick] = [terms[k] for k in links]
-        joined.add(names[pick])
-        order.append(pick)
-        remaining.remove(pick)
-    rebuilt = select.copy()
-    rebuilt.set("from_", exp.From(this=items[start].copy()))
-    rebuilt.set(
-        "joins",
-        [
-            exp.Join(
-                this=items[i].copy(), kind="INNER", on=exp.and_(*[c.copy() for c in conditions[i]])
-            )
-            for i in order[1:]
-        ],
-    )
-    rest = [terms[k].copy() for k in range(len(terms)) if k not in used]
-    rebuilt.set("where", exp.Where(this=exp.and_(*rest)) if rest else None)
-    return rebuilt
-
-
-def _commas_as_cross_joins(select: exp.Select) -> exp.Select:
-    """``FROM a, e JOIN d ON c`` as ``FROM a CROSS JOIN e JOIN d ON c``: Polars reads a comma
-    before an explicit join otherwise than DuckDB (``GROUP BY d.k`` over ``dc_a, e JOIN dc_d``
-    counted 20 rows a group where DuckDB counts 300). The two are the same rows for the inner,
-    left, semi and anti joins after the comma (a cross join commutes with them); a right or
-    full join there would keep its unmatched rows once instead of once per row before the
-    comma, and is refused."""
-    joins = select.args.get("joins") or []
-    commas = [join for join in joins if is_comma(join)]
-    if not commas or len(commas) == len(joins):
-        return select  # no comma, or only commas (``_explicit_joins`` pairs those up)
-    after = joins[joins.index(commas[0]) :]
-    for join in after:
-        if join.side in {"RIGHT", "FULL"} or join.kind in {"FULL", "OUTER"} or join.method:
-            raise SqlError(
-                f"{join.sql(dialect='duckdb')} after a comma in FROM: the Polars arm writes "
-                "the comma as a CROSS JOIN, which that join does not commute with"
-            )
-    for join in commas:
-        join.set("kind", "CROSS")
-    return select
-
-
-def _join_explicitly(tree: exp.Expr) -> exp.Expr:
-    """``_explicit_joins`` on every SELECT, subqueries before the blocks holding them (a
-    transform would not descend into a block it has just rebuilt: TPC-H Q2's subquery)."""
-    for select in reversed(list(tree.find_all(exp.Select))):
-        rebuilt = _explicit_joins(_commas_as_cross_joins(select))
-        if rebuilt is not select:
-            if select is tree:
-                return rebuilt
-            select.replace(rebuilt)
-    return tree
-
-
-#: (side, kind) of the joins whose joined table a condition on it alone may filter first.
-_INNER_JOINS = {("", ""), ("", "INNER")}
-_FILTERABLE_JOINS = _INNER_JOINS | {("LEFT", ""), ("LEFT", "OUTER")}
-
-
-def _filter_joined_table(node: exp.Expr) -> exp.Expr:
-    """Conditions in an inner or left join's ON that read only the joined table, as a filter on
-    that table: ``LEFT JOIN t ON a.k = t.k AND t.c NOT LIKE 'x'`` becomes
-    ``LEFT JOIN (SELECT * FROM t WHERE t.c NOT LIKE 'x') AS t ON a.k = t.k``.
-
-    Polars joins only on equalities (TPC-H Q13). The two forms are the same join: such a condition
-    decides which of the joined table's rows can match, and a left join keeps every row of its
-    left side either way. A right or full join preserves the joined table, so it is left alone.
-    """
-    if not isinstance(node, exp.Join) or (node.side, node.kind) not in _FILTERABLE_JOINS:
-        return node
-    table, on = node.this, node.args.get("on")
-    if not isinstance(table, (exp.Table, exp.Subquery)) or on is None:
-        return node
-    name = table.alias_or_name
-    terms = conjuncts(on)
-    own = [
-        c
-        for c in terms
-        if _sources(c) == {name}
-        and not c.find(exp.Subquery, exp.Select)
-        and not (
-            isinstance(c, exp.EQ) and all(isinstance(s, exp.Column) for s in c.iter_expressions())
-        )
-    ]
-    if not own or len(own) == len(terms):
-        return node
-    inner = exp.select("*").from_(table.copy()).where(exp.and_(*[c.copy() for c in own]))
-    joined = node.copy()
-    joined.set("this", exp.Subquery(this=inner, alias=exp.TableAlias(this=exp.to_identifier(name))))
-    joined.set("on", exp.and_(*[c.copy() for c in terms if c not in own]))
-    return joined
-
-
-def _flat_join_condition(node: exp.Expr) -> exp.Expr:
-    """A join's ON without the parentheses around it, which Polars' SQL does not read
-    ("unsupported SQL join constraint"); an OR inside keeps its own."""
-    on = node.args.get("on") if isinstance(node, exp.Join) else None
-    if on is None or not isinstance(on, exp.Paren):
-        return node
-    flat = node.copy()
-    flat.set("on", exp.and_(*[c.copy() for c in conjuncts(on)]))
-    return flat
-
-
 def _bounded_scalar_subquery(node: exp.Expr) -> exp.Expr:
     """A scalar subquery that is not a plain aggregate, with ``LIMIT 2``.
 
@@ -463,38 +304,6 @@ def _bounded_scalar_subquery(node: exp.Expr) -> exp.Expr:
     return bounded
 
 
-def _is_key_pair(condition: exp.Expr, name: str) -> bool:
-    """An equality between an expression of the joined item ``name`` alone and one of the
-    sources before it alone: a pair of join keys as Polars reads them."""
-    if not isinstance(condition, exp.EQ):
-        return False
-    sides = [_sources(side) for side in (condition.this, condition.expression)]
-    return all(sides) and {name} in sides and not any(name in s for s in sides if s != {name})
-
-
-def _inner_conditions_to_where(select: exp.Expr) -> exp.Expr:
-    """An inner join's conditions that are not key pairs, moved to its block's WHERE (for an
-    inner join ON and WHERE are the same filter; Polars evaluates only key pairs in ON)."""
-    joins = (select.args.get("joins") or []) if isinstance(select, exp.Select) else []
-    if not joins or any((j.side or "").upper() in ("RIGHT", "FULL") for j in joins):
-        return select  # a right or full join after it would keep rows WHERE then removes
-    moved: list[exp.Expr] = []
-    for join in joins:
-        on = join.args.get("on")
-        if on is None or (join.side, join.kind) not in _INNER_JOINS:
-            continue
-        conditions = conjuncts(on)
-        keys = [c for c in conditions if _is_key_pair(c, join.this.alias_or_name)]
-        if not keys or len(keys) == len(conditions):
-            continue  # no pair of keys left to join on: leave it (refused below)
-        moved += [c.copy() for c in conditions if c not in keys]
-        join.set("on", exp.and_(*[c.copy() for c in keys]))
-    if moved:
-        where = select.args.get("where")
-        select.set("where", exp.Where(this=exp.and_(*([where.this] if where else []), *moved)))
-    return select
-
-
 def _group_by_key_names(node: exp.Expr) -> exp.Expr:
     """A partial's GROUP BY keys named by the outputs they are (``__dau_g*``): Polars names a
     key after the column it reads, so ``GROUP BY col1, col1 + 1`` failed on two keys named
@@ -510,25 +319,6 @@ def _group_by_key_names(node: exp.Expr) -> exp.Expr:
     keys = [exp.column(named[key]) if key in named else key for key in group.expressions]
     group.set("expressions", keys)
     return node
-
-
-def _refuse_unpaired_conditions(tree: exp.Expr) -> None:
-    """Raise ``SqlError`` for a join condition that is not an equality between an expression of
-    the joined item and one of the sources before it. Polars' SQL takes every ``=`` in ON as a
-    pair of join keys and finds a column by its name on the left first: ``ON t2.i = 5`` joined
-    on the left's ``i`` (DuckDB's test/sql/optimizer/plan/test_filter_pushdown_large.test
-    returned every row of t2); ``a.k = 1`` or an OR has no pair of keys at all."""
-    for join in tree.find_all(exp.Join):
-        on = join.args.get("on")
-        if on is None:
-            continue
-        name = join.this.alias_or_name
-        for condition in conjuncts(on):
-            if not _is_key_pair(condition, name):
-                raise SqlError(
-                    f"join condition {condition.sql(dialect='duckdb')}: the Polars arm joins "
-                    "only on equalities between the joined item and the sources before it"
-                )
 
 
 def polars_sql(
@@ -563,12 +353,12 @@ def polars_sql(
         # DuckDB's types of the products, before the translation rewrites their operands.
         partial = partial.copy()
         mark_checked_products(partial, as_stored, DECIMAL_SCALE)
-    partial = _join_explicitly(_translated(partial)).transform(_flat_join_condition)
+    partial = join_explicitly(_translated(partial)).transform(flat_join_condition)
     partial = partial.transform(_group_by_key_names)
     refuse_empty_group_forms(partial)  # (before the LIMIT 2 a one-row subquery is given)
     partial = partial.transform(_bounded_scalar_subquery)
-    partial = partial.transform(_filter_joined_table).transform(_inner_conditions_to_where)
-    _refuse_unpaired_conditions(partial)
+    partial = partial.transform(filter_joined_table).transform(inner_conditions_to_where)
+    refuse_unpaired_conditions(partial)
     refuse_deep_correlation(partial)
     refuse_constant_groups(partial)
     refuse_constant_filters(partial)

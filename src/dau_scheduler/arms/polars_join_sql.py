@@ -1,0 +1,243 @@
+"""How the Polars arm writes a partial's joins so that Polars' SQL reads them as DuckDB does.
+
+Polars joins only on equalities between the joined item and the sources before it, plans a
+comma join it cannot pair up as a cross join, and reads a comma before an explicit join
+otherwise than DuckDB. So comma joins become inner joins on the WHERE equalities that link
+them, outward from the split table (:func:`join_explicitly`); an inner or left join's
+conditions on the joined table alone become a filter on that table
+(:func:`filter_joined_table`); an inner join's other conditions go to WHERE
+(:func:`inner_conditions_to_where`); the parentheses around an ON go (:func:`flat_join_condition`);
+and any condition left that is not a pair of keys is refused (:func:`refuse_unpaired_conditions`).
+"""
+
+from __future__ import annotations
+
+from sqlglot import exp
+
+from dau_scheduler.errors import SqlError
+from dau_scheduler.rewrite.blocks import conjuncts
+from dau_scheduler.rewrite.comma_scopes import is_comma
+from dau_scheduler.rewrite.planner import PLACEHOLDER
+
+
+def sources(node: exp.Expr) -> set[str]:
+    return {c.table for c in node.find_all(exp.Column) if c.table}
+
+
+def _explicit_joins(select: exp.Select) -> exp.Select:
+    """Comma joins as INNER JOIN ... ON, starting from the split table.
+
+    Polars plans a comma join it cannot pair up as a CROSS JOIN (TPC-H Q9: part x supplier), so the
+    WHERE equalities that link two sources become ON conditions, joining outward from the split
+    table one connected source at a time. For inner joins ON and WHERE are the same filter.
+    """
+    from_ = select.args.get("from_")
+    joins = list(select.args.get("joins") or [])
+    if (
+        from_ is None
+        or not joins
+        or any(
+            j.args.get("on") or j.args.get("using") or j.side or j.kind or j.method for j in joins
+        )
+    ):
+        return select
+    items = [from_.this, *[j.this for j in joins]]
+    names = [item.alias_or_name for item in items]
+    if len(set(names)) != len(names) or not all(names):
+        return select
+    where = select.args.get("where")
+    terms = conjuncts(where.this) if where is not None else []
+    start = next(
+        (
+            i
+            for i, item in enumerate(items)
+            if isinstance(item, exp.Table) and item.name == PLACEHOLDER
+        ),
+        0,
+    )
+    joined, order, used = {names[start]}, [start], set()
+    conditions: dict[int, list[exp.Expr]] = {}
+    remaining = [i for i in range(len(items)) if i != start]
+
+    def links_to(i: int) -> list[int]:
+        # Only equalities go to ON (Polars takes no OR there); everything else stays in WHERE.
+        return [
+            k
+            for k, c in enumerate(terms)
+            if k not in used
+            and isinstance(c, exp.EQ)
+            and names[i] in sources(c)
+            and len(sources(c)) == 2
+            and sources(c) <= joined | {names[i]}
+        ]
+
+    while remaining:
+        pick = next((i for i in remaining if links_to(i)), None)
+        if pick is None:
+            return select  # a source no equality reaches: leave the query as written
+        links = links_to(pick)
+        used.update(links)
+        conditions[pick] = [terms[k] for k in links]
+        joined.add(names[pick])
+        order.append(pick)
+        remaining.remove(pick)
+    rebuilt = select.copy()
+    rebuilt.set("from_", exp.From(this=items[start].copy()))
+    rebuilt.set(
+        "joins",
+        [
+            exp.Join(
+                this=items[i].copy(), kind="INNER", on=exp.and_(*[c.copy() for c in conditions[i]])
+            )
+            for i in order[1:]
+        ],
+    )
+    rest = [terms[k].copy() for k in range(len(terms)) if k not in used]
+    rebuilt.set("where", exp.Where(this=exp.and_(*rest)) if rest else None)
+    return rebuilt
+
+
+def _commas_as_cross_joins(select: exp.Select) -> exp.Select:
+    """``FROM a, e JOIN d ON c`` as ``FROM a CROSS JOIN e JOIN d ON c``: Polars reads a comma
+    before an explicit join otherwise than DuckDB (``GROUP BY d.k`` over ``dc_a, e JOIN dc_d``
+    counted 20 rows a group where DuckDB counts 300). The two are the same rows for the inner,
+    left, semi and anti joins after the comma (a cross join commutes with them); a right or
+    full join there would keep its unmatched rows once instead of once per row before the
+    comma, and is refused."""
+    joins = select.args.get("joins") or []
+    commas = [join for join in joins if is_comma(join)]
+    if not commas or len(commas) == len(joins):
+        return select  # no comma, or only commas (``_explicit_joins`` pairs those up)
+    after = joins[joins.index(commas[0]) :]
+    for join in after:
+        if join.side in {"RIGHT", "FULL"} or join.kind in {"FULL", "OUTER"} or join.method:
+            raise SqlError(
+                f"{join.sql(dialect='duckdb')} after a comma in FROM: the Polars arm writes "
+                "the comma as a CROSS JOIN, which that join does not commute with"
+            )
+    for join in commas:
+        join.set("kind", "CROSS")
+    return select
+
+
+def join_explicitly(tree: exp.Expr) -> exp.Expr:
+    """``_explicit_joins`` on every SELECT, subqueries before the blocks holding them (a
+    transform would not descend into a block it has just rebuilt: TPC-H Q2's subquery)."""
+    for select in reversed(list(tree.find_all(exp.Select))):
+        rebuilt = _explicit_joins(_commas_as_cross_joins(select))
+        if rebuilt is not select:
+            if select is tree:
+                return rebuilt
+            select.replace(rebuilt)
+    return tree
+
+
+#: (side, kind) of the joins whose joined table a condition on it alone may filter first.
+_INNER_JOINS = {("", ""), ("", "INNER")}
+_FILTERABLE_JOINS = _INNER_JOINS | {("LEFT", ""), ("LEFT", "OUTER")}
+
+
+def filter_joined_table(node: exp.Expr) -> exp.Expr:
+    """Conditions in an inner or left join's ON that read only the joined table, as a filter on
+    that table: ``LEFT JOIN t ON a.k = t.k AND t.c NOT LIKE 'x'`` becomes
+    ``LEFT JOIN (SELECT * FROM t WHERE t.c NOT LIKE 'x') AS t ON a.k = t.k``.
+
+    Polars joins only on equalities (TPC-H Q13). The two forms are the same join: such a condition
+    decides which of the joined table's rows can match, and a left join keeps every row of its
+    left side either way. A right or full join preserves the joined table, so it is left alone.
+    """
+    if not isinstance(node, exp.Join) or (node.side, node.kind) not in _FILTERABLE_JOINS:
+        return node
+    table, on = node.this, node.args.get("on")
+    if not isinstance(table, (exp.Table, exp.Subquery)) or on is None:
+        return node
+    name = table.alias_or_name
+    terms = conjuncts(on)
+    own = [
+        c
+        for c in terms
+        if sources(c) == {name}
+        and not c.find(exp.Subquery, exp.Select)
+        and not (
+            isinstance(c, exp.EQ) and all(isinstance(s, exp.Column) for s in c.iter_expressions())
+        )
+    ]
+    if not own or len(own) == len(terms):
+        return node
+    inner = exp.select("*").from_(table.copy()).where(exp.and_(*[c.copy() for c in own]))
+    joined = node.copy()
+    joined.set("this", exp.Subquery(this=inner, alias=exp.TableAlias(this=exp.to_identifier(name))))
+    joined.set("on", exp.and_(*[c.copy() for c in terms if c not in own]))
+    return joined
+
+
+def flat_join_condition(node: exp.Expr) -> exp.Expr:
+    """A join's ON without the parentheses around it, which Polars' SQL does not read
+    ("unsupported SQL join constraint"); an OR inside keeps its own."""
+    on = node.args.get("on") if isinstance(node, exp.Join) else None
+    if on is None or not isinstance(on, exp.Paren):
+        return node
+    flat = node.copy()
+    flat.set("on", exp.and_(*[c.copy() for c in conjuncts(on)]))
+    return flat
+
+
+def _is_key_pair(condition: exp.Expr, name: str) -> bool:
+    """An equality between an expression of the joined item ``name`` alone and one of the
+    sources before it alone: a pair of join keys as Polars reads them."""
+    if not isinstance(condition, exp.EQ):
+        return False
+    sides = [sources(side) for side in (condition.this, condition.expression)]
+    return all(sides) and {name} in sides and not any(name in s for s in sides if s != {name})
+
+
+def inner_conditions_to_where(select: exp.Expr) -> exp.Expr:
+    """An inner join's conditions that are not key pairs, moved to its block's WHERE (for an
+    inner join ON and WHERE are the same filter; Polars evaluates only key pairs in ON)."""
+    joins = (select.args.get("joins") or []) if isinstance(select, exp.Select) else []
+    if not joins or any((j.side or "").upper() in ("RIGHT", "FULL") for j in joins):
+        return select  # a right or full join after it would keep rows WHERE then removes
+    moved: list[exp.Expr] = []
+    for join in joins:
+        on = join.args.get("on")
+        if on is None or (join.side, join.kind) not in _INNER_JOINS:
+            continue
+        conditions = conjuncts(on)
+        keys = [c for c in conditions if _is_key_pair(c, join.this.alias_or_name)]
+        if not keys or len(keys) == len(conditions):
+            continue  # no pair of keys left to join on: leave it (refused below)
+        moved += [c.copy() for c in conditions if c not in keys]
+        join.set("on", exp.and_(*[c.copy() for c in keys]))
+    if moved:
+        where = select.args.get("where")
+        select.set("where", exp.Where(this=exp.and_(*([where.this] if where else []), *moved)))
+    return select
+
+
+def refuse_unpaired_conditions(tree: exp.Expr) -> None:
+    """Raise ``SqlError`` for a join condition that is not an equality between an expression of
+    the joined item and one of the sources before it. Polars' SQL takes every ``=`` in ON as a
+    pair of join keys and finds a column by its name on the left first: ``ON t2.i = 5`` joined
+    on the left's ``i`` (DuckDB's test/sql/optimizer/plan/test_filter_pushdown_large.test
+    returned every row of t2); ``a.k = 1`` or an OR has no pair of keys at all."""
+    for join in tree.find_all(exp.Join):
+        on = join.args.get("on")
+        if on is None:
+            continue
+        name = join.this.alias_or_name
+        for condition in conjuncts(on):
+            if not _is_key_pair(condition, name):
+                raise SqlError(
+                    f"join condition {condition.sql(dialect='duckdb')}: the Polars arm joins "
+                    "only on equalities between the joined item and the sources before it"
+                )
+
+
+__all__ = [
+    "filter_joined_table",
+    "flat_join_condition",
+    "inner_conditions_to_where",
+    "join_explicitly",
+    "refuse_unpaired_conditions",
+    "sources",
+]
