@@ -6,8 +6,10 @@ otherwise than DuckDB. So comma joins become inner joins on the WHERE equalities
 them, outward from the split table (:func:`join_explicitly`); an inner or left join's
 conditions on the joined table alone become a filter on that table
 (:func:`filter_joined_table`); an inner join's other conditions go to WHERE
-(:func:`inner_conditions_to_where`); the parentheses around an ON go (:func:`flat_join_condition`);
-and any condition left that is not a pair of keys is refused (:func:`refuse_unpaired_conditions`).
+(:func:`inner_conditions_to_where`); a left join's conditions on the sources before it go
+into its keys (:func:`mask_preceding_conditions`); the parentheses around an ON go
+(:func:`flat_join_condition`); and any condition left that is not a pair of keys is refused
+(:func:`refuse_unpaired_conditions`).
 """
 
 from __future__ import annotations
@@ -214,6 +216,49 @@ def inner_conditions_to_where(select: exp.Expr) -> exp.Expr:
     return select
 
 
+_LEFT_JOINS = {("LEFT", ""), ("LEFT", "OUTER")}
+
+
+def mask_preceding_conditions(select: exp.Expr) -> exp.Expr:
+    """A left join's conditions on the sources before it alone, written into its keys:
+    ``LEFT JOIN u ON t.k = u.k AND t.n > 0`` becomes ``LEFT JOIN u ON CASE WHEN t.n > 0 THEN
+    t.k END = u.k``. A row of ``t`` the condition fails matches nothing either way (a NULL key
+    matches no key) and is kept with NULLs; Polars takes no such condition in ON, and WHERE
+    would drop the row. Left alone (and so refused) where the join has no pair of keys, or the
+    condition holds a subquery or an IN (Polars 1.44 panics on an IN inside a join key:
+    "assertion failed: !eos.internally_observed_orders()")."""
+    joins = (select.args.get("joins") or []) if isinstance(select, exp.Select) else []
+    from_ = select.args.get("from_") if isinstance(select, exp.Select) else None
+    if from_ is None:
+        return select
+    before = {from_.this.alias_or_name}
+    for join in joins:
+        name, on = join.this.alias_or_name, join.args.get("on")
+        if on is not None and (join.side, join.kind) in _LEFT_JOINS:
+            conditions = conjuncts(on)
+            keys = [c for c in conditions if _is_key_pair(c, name)]
+            preceding = [
+                c
+                for c in conditions
+                if c not in keys
+                and sources(c) <= before
+                and not c.find(exp.Subquery, exp.Select, exp.In)
+            ]
+            if keys and preceding:
+                test = exp.and_(*[c.copy() for c in preceding])
+                masked = []
+                for key in keys:
+                    pair = key.copy()
+                    side = "this" if sources(pair.this) != {name} else "expression"
+                    value = pair.args[side]
+                    pair.set(side, exp.Case(ifs=[exp.If(this=test.copy(), true=value.copy())]))
+                    masked.append(pair)
+                rest = [c.copy() for c in conditions if c not in keys and c not in preceding]
+                join.set("on", exp.and_(*masked, *rest))
+        before.add(name)
+    return select
+
+
 def refuse_unpaired_conditions(tree: exp.Expr) -> None:
     """Raise ``SqlError`` for a join condition that is not an equality between an expression of
     the joined item and one of the sources before it. Polars' SQL takes every ``=`` in ON as a
@@ -235,6 +280,7 @@ def refuse_unpaired_conditions(tree: exp.Expr) -> None:
 
 __all__ = [
     "filter_joined_table",
+    "mask_preceding_conditions",
     "flat_join_condition",
     "inner_conditions_to_where",
     "join_explicitly",

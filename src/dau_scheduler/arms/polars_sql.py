@@ -53,6 +53,7 @@ from dau_scheduler.arms.polars_join_sql import (
     flat_join_condition,
     inner_conditions_to_where,
     join_explicitly,
+    mask_preceding_conditions,
     refuse_unpaired_conditions,
 )
 from dau_scheduler.arms.polars_marks import (
@@ -358,6 +359,7 @@ def polars_sql(
     refuse_empty_group_forms(partial)  # (before the LIMIT 2 a one-row subquery is given)
     partial = partial.transform(_bounded_scalar_subquery)
     partial = partial.transform(filter_joined_table).transform(inner_conditions_to_where)
+    partial = partial.transform(mask_preceding_conditions)
     refuse_unpaired_conditions(partial)
     refuse_deep_correlation(partial)
     refuse_constant_groups(partial)
