@@ -227,12 +227,10 @@ def mask_preceding_conditions(select: exp.Expr) -> exp.Expr:
     would drop the row. Left alone (and so refused) where the join has no pair of keys, or the
     condition holds a subquery or an IN (Polars 1.44 panics on an IN inside a join key:
     "assertion failed: !eos.internally_observed_orders()")."""
-    joins = (select.args.get("joins") or []) if isinstance(select, exp.Select) else []
-    from_ = select.args.get("from_") if isinstance(select, exp.Select) else None
-    if from_ is None:
+    if not isinstance(select, exp.Select) or select.args.get("from_") is None:
         return select
-    before = {from_.this.alias_or_name}
-    for join in joins:
+    before = {select.args["from_"].this.alias_or_name}
+    for join in select.args.get("joins") or []:
         name, on = join.this.alias_or_name, join.args.get("on")
         if on is not None and (join.side, join.kind) in _LEFT_JOINS:
             conditions = conjuncts(on)

@@ -9,6 +9,9 @@ Polars' SQL differs from DuckDB's in ways that change answers, so the partial is
 - ``a / b`` is DOUBLE division in DuckDB for integers and decimals; it is written as such, with
   the divisor made a column: Polars multiplies by a scalar divisor's reciprocal (a rounding
   off, which split one GROUP BY key into two groups across the arms).
+- ``IS [NOT] DISTINCT FROM`` is written in parentheses: Polars' parser binds it looser than
+  AND and OR. A decimal made a float is converted through its text where it reads no row of
+  the split table (``polars_doubles``; correctly rounded, as DuckDB's conversion).
 - ``BETWEEN`` is written as two comparisons (parenthesized, for ``NOT BETWEEN``); date literals as
   ``DATE 'yyyy-mm-dd'``; ``BOOL_AND``/``BOOL_OR`` as ``MIN``/``MAX``.
 - Polars joins only on equalities, and plans comma joins as cross joins: the joins are written
