@@ -24,10 +24,9 @@ from dau_scheduler.arms.polars import PolarsArm
 from dau_scheduler.decision import ADAPTIVE_LARGEST, Decision
 from dau_scheduler.errors import ArmError, ClusterError, FoldError, SplitError
 from dau_scheduler.lazy import empty_table
-from dau_scheduler.merge import MergeRule
+from dau_scheduler.merge import MergeRule, fold_error
 from dau_scheduler.rewrite.aggregates import SQL_MERGEABLE
 from dau_scheduler.rewrite.dialect import DIALECT
-from dau_scheduler.rewrite.moments import CONDITION_LIMIT, ILL_CONDITIONED
 from dau_scheduler.rows import RowRange, RowSource
 from dau_scheduler.split import SplitExecution, execute_split
 from dau_scheduler.tables import ConnectionSource, ParquetSource
@@ -65,13 +64,7 @@ def merge_rule(session: Session, compiled: CompiledSplit) -> MergeRule:
             try:
                 result = session.host.run_over_partials(final_sql, merged)
             except duckdb.Error as exc:
-                if ILL_CONDITIONED in str(exc):
-                    raise FoldError(
-                        "the moments of a variance or covariance are ill-conditioned or not "
-                        f"finite (an error estimate above {CONDITION_LIMIT:g} eps): the arms' "
-                        "partials do not fold within the float tolerance"
-                    ) from exc
-                raise
+                raise fold_error(exc) from exc
         # DuckDB's own output names, duplicates included (the final query's are unique).
         return result if result.column_names == names else result.rename_columns(names)
 
@@ -238,4 +231,10 @@ def host_only(session: Session, compiled: CompiledSplit, decision: Decision) -> 
     )
 
 
-__all__ = ["host_only", "merge_rule", "on_cluster", "raise_unless_unsplit_stands", "run"]
+__all__ = [
+    "host_only",
+    "merge_rule",
+    "on_cluster",
+    "raise_unless_unsplit_stands",
+    "run",
+]

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from dau_scheduler.errors import SplitError
+from dau_scheduler.errors import FoldError, SplitError
 
 #: Kinds whose partials add: the merged value is the sum of the arms' values (SUM of NULLs is NULL).
 ADDITIVE: frozenset[str] = frozenset({"sum", "count", "count_star"})
@@ -265,6 +265,23 @@ def merge_totals(
     return finalize(totals) if finalize is not None else totals
 
 
+def fold_error(exc: Exception) -> FoldError:
+    """The FoldError for a final query (or a refold) that failed over the arms' partials. The
+    unsplit query may not fail where the fold did: DuckDB's AVG of a DECIMAL(38, s) adds in a
+    HUGEINT up to 1.7e38 where the partial sums' SUM stops at 1e38 (found by
+    ``probes/aggregates.py``). The unsplit query then answers, or raises DuckDB's own error."""
+    from dau_scheduler.rewrite.moments import CONDITION_LIMIT, ILL_CONDITIONED
+
+    if ILL_CONDITIONED in str(exc):
+        return FoldError(
+            "the moments of a variance or covariance are ill-conditioned or not finite (an "
+            f"error estimate above {CONDITION_LIMIT:g} eps): the arms' partials do not fold "
+            "within the float tolerance"
+        )
+    first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return FoldError(f"the final query failed over the arms' partials: {first}")
+
+
 __all__ = [
     "ADDITIVE",
     "AGGREGATE_REFUSALS",
@@ -273,6 +290,7 @@ __all__ = [
     "EXACT_DECIMAL",
     "MergeRule",
     "check_split",
+    "fold_error",
     "merge_keyed_groups",
     "merge_ordered_groups",
     "merge_sorted_runs",

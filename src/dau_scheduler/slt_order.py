@@ -126,7 +126,8 @@ _CANCELLING = (1e-9, 1e-8, 1e-7, 1e-6)
 def summed_apart(con: Any, sql: str, got: Any, expected: Any) -> bool:
     """Whether a split answer ``got`` that differs from DuckDB's ``expected`` beyond the float
     tolerance is no further from the compensated answer than DuckDB's own is: ``sql`` with each
-    SUM and AVG made DuckDB's ``fsum`` and ``favg`` (Kahan's summation). A floating-point sum
+    SUM and AVG made DuckDB's ``fsum`` and ``favg`` (Kahan's summation), and ``regr_avgx``
+    and ``regr_avgy`` (means of DOUBLEs) the ``favg`` of their pairs' values. A floating-point sum
     that cancels (``sum(x * 1e-3)`` over values of 2**31 and -2**31) is off its exact value by
     the rounding of its largest terms, in whatever order it is added: DuckDB's own answer moves
     by 1.4e-8 of itself between one thread and two. ``got`` must be within twice DuckDB's own
@@ -135,11 +136,17 @@ def summed_apart(con: Any, sql: str, got: Any, expected: Any) -> bool:
     from sqlglot import exp
 
     from dau_scheduler.compare import compare_tables
+    from dau_scheduler.rewrite.moments import pair_argument
 
     def compensated(node: exp.Expr) -> exp.Expr:
         if isinstance(node, (exp.Sum, exp.Avg)) and not isinstance(node.this, exp.Distinct):
             name = "fsum" if isinstance(node, exp.Sum) else "favg"
             return exp.Anonymous(this=name, expressions=[node.this])
+        if isinstance(node, (exp.RegrAvgx, exp.RegrAvgy)):
+            # The mean of one role of the pairs, each value made a DOUBLE first, as DuckDB's
+            # regr_avgx/regr_avgy add them (``moments.pair_argument``).
+            role = "x" if isinstance(node, exp.RegrAvgx) else "y"
+            return exp.Anonymous(this="favg", expressions=[pair_argument(node, role)])
         return node
 
     try:

@@ -29,6 +29,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import duckdb
 import pyarrow as pa
 from pydantic import BaseModel, ConfigDict
 
@@ -36,7 +37,7 @@ from dau_scheduler.adaptive import execute_adaptive
 from dau_scheduler.arms.base import cast_partial
 from dau_scheduler.errors import ArmError, SqlError
 from dau_scheduler.lazy import empty_table
-from dau_scheduler.merge import MergeRule
+from dau_scheduler.merge import MergeRule, fold_error
 from dau_scheduler.pool.cloud import CHUNK_FRACTION, MIB, cloud_plan
 from dau_scheduler.rewrite.aggregates import SQL_MERGEABLE
 from dau_scheduler.rewrite.columns import query_columns
@@ -386,7 +387,10 @@ def _refold(session: Session, compiled: CompiledSplit, partials: pa.Table) -> pa
     """Partials folded into one partial of the same schema (concatenated for row blocks)."""
     if compiled.refold_sql is None or compiled.partial_schema is None:
         return partials
-    folded = session.host.run_over_partials(compiled.refold_sql, partials)
+    try:
+        folded = session.host.run_over_partials(compiled.refold_sql, partials)
+    except duckdb.Error as exc:
+        raise fold_error(exc) from exc
     return cast_partial(folded, compiled.partial_schema, "refold")
 
 

@@ -72,9 +72,10 @@ def _only_folded(node: exp.Expr) -> bool:
         and child is not parent.this
     ):
         child, parent = parent, parent.parent
-    # (a moment's own MIN, its shift, is read only as an estimate: ``moments.NAN_BLIND``)
+    # (a moment's own MIN, its shift, is read only as an estimate, its MAX only as finite or
+    # not: ``moments.NAN_BLIND``)
     return isinstance(parent, (*FLOAT_FOLDS, exp.Count)) or (
-        isinstance(parent, exp.Min) and bool(parent.meta.get(NAN_BLIND))
+        isinstance(parent, (exp.Min, exp.Max)) and bool(parent.meta.get(NAN_BLIND))
     )
 
 

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from dau_scheduler import temporal
+from dau_scheduler.errors import FoldError
 from dau_scheduler.lazy import LazyModule, int_array, numeric_array
 from dau_scheduler.merge import EXACT_DECIMAL
 from dau_scheduler.rewrite.aggregates import MERGE_STEPS
@@ -134,7 +135,11 @@ class FastFold:
         for j, (column, op) in enumerate(wanted):
             found = [acc[j] for acc in groups.values()]
             if op == "sum":
-                built = numeric_array(found, partials.schema.field(column).type)
+                kind = partials.schema.field(column).type
+                try:
+                    built = numeric_array(found, kind)
+                except pa.ArrowInvalid as exc:  # a decimal sum past its precision
+                    raise _overflow(kind) from exc
             else:  # a NULL row index takes NULL: a group that saw no non-NULL partial
                 built = partials.column(column).take(int_array(found)).combine_chunks()
             folded[f"{column}_{op}"] = built
@@ -158,20 +163,30 @@ class FastFold:
             folded = self._fold_rows(partials, wanted)
         elif self.keys and not acero:
             return None
-        elif self.keys:
-            grouped = partials.group_by(list(self.keys)).aggregate(
-                [(column, op, _at_least_one()) for column, op in wanted]
-            )
-            folded = {name: grouped.column(name).combine_chunks() for name in grouped.column_names}
         else:
-            # A scalar aggregate: one row, even over no partial rows; plain kernels, no Acero plan
-            # (and no Python value: pa.repeat keeps the kernel's scalar as it is).
-            folded = {
-                f"{column}_{op}": pa.repeat(
-                    getattr(pc, op)(partials.column(column), options=_at_least_one()), 1
-                ).cast(partials.schema.field(column).type)
-                for column, op in wanted
-            }
+            # pyarrow adds DECIMAL(38, s) values in 128 bits and wraps past them, silently (the
+            # sum of 6e27, 6e27 and 9e27 at scale 10 reads -1.3e28): such sums add in 76 digits
+            # and must fit their own type again.
+            kinds = {column: partials.schema.field(column).type for column, _ in wanted}
+            partials = _widened(partials, [c for c, op in wanted if op == "sum"])
+            if self.keys:
+                grouped = partials.group_by(list(self.keys)).aggregate(
+                    [(column, op, _at_least_one()) for column, op in wanted]
+                )
+                folded = {
+                    name: grouped.column(name).combine_chunks() for name in grouped.column_names
+                }
+            else:
+                # A scalar aggregate: one row, even over no partial rows; plain kernels, no
+                # Acero plan (and no Python value: pa.repeat keeps the kernel's scalar as is).
+                folded = {
+                    f"{column}_{op}": pa.repeat(
+                        getattr(pc, op)(partials.column(column), options=_at_least_one()), 1
+                    )
+                    for column, op in wanted
+                }
+            for column, op in wanted:
+                folded[f"{column}_{op}"] = _fitted(folded[f"{column}_{op}"], kinds[column])
         arrays: list[pa.Array] = []
         for kind, index in self.outputs:
             if kind == "key":
@@ -196,6 +211,36 @@ class FastFold:
             result = result.slice(self.offset, length)
         result = result.rename_columns(schema.names)
         return result.cast(schema, safe=True)
+
+
+def _overflow(kind: pa.DataType) -> FoldError:
+    return FoldError(
+        f"a sum of the arms' partial sums does not fit {kind}: DuckDB's own aggregate may "
+        "answer (an AVG adds in a HUGEINT) or raise; the unsplit query decides"
+    )
+
+
+def _widened(partials: pa.Table, summed: list[str]) -> pa.Table:
+    """``partials`` with each summed DECIMAL(p, s) column as a DECIMAL(76, s)."""
+    for name in summed:
+        index = partials.schema.get_field_index(name)
+        kind = partials.schema.field(index).type
+        if pa.types.is_decimal128(kind):
+            wide = partials.column(index).cast(pa.decimal256(76, kind.scale))
+            partials = partials.set_column(
+                index, partials.schema.field(index).with_type(wide.type), wide
+            )
+    return partials
+
+
+def _fitted(values: pa.Array, kind: pa.DataType) -> pa.Array:
+    """A folded column in its partial's type (``values`` may be a widened decimal sum)."""
+    if values.type == kind:
+        return values
+    try:
+        return values.cast(kind, safe=True)
+    except pa.ArrowInvalid as exc:  # a decimal sum past its precision
+        raise _overflow(kind) from exc
 
 
 @dataclass(frozen=True)

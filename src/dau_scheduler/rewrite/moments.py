@@ -80,8 +80,8 @@ def _over(reduced: exp.Expr, template: str, value: str | None = None) -> exp.Exp
     return bound.transform(put, copy=False)
 
 
-def _least(value: exp.Expr) -> exp.Expr:
-    least = exp.Min(this=value.copy())
+def _least(value: exp.Expr, cls: type[exp.Func] = exp.Min) -> exp.Expr:
+    least = cls(this=value.copy())
     least.meta[NAN_BLIND] = True
     return least
 
@@ -94,22 +94,26 @@ def _guarded(value: str, ill: Sequence[str]) -> str:
 
 
 def _moment_partials(call: exp.Expr) -> list[exp.Expr]:
-    # Each arm's count, mean, sample variance and least value of the argument as DOUBLE (as
-    # DuckDB's own variance reads it); the Polars arm has VARIANCE and AVG but no VAR_POP.
+    # Each arm's count, mean, sample variance, least and greatest value of the argument as
+    # DOUBLE (as DuckDB's own variance reads it); the Polars arm has VARIANCE and AVG but no
+    # VAR_POP. The extremes tell an arm that saw an infinity from one whose sum overflowed.
     arg = exp.Cast(this=argument(call).copy(), to=exp.DataType.build("DOUBLE"))
     return [
         with_filter(exp.Count(this=argument(call).copy()), call),
         with_filter(exp.Avg(this=arg.copy()), call),
         with_filter(exp.Variance(this=arg.copy()), call),
         with_filter(_least(arg), call),
+        with_filter(_least(arg, exp.Max), call),
     ]
 
 
 #: Chan's pairwise combine of (count, mean, M2) moments, as DuckDB combines its own variance
 #: states across threads (``STDDevBaseOperation::Combine``), folded over a group's partial rows.
 #: An arm's M2 is its sample variance times (count - 1). An arm whose mean is not finite saw an
-#: infinity or NaN: DuckDB's running M2 is then NaN (its finalize shows it from two rows on),
-#: which a one-row arm's variance (NULL) would hide, so such an arm's M2 is NaN. An arm whose
+#: infinity or NaN, or its sum overflowed. One that saw one (``seen``: an extreme not finite, as
+#: an infinity or DuckDB's NaN is; or a NaN mean over values too small to overflow, as Polars'
+#: MIN and MAX skip NaN) makes DuckDB's running M2 NaN (its finalize shows it from two rows on,
+#: which a one-row arm's variance (NULL) would hide), so such an arm's M2 is NaN. An arm whose
 #: values are all one value (one row, or a variance of 0) takes that value, its MIN, as its
 #: mean: DuckDB's running mean is then exactly that value, while AVG's sum may round (a group of
 #: 1/3.0s), and a difference of an ulp between two arms' means would make M2 a tiny non-zero
@@ -119,12 +123,15 @@ _MOMENTS = """list_reduce(
         'mean': CASE WHEN isfinite(__mean) AND (__n = 1 OR __var = 0) THEN __min
                      ELSE __mean END,
         'm2': CASE WHEN NOT isfinite(__mean) THEN CAST('nan' AS DOUBLE)
-                   WHEN __n > 1 THEN __var * (__n - 1) ELSE CAST(0 AS DOUBLE) END})
+                   WHEN __n > 1 THEN __var * (__n - 1) ELSE CAST(0 AS DOUBLE) END,
+        'seen': NOT isfinite(__min) OR NOT isfinite(__max)
+                OR (isnan(__mean) AND greatest(abs(__min), abs(__max)) < 1e140)})
     FILTER (WHERE __n > 0),
   lambda a, b: {'n': a['n'] + b['n'],
                 'mean': a['mean'] + b['n'] / (a['n'] + b['n']) * (b['mean'] - a['mean']),
                 'm2': a['m2'] + b['m2'] + (b['mean'] - a['mean']) * (b['mean'] - a['mean'])
-                      * b['n'] * a['n'] / (a['n'] + b['n'])})"""
+                      * b['n'] * a['n'] / (a['n'] + b['n']),
+                'seen': a['seen'] OR b['seen']})"""
 # (Fields as a['n'], not a.n: DuckDB 2.0 binds a lambda's a.n in HAVING as a column n.)
 
 #: The unsplit statistic from the combined moments ``__r``, as DuckDB finalizes each: the sample
@@ -137,29 +144,38 @@ _FINISH = {
 }
 #: Ill-conditioned where ``|mean| / stddev > CONDITION_LIMIT``.
 _VARIANCE_ILL = f"__r.m2 > 0 AND __r.mean * __r.mean * __r.n > {CONDITION_LIMIT**2:.0e} * __r.m2"
+#: Not finite over two values or more though no arm saw an infinity or NaN: an arm's AVG whose
+#: sum overflowed (finite values near 1e308) reads as an infinity, where DuckDB's running mean
+#: stays finite and its M2 gives inf (NaN split: found by ``probes/aggregates.py``); an M2 that
+#: overflows is inf or -inf by the rows' order (``variance`` of 1e308 and -1e308 is -inf). The
+#: unsplit query answers. (Where an arm saw one, DuckDB's answer is NaN, as the fold's.)
+_VARIANCE_FINITE = "__r.n > 1 AND NOT isfinite(__r.mean + __r.m2) AND NOT __r.seen"
 
 
 def _moments(cols: Sequence[exp.Expr]) -> exp.Expr:
-    names = ("__n", "__mean", "__var", "__min")
+    names = ("__n", "__mean", "__var", "__min", "__max")
     return _fill(_MOMENTS, dict(zip(names, cols, strict=True)))
 
 
 def _merge_variance(kind: str, root: bool) -> Callable[[Sequence[exp.Expr]], exp.Expr]:
     def merge(cols: Sequence[exp.Expr]) -> exp.Expr:
-        value = _over(_moments(cols), _guarded("__value", [_VARIANCE_ILL]), _FINISH[kind])
+        guards = [_VARIANCE_FINITE, _VARIANCE_ILL]
+        value = _over(_moments(cols), _guarded("__value", guards), _FINISH[kind])
         return exp.Sqrt(this=value) if root else value
 
     return merge
 
 
 def _refold_moments(cols: Sequence[exp.Expr]) -> list[exp.Expr]:
-    # Back to (count, mean, sample variance, least value): the partial columns the arms compute.
+    # Back to (count, mean, sample variance, least and greatest value): the partial columns
+    # the arms compute.
     reduced = _moments(cols)
     return [
         exp.Sum(this=cols[0].copy()),
         _field(reduced, "mean"),
         _over(reduced, _FINISH["samp"]),
         exp.Min(this=cols[3].copy()),
+        exp.Max(this=cols[4].copy()),
     ]
 
 

@@ -15,7 +15,6 @@ Anything not proven safe is refused by name; a refused query runs unsplit.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 
@@ -28,6 +27,7 @@ from sqlglot.optimizer.scope import Scope, build_scope
 
 from dau_scheduler.errors import SplitError
 from dau_scheduler.rewrite import decisions
+from dau_scheduler.rewrite import partial_types as partial_types_
 from dau_scheduler.rewrite.aggregates import aggregate_kind
 from dau_scheduler.rewrite.arrival import arrival_dependence, unordered_limit
 from dau_scheduler.rewrite.blocks import (
@@ -286,17 +286,6 @@ def _attach_ctes(partial: exp.Select, tree: exp.Expr, block: exp.Select) -> None
         partial.set("with", with_.copy())
 
 
-#: Aggregate kinds whose partials are sums: proven for numeric types only (an AVG over TIMETZ or
-#: INTERVAL is not a sum of numbers).
-_NUMERIC_ONLY = frozenset({"sum", "avg", "mean"})
-_NUMERIC = re.compile(
-    r"^(TINYINT|SMALLINT|INTEGER|BIGINT|HUGEINT|UTINYINT|USMALLINT|UINTEGER|UBIGINT|UHUGEINT|"
-    r"FLOAT|DOUBLE|DECIMAL\(\d+,\s*\d+\))$"
-)
-#: A partial of integers (an AVG's integer sum and count: ``decisions.KEEPS_TIES``).
-_INTEGER = re.compile(r"^U?(TINYINT|SMALLINT|INTEGER|BIGINT|HUGEINT)$")
-
-
 def _namesake_elsewhere(
     tree: exp.Expr, schema: dict[str, dict[str, str]], place: tuple[str, str]
 ) -> exp.Table | None:
@@ -503,14 +492,9 @@ def _compile_candidate(
         )
     partial_columns, partial_types = names_out[:width], types_out[:width]
     by_name = dict(zip(partial_columns, partial_types, strict=True))
-    for call in built.calls:
-        if call.kind in _NUMERIC_ONLY:
-            for column in call.columns:
-                type_name = by_name.get(column, "")
-                if not _NUMERIC.match(type_name):
-                    raise Refuse(
-                        f"{call.kind} over {type_name}: its merge is proven for numbers only"
-                    )
+    numeric = partial_types_.numbers_only(built.calls, by_name)
+    if numeric is not None:
+        raise Refuse(numeric)
     for node in built.replacement.walk():
         if "dau_cast" in node.meta:
             index = node.meta.pop("dau_cast")
@@ -524,7 +508,7 @@ def _compile_candidate(
             node.set("to", to)
             if isinstance(node, exp.Cast):
                 read = [by_name.get(c.name, "") for c in node.find_all(exp.Column)]
-                integers = bool(read) and all(_INTEGER.match(t) for t in read)
+                integers = bool(read) and all(partial_types_.INTEGER.match(t) for t in read)
                 decisions.mark(node, node.meta.pop("dau_kind", ""), integers)
 
     final_tree = tree.copy()
@@ -545,6 +529,9 @@ def _compile_candidate(
         target.replace(replacement)
     final_tree = cast_outputs(final_tree, columns, types)
     final_tree = partials_typed(final_tree, partial_columns, partial_types)
+    spelled = partial_types_.spelled_apart(partial_columns, partial_types, aggregated, final_tree)
+    if spelled is not None:
+        raise Refuse(spelled)
     floats = [t in ("DOUBLE", "FLOAT") for t in partial_types[: len(replacement.expressions)]]
     decides = decisions.decision(final_tree) or decisions.row_decision(final_tree, floats)
     if decides is not None:
