@@ -1,7 +1,7 @@
 """Random aggregates: every kind the split folds (and some it refuses), with DISTINCT, FILTER,
 grouping sets, HAVING and expressions over them, over every numeric width, decimals, floats
 with NaN and infinities, booleans, text, temporal values, intervals and UUIDs, with NULLs,
-extremes, empty groups and all-NULL groups."""
+extremes, empty groups and all-NULL groups. Arguments: SEED FILE COUNT [COPIES]."""
 
 import random
 import sys
@@ -9,6 +9,7 @@ from pathlib import Path
 
 R = random.Random(int(sys.argv[1]))
 out = sys.argv[2]
+COPIES = int(sys.argv[4]) if len(sys.argv) > 4 else 1  # optional: each row this many times
 COLS = {
     "ti": "TINYINT",
     "si": "SMALLINT",
@@ -94,6 +95,9 @@ create = (
     + ", ".join(COLS)
     + ")"
 )
+if COPIES > 1:  # each row COPIES times, shuffled: many vectors, DuckDB's threads, row groups
+    create = create.replace("SELECT * FROM (VALUES", "SELECT v.* FROM (VALUES", 1)
+    create += f", range({COPIES}) c(c) ORDER BY hash(c, v.i)"
 
 ONE = ["count", "min", "max"]
 NUM_ONE = ["sum", "avg", "mean", "var_samp", "var_pop", "variance", "stddev", "stddev_samp"]
