@@ -49,7 +49,11 @@ from dau_scheduler.arms.polars_checks import (
     refuse_empty_group_forms,
 )
 from dau_scheduler.arms.polars_decimals import check_products, mark_checked_products
-from dau_scheduler.arms.polars_forms import refuse_set_operations, refuse_unsafe_ctes
+from dau_scheduler.arms.polars_forms import (
+    refuse_set_operations,
+    refuse_shadowing_aliases,
+    refuse_unsafe_ctes,
+)
 from dau_scheduler.arms.polars_functions import BETWEEN, CONTAINS, QUOTIENT
 from dau_scheduler.arms.polars_join_sql import (
     filter_joined_table,
@@ -381,6 +385,7 @@ def polars_sql(
             partial = polars_doubles.exact_conversions(partial, DECIMAL_SCALE)
         partial = partial.transform(_round_half_away)
     refuse_unsafe_ctes(partial, None if types is None else [*types, PLACEHOLDER])
+    refuse_shadowing_aliases(partial)
     refuse_set_operations(partial, typed=types is not None)
     refuse_divergent(partial, DECIMAL_SCALE)
     refuse_deep_nesting(partial)
