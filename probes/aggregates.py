@@ -55,7 +55,15 @@ VALS = {
     "TIMESTAMP": ["1970-01-01 00:00:00", "2024-02-29 23:59:59.999999", "1900-01-01 12:00:00"],
     "TIMESTAMPTZ": ["1970-01-01 00:00:00+00", "2024-02-29 23:59:59.5+00", "2001-01-01 01:00:00+00"],
     "TIME": ["00:00:00", "23:59:59.999999", "12:30:00"],
-    "INTERVAL": ["1 day", "24 hours", "1 month", "30 days", "-1 day", "0 seconds", "1 year 2 hours"],
+    "INTERVAL": [
+        "1 day",
+        "24 hours",
+        "1 month",
+        "30 days",
+        "-1 day",
+        "0 seconds",
+        "1 year 2 hours",
+    ],
     "UUID": [
         "00000000-0000-0000-0000-000000000000",
         "ffffffff-ffff-ffff-ffff-ffffffffffff",
@@ -139,7 +147,9 @@ def aggregate():
         fn, args = R.choice(ONE), R.choice(list(COLS))
     elif r < 0.55:
         fn = R.choice(NUM_ONE)
-        args = R.choice(SMALL) if fn in ("sum", "product", "fsum") and R.random() < 0.7 else numeric()
+        args = (
+            R.choice(SMALL) if fn in ("sum", "product", "fsum") and R.random() < 0.7 else numeric()
+        )
     elif r < 0.7:
         fn, args = R.choice(PAIRS), f"{numeric()}, {numeric()}"
     elif r < 0.78:

@@ -61,7 +61,9 @@ def agg(dims):
     else:
         call = f"sum({value} * {R.choice(['2', '0.5', 'f.n'])})"
     if R.random() < 0.15:
-        call += f" FILTER (WHERE {R.choice(['f.n > 0', 'f.s = ' + chr(39) + 'a' + chr(39), 'f.b'])})"
+        call += (
+            f" FILTER (WHERE {R.choice(['f.n > 0', 'f.s = ' + chr(39) + 'a' + chr(39), 'f.b'])})"
+        )
     return call
 
 
@@ -71,18 +73,33 @@ def source():
     if r < 0.45:
         return f"f {R.choice(JOINS)} dk ON f.k = dk.k", {"dk"}
     if r < 0.6:
-        return f"f {R.choice(JOINS)} dk ON f.k = dk.k {R.choice(JOINS)} dj ON f.j = dj.j", {"dk", "dj"}
+        return f"f {R.choice(JOINS)} dk ON f.k = dk.k {R.choice(JOINS)} dj ON f.j = dj.j", {
+            "dk",
+            "dj",
+        }
     if r < 0.7:
         return f"f {R.choice(JOINS)} dj ON f.j = dj.j AND dj.grp IS NOT NULL", {"dj"}
     if r < 0.8:
         return f"f {R.choice(['SEMI', 'ANTI'])} JOIN dk ON f.k = dk.k", set()
     if r < 0.9:
-        return f"f {R.choice(JOINS)} (SELECT k, max(w) AS w, count(*) AS c, min(name) AS name FROM dk GROUP BY k) dk ON f.k = dk.k", {"dk"}
+        return (
+            f"f {R.choice(JOINS)} (SELECT k, max(w) AS w, count(*) AS c, min(name) AS name FROM dk GROUP BY k) dk ON f.k = dk.k",
+            {"dk"},
+        )
     return "f, dk WHERE f.k = dk.k AND dk.c > 40", {"dk"}
 
 
 def where():
-    return R.choice(["", "", f" WHERE f.n {R.choice(['>', '<'])} {R.randint(-500, 500)}", " WHERE f.k IN (SELECT k FROM dk WHERE c > 50)", " WHERE NOT EXISTS (SELECT 1 FROM dj WHERE dj.j = f.j)", " WHERE f.x > 10"])
+    return R.choice(
+        [
+            "",
+            "",
+            f" WHERE f.n {R.choice(['>', '<'])} {R.randint(-500, 500)}",
+            " WHERE f.k IN (SELECT k FROM dk WHERE c > 50)",
+            " WHERE NOT EXISTS (SELECT 1 FROM dj WHERE dj.j = f.j)",
+            " WHERE f.x > 10",
+        ]
+    )
 
 
 for _ in range(int(sys.argv[3])):
@@ -91,7 +108,7 @@ for _ in range(int(sys.argv[3])):
     key = R.choice(keys)
     w = where()
     if "WHERE" in frm and w:
-        w = " AND" + w[len(" WHERE"):]
+        w = " AND" + w[len(" WHERE") :]
     form = R.randint(1, 6)
     if form == 1:
         q = f"SELECT {agg(dims)}, {agg(dims)} FROM {frm}{w}"

@@ -102,7 +102,8 @@ def _order_keys(tree: Any, answer: Any) -> Any:
 
 def only_ties(sql: str, got: Any, expected: Any) -> bool:
     """Whether an ordered answer differs from DuckDB's only in the order of tied rows (under a
-    LIMIT or OFFSET, the last run of ties may hold other tied rows)."""
+    LIMIT or OFFSET, the last run of ties may hold other tied rows; under an OFFSET, the first
+    too)."""
     import sqlglot
 
     from dau_scheduler.compare import differ_only_in_ties
@@ -115,7 +116,10 @@ def only_ties(sql: str, got: Any, expected: Any) -> bool:
     if keys_got is None or keys_expected is None:
         return False
     limited = tree.args.get("limit") is not None or tree.args.get("offset") is not None
-    return differ_only_in_ties(got, expected, keys_got, keys_expected, limited=limited)
+    offset = tree.args.get("offset") is not None
+    return differ_only_in_ties(
+        got, expected, keys_got, keys_expected, limited=limited, offset=offset
+    )
 
 
 #: The widest relative distance of DuckDB's own answer from the compensated one that

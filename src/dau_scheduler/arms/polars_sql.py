@@ -329,6 +329,24 @@ def _group_by_key_names(node: exp.Expr) -> exp.Expr:
     return node
 
 
+def _distinct_sort_keys(node: exp.Expr) -> exp.Expr:
+    """An ORDER BY without a key it repeats (``ORDER BY ts DESC, ts DESC``: rows tied on the
+    first are tied on the second). Polars' streaming top-k panicked on the repeat ("assertion
+    failed: keys.width() == 1"; the host answered)."""
+    if not isinstance(node, exp.Order):
+        return node
+    seen: set[exp.Expr] = set()
+    kept = []
+    for item in node.expressions:
+        key = item.this if isinstance(item, exp.Ordered) else item
+        if key not in seen:
+            seen.add(key)
+            kept.append(item)
+    if len(kept) < len(node.expressions):
+        node.set("expressions", kept)
+    return node
+
+
 def polars_sql(
     compiled: CompiledSplit,
     types: dict[str, dict[str, str]] | None = None,
@@ -362,7 +380,7 @@ def polars_sql(
         partial = partial.copy()
         mark_checked_products(partial, as_stored, DECIMAL_SCALE)
     partial = join_explicitly(_translated(partial)).transform(flat_join_condition)
-    partial = partial.transform(_group_by_key_names)
+    partial = partial.transform(_group_by_key_names).transform(_distinct_sort_keys)
     refuse_empty_group_forms(partial)  # (before the LIMIT 2 a one-row subquery is given)
     partial = partial.transform(_bounded_scalar_subquery)
     partial = partial.transform(filter_joined_table).transform(inner_conditions_to_where)
