@@ -376,7 +376,11 @@ def _one(
     if diff is not None and result.execution is None and _unstable(con, record.sql, expected):
         return session, "unstable", f"answered unsplit; DuckDB's own answers differ: {diff}"
     ran_split = result.execution is not None
-    if diff is not None and ran_split and summed_apart(con, record.sql, result.table, expected):
+    if (
+        diff is not None
+        and ran_split
+        and summed_apart(con, record.sql, result.table, expected, in_order)
+    ):
         return session, "cancelled", f"a sum that cancels, added in another order: {diff}"
     return session, outcome, diff or result.refusal or result.fallback
 

@@ -48,6 +48,7 @@ from dau_scheduler.rewrite.reading import (
     UNANALYSABLE,
     Binder,
     all_misread,
+    ambiguous_order,
     read_back,
     written_otherwise,
 )
@@ -365,6 +366,8 @@ def compile_split(
         return refused(over.refusal if over is not None and over.refusal else read)
     tree = read
     misread = all_misread([sql, *(view.sql for view in views_read)], tree)
+    written = over.tree if over is not None and inlined_sql is not None else original
+    misread = misread or ambiguous_order(written)
     if misread is not None:
         return refused(misread)
 

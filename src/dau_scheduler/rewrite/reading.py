@@ -141,6 +141,28 @@ def all_misread(texts: Sequence[str], tree: exp.Expr) -> str | None:
     return None
 
 
+def ambiguous_order(tree: exp.Expr) -> str | None:
+    """Why an ORDER BY names an output that two outputs carry, or None. DuckDB compares names
+    without case and takes the last such output (``SELECT i, i % 3 AS i ... ORDER BY i`` sorts
+    by ``i % 3``; ``SELECT x AS a, y AS "A" ... ORDER BY a`` by ``y``); sqlglot's reading
+    took the first, and rows came back in another order or, under a LIMIT, other rows (found
+    by ``probes/aliases.py``, thirtieth session)."""
+    for select in tree.find_all(exp.Select):
+        order = select.args.get("order")
+        if order is None:
+            continue
+        names = [e.alias_or_name.lower() for e in select.expressions if e.alias_or_name]
+        twice = {name for name in names if names.count(name) > 1}
+        for item in order.expressions:
+            key = item.this if isinstance(item, exp.Ordered) else item
+            if isinstance(key, exp.Column) and not key.table and key.name.lower() in twice:
+                return (
+                    f"ORDER BY {key.sql(dialect=DIALECT)} names an output two outputs carry "
+                    "(DuckDB takes the last, without case), which the split may read otherwise"
+                )
+    return None
+
+
 #: Functions whose appearance in sqlglot's rendering, where the query has none, changes what
 #: it computes (a case folded, a value rounded); others it adds keep the value (a list built).
 _ADDED_WATCH = frozenset({"upper", "lower", "round", "trunc", "floor", "ceil", "abs", "coalesce"})
@@ -346,4 +368,4 @@ def written_otherwise(sql: str, rendered: str) -> str | None:
     return None
 
 
-__all__ = ["UNANALYSABLE", "Binder", "read_back", "written_otherwise"]
+__all__ = ["UNANALYSABLE", "Binder", "ambiguous_order", "read_back", "written_otherwise"]
