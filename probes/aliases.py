@@ -12,7 +12,7 @@ R = random.Random(int(sys.argv[1]))
 out = sys.argv[2]
 lines = [
     "statement ok",
-    'CREATE TABLE t AS SELECT i, CASE WHEN i % 13 = 0 THEN NULL ELSE i % 7 END AS k, '
+    "CREATE TABLE t AS SELECT i, CASE WHEN i % 13 = 0 THEN NULL ELSE i % 7 END AS k, "
     '((i * 7919) % 200 - 100)::INTEGER AS n, (i % 5)::INTEGER AS "Mixed", '
     '(i % 3)::INTEGER AS "two words", (i % 4)::INTEGER AS t, (i % 6)::INTEGER AS "sum", '
     "['a', 'b', NULL][i % 3 + 1] AS s FROM range(3000) r(i)",
@@ -42,8 +42,13 @@ for _ in range(int(sys.argv[3])):
     elif form == 5:  # WHERE names a column also used as an alias
         q = f"SELECT {value()} AS {x}, count(*) FROM t WHERE {R.choice(NUMS)} > {R.randint(-50, 50)} GROUP BY {x} ORDER BY ALL"
     elif form == 6:  # aggregate over an alias name
-        q = f"SELECT k AS n, n AS k, count(*) FROM t GROUP BY k, n ORDER BY n, k"
-        q = R.choice([q, f"SELECT {x}, sum({y}) FROM (SELECT {value()} AS {x}, {value()} AS {y} FROM t) t GROUP BY {x} ORDER BY ALL"])
+        q = "SELECT k AS n, n AS k, count(*) FROM t GROUP BY k, n ORDER BY n, k"
+        q = R.choice(
+            [
+                q,
+                f"SELECT {x}, sum({y}) FROM (SELECT {value()} AS {x}, {value()} AS {y} FROM t) t GROUP BY {x} ORDER BY ALL",
+            ]
+        )
     elif form == 7:  # QUALIFY with an alias
         q = f"SELECT i, {value()} AS {x} FROM t QUALIFY row_number() OVER (PARTITION BY {x} ORDER BY i) <= 2 ORDER BY i"
     else:  # a subquery reading the outer alias name
