@@ -135,25 +135,49 @@ def summed_apart(con: Any, sql: str, got: Any, expected: Any, in_order: bool = F
     that cancels (``sum(x * 1e-3)`` over values of 2**31 and -2**31) is off its exact value by
     the rounding of its largest terms, in whatever order it is added: DuckDB's own answer moves
     by 1.4e-8 of itself between one thread and two. ``got`` must be within twice DuckDB's own
-    distance (at most 1e-6 relative); every other value, key and row must match as before, in
-    order where the answer has one (``in_order``; rows whose ORDER BY keys tie may trade
-    places, ``only_ties``). A query with no such sum is not one: False."""
+    distance, or within the spread any order of additions may give (``_spread_of``: DuckDB's
+    own answer may be the lucky one), at most 1e-6 relative; every other value, key and row
+    must match as before, in order where the answer has one (``in_order``; rows whose ORDER
+    BY keys tie may trade places, ``only_ties``). A query with no such sum is not one: False."""
     import sqlglot
     from sqlglot import exp
 
     from dau_scheduler.compare import compare_tables
     from dau_scheduler.rewrite.moments import pair_argument
 
-    def compensated(node: exp.Expr) -> exp.Expr:
+    def values(node: exp.Expr) -> exp.Expr | None:
+        """What a SUM, AVG or regression mean adds up, or None."""
         if isinstance(node, (exp.Sum, exp.Avg)) and not isinstance(node.this, exp.Distinct):
-            name = "fsum" if isinstance(node, exp.Sum) else "favg"
-            return exp.Anonymous(this=name, expressions=[node.this])
+            added: exp.Expr = node.this
+            return added
         if isinstance(node, (exp.RegrAvgx, exp.RegrAvgy)):
-            # The mean of one role of the pairs, each value made a DOUBLE first, as DuckDB's
-            # regr_avgx/regr_avgy add them (``moments.pair_argument``).
-            role = "x" if isinstance(node, exp.RegrAvgx) else "y"
-            return exp.Anonymous(this="favg", expressions=[pair_argument(node, role)])
-        return node
+            # One role of the pairs, each value made a DOUBLE first, as DuckDB's regr_avgx and
+            # regr_avgy add them (``moments.pair_argument``).
+            return pair_argument(node, "x" if isinstance(node, exp.RegrAvgx) else "y")
+        return None
+
+    def compensated(node: exp.Expr) -> exp.Expr:
+        added = values(node)
+        if added is None:
+            return node
+        name = "fsum" if isinstance(node, exp.Sum) else "favg"
+        return exp.Anonymous(this=name, expressions=[added])
+
+    def spread(node: exp.Expr) -> exp.Expr:
+        # How far any order of additions may move the sum, relative to it: n * eps * sum|x| /
+        # |sum x| (the bound of a sum added one value at a time), NULL where it is 0.
+        added = values(node)
+        if added is None:
+            return node
+        total = exp.Anonymous(this="fsum", expressions=[added.copy()])
+        size = exp.Anonymous(
+            this="fsum", expressions=[exp.Abs(this=exp.Cast(this=added.copy(), to="DOUBLE"))]
+        )
+        bound = exp.Mul(this=size, expression=exp.Count(this=added.copy()))
+        return exp.Div(
+            this=exp.Mul(this=bound, expression=exp.Literal.number(_EPS)),
+            expression=exp.Nullif(this=exp.Abs(this=total), expression=exp.Literal.number(0)),
+        )
 
     try:
         tree = sqlglot.parse_one(sql, read="duckdb")
@@ -174,8 +198,34 @@ def summed_apart(con: Any, sql: str, got: Any, expected: Any, in_order: bool = F
 
     for apart in _CANCELLING:
         if near(expected, apart):
-            return near(got, 2 * apart)
+            return near(got, max(2 * apart, _spread_of(con, tree, spread, values)))
     return False
+
+
+#: A DOUBLE's unit roundoff.
+_EPS = 2.0**-53
+
+
+def _spread_of(con: Any, tree: Any, spread: Any, values: Any) -> float:
+    """The largest relative spread (see ``summed_apart``) of the query's sums, where each is a
+    whole output (``SELECT k, sum(x)``); 0 where one sits inside an expression, whose value
+    the spread does not bound, or where it cannot be computed. Capped at 1e-6."""
+    from sqlglot import exp
+
+    outputs = [e.this if isinstance(e, exp.Alias) else e for e in tree.expressions]
+    sums = [node for node in tree.walk() if values(node) is not None]
+    if not sums or not all(any(node is output for output in outputs) for node in sums):
+        return 0.0
+    try:
+        table = con.sql(tree.transform(spread).sql(dialect="duckdb")).to_arrow_table()
+    except Exception:  # noqa: BLE001 - no spread known: the rule of DuckDB's own distance
+        return 0.0
+    found = 0.0
+    for column in table.columns:
+        for value in column.to_pylist():
+            if isinstance(value, float) and value == value:  # (not NaN)
+                found = max(found, value)
+    return min(found, 1e-6)
 
 
 __all__ = ["only_ties", "ordered", "summed_apart"]

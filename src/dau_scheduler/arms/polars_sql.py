@@ -41,6 +41,7 @@ from sqlglot.dialects.postgres import Postgres
 from dau_scheduler.arms import polars_doubles
 from dau_scheduler.arms.polars_arithmetic import checked_arithmetic
 from dau_scheduler.arms.polars_checks import (
+    SPECIAL_VALUE,
     refuse_constant_filters,
     refuse_constant_groups,
     refuse_deep_correlation,
@@ -242,6 +243,12 @@ def _translate(node: exp.Expr) -> exp.Expr:
         return exp.Paren(this=type(node)(**sides))
     if isinstance(node, exp.Pow):
         return _pow(node)
+    if isinstance(node, (exp.IsNan, exp.IsInf)) or (
+        isinstance(node, exp.Anonymous)
+        and str(node.this).lower() == "isfinite"
+        and len(node.expressions) == 1
+    ):
+        return _float_class(node)
     if isinstance(node, exp.Contains):
         return _contains(node)
     if isinstance(node, exp.Trim) and node.args.get("expression") is None:
@@ -264,6 +271,26 @@ def _translate(node: exp.Expr) -> exp.Expr:
         both.meta[BETWEEN] = True  # DuckDB compares all three in one type (a DOUBLE bound's)
         return exp.Paren(this=both)
     return node
+
+
+def _float_class(node: exp.Expr) -> exp.Expr:
+    """``isnan``, ``isinf`` and ``isfinite``, which Polars' SQL has not, as comparisons with the
+    special values: Polars, as DuckDB, finds NaN equal to NaN (IEEE would not), an infinity
+    equal to itself, and NULL compared NULL, as the three functions give NULL for NULL."""
+    value = _translated(node.expressions[0] if isinstance(node, exp.Anonymous) else node.this)
+
+    def equals(special: str) -> exp.Expr:
+        constant = exp.Cast(this=exp.Literal.string(special), to=exp.DataType.build("DOUBLE"))
+        constant.meta[SPECIAL_VALUE] = True  # (text both engines read alike)
+        return exp.EQ(this=value.copy(), expression=constant)
+
+    nan = equals("nan")
+    infinite = exp.Paren(this=exp.or_(equals("inf"), equals("-inf")))
+    if isinstance(node, exp.IsNan):
+        return exp.Paren(this=nan)
+    if isinstance(node, exp.IsInf):
+        return infinite
+    return exp.Paren(this=exp.Not(this=exp.Paren(this=exp.or_(nan, infinite))))
 
 
 #: Unicode's space separators (category Zs), the characters DuckDB's one-argument trim
