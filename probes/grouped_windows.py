@@ -1,7 +1,7 @@
 """Random windows over a grouped block's groups: rank, dense_rank, row_number, percent_rank,
 cume_dist, ntile, lag, lead, first_value, last_value and framed aggregates of aggregates,
-partitioned or not, ordered by keys or by an aggregate, and QUALIFY over them (refused today:
-the next session's target). Arguments: SEED FILE COUNT."""
+partitioned or not, ordered by keys or by an aggregate, and QUALIFY over them (split from the
+thirtieth session on). Arguments: SEED FILE COUNT."""
 
 import random
 import sys

@@ -43,6 +43,7 @@ SPLITS = {
     "null_text_arguments",
     "variance_overflow",
     "float_class_tests",
+    "qualify_over_groups",
 }
 
 
@@ -73,6 +74,7 @@ CHUNKED = [
     "method_calls",
     "variance_overflow",
     "decimal_average_overflow",
+    "qualify_over_groups",
 ]
 
 

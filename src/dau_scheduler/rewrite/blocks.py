@@ -55,10 +55,11 @@ def is_aggregate(node: exp.Expr, aggregate_names: frozenset[str]) -> bool:
 
 
 def aggregate_calls(select: exp.Select, names: frozenset[str]) -> list[exp.Expr]:
-    """Aggregate calls of this block (in SELECT, HAVING, ORDER BY), outermost call only."""
+    """Aggregate calls of this block (in SELECT, HAVING, QUALIFY, ORDER BY), outermost call
+    only."""
     calls: list[exp.Expr] = []
     roots = [*select.expressions]
-    for key in ("having", "order"):
+    for key in ("having", "qualify", "order"):
         if select.args.get(key) is not None:
             roots.append(select.args[key])
     stack = list(reversed(roots))
@@ -378,7 +379,7 @@ def build_aggregate(block: exp.Select, names: frozenset[str]) -> BuiltBlock:
 
     partial = block.copy()
     partial.set("expressions", projections)
-    for key in ("having", "order", "limit", "offset", "distinct"):
+    for key in ("having", "qualify", "order", "limit", "offset", "distinct"):
         partial.set(key, None)
     constant = [not _reads_anything(key) for key in partial_keys]
     if grouping_sets or extras or any(constant) or by_all:
@@ -436,7 +437,7 @@ def build_aggregate(block: exp.Select, names: frozenset[str]) -> BuiltBlock:
     elif keys:
         group_keys = [exp.column(f"__dau_g{i}") for i in range(len(keys))]
         replacement = replacement.group_by(*group_keys, copy=False)
-    for key in ("having", "order"):
+    for key in ("having", "qualify", "order"):
         if block.args.get(key) is not None:
             replacement.set(key, replace_outside_subqueries(block.args[key], fold))
     for key in ("limit", "offset", "distinct"):

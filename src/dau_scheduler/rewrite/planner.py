@@ -149,14 +149,15 @@ def _block_refusal(
             return f"{table} is on the nullable side of a LEFT JOIN"
         if index == position and kind in {"SEMI", "ANTI"}:
             return f"{table} is the inner side of a {kind} JOIN"
-    if select.args.get("qualify") is not None:
+    # A grouped block's windows run over its groups, which the final query holds whole; so does
+    # its QUALIFY, a filter on them.
+    grouped = _grouped(select, names)
+    if select.args.get("qualify") is not None and not grouped:
         return f"the block reading {table} has a QUALIFY clause (a window over its rows)"
     if isinstance(select.args.get("distinct"), exp.Distinct) and select.args["distinct"].args.get(
         "on"
     ):
         return f"the block reading {table} uses DISTINCT ON, which keeps one row per key by order"
-    # A grouped block's windows run over its groups, which the final query holds whole.
-    grouped = _grouped(select, names)
     for node in own_nodes(select):
         if isinstance(node, exp.Window) and not grouped:
             return f"a window function ({function_name(node.this)}() OVER ...) runs over {table}"
