@@ -7,6 +7,8 @@ import random
 import sys
 from pathlib import Path
 
+from _typed_table import draw, literal, values_table
+
 R = random.Random(int(sys.argv[1]))
 out = sys.argv[2]
 COPIES = int(sys.argv[4]) if len(sys.argv) > 4 else 1  # optional: each row this many times
@@ -79,29 +81,18 @@ N = 240
 rows = []
 for i in range(N):
     row = [i, R.choice([0, 1, 2, 3, None]), R.choice(["x", "y", "z", None])]
-    row += [None if R.random() < 0.12 else R.choice(VALS[t]) for t in COLS.values()]
+    row += draw(R, COLS.values(), VALS, 0.12)
     if i % 40 == 0:  # a group of all-NULL values
         row = [i, 4, "w"] + [None] * len(COLS)
     rows.append(row)
-
-
-def lit(v, t):
-    if v is None:
-        return f"NULL::{t}"
-    return "'" + str(v).replace("'", "''") + f"'::{t}"
-
-
-create = (
-    "CREATE TABLE t AS SELECT * FROM (VALUES "
-    + ", ".join(
-        f"({r[0]}, {'NULL' if r[1] is None else r[1]}, {lit(r[2], 'VARCHAR')}, "
-        + ", ".join(lit(v, t) for v, t in zip(r[3:], COLS.values(), strict=True))
-        + ")"
+create = values_table(
+    "t",
+    ["i", "k", "g", *COLS],
+    [
+        [str(r[0]), "NULL" if r[1] is None else str(r[1]), literal(r[2], "VARCHAR")]
+        + [literal(v, t) for v, t in zip(r[3:], COLS.values(), strict=True)]
         for r in rows
-    )
-    + ") v(i, k, g, "
-    + ", ".join(COLS)
-    + ")"
+    ],
 )
 if COPIES > 1:  # each row COPIES times, shuffled: many vectors, DuckDB's threads, row groups
     create = create.replace("SELECT * FROM (VALUES", "SELECT v.* FROM (VALUES", 1)

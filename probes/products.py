@@ -5,6 +5,8 @@ import random
 import sys
 from pathlib import Path
 
+from _typed_table import draw, literal, values_table
+
 R = random.Random(int(sys.argv[1]))
 out = sys.argv[2]
 COLS = {
@@ -37,18 +39,11 @@ VALS = {
 }
 rows = []
 for i in range(300):
-    rows.append(
-        "("
-        + f"{i}, "
-        + ", ".join(
-            "NULL::" + t if R.random() < 0.06 else f"'{R.choice(VALS[t])}'::{t}"
-            for t in COLS.values()
-        )
-        + ")"
-    )
+    drawn = draw(R, COLS.values(), VALS, 0.06)
+    rows.append([str(i), *(literal(v, t) for v, t in zip(drawn, COLS.values(), strict=True))])
 lines = [
     "statement ok",
-    f"CREATE TABLE t AS SELECT * FROM (VALUES {', '.join(rows)}) v(i, {', '.join(COLS)})",
+    values_table("t", ["i", *COLS], rows),
     "",
     "statement ok",
     "CREATE TABLE s AS SELECT i % 7 AS k, (i * 0.0000001)::DECIMAL(9,7) AS sq, (i * 1.25)::DECIMAL(6,2) AS sb FROM range(20) r(i)",

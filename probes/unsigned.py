@@ -5,6 +5,8 @@ import random
 import sys
 from pathlib import Path
 
+from _typed_table import draw, literal, values_table
+
 R = random.Random(int(sys.argv[1]))
 out = sys.argv[2]
 COLS = {
@@ -76,28 +78,9 @@ VALS = {
 N = 200
 rows = []
 for i in range(N):
-    rows.append([i] + [None if R.random() < 0.05 else R.choice(VALS[t]) for t in COLS.values()])
-
-
-def lit(v, t):
-    if v is None:
-        return f"NULL::{t}"
-    return f"'{v}'::{t}"
-
-
-create = (
-    "CREATE TABLE t AS SELECT * FROM (VALUES "
-    + ", ".join(
-        "("
-        + f"{r[0]}, "
-        + ", ".join(lit(v, t) for v, t in zip(r[1:], COLS.values(), strict=False))
-        + ")"
-        for r in rows
-    )
-    + ") v(i, "
-    + ", ".join(COLS)
-    + ")"
-)
+    drawn = draw(R, COLS.values(), VALS, 0.05)
+    rows.append([str(i), *(literal(v, t) for v, t in zip(drawn, COLS.values(), strict=True))])
+create = values_table("t", ["i", *COLS], rows)
 LITS = [
     "-1",
     "0",

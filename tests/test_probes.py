@@ -11,7 +11,10 @@ import pytest
 
 from dau_scheduler import slt
 
-PROBES = sorted((Path(__file__).parent.parent / "probes").glob("*.py"))
+#: The probe scripts (a module whose name starts with _ is their shared code).
+PROBES = sorted(
+    p for p in (Path(__file__).parent.parent / "probes").glob("*.py") if not p.name.startswith("_")
+)
 
 
 def _write(script: Path, seed: int, path: Path, count: int) -> str:
