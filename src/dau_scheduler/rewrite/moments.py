@@ -80,10 +80,11 @@ def _over(reduced: exp.Expr, template: str, value: str | None = None) -> exp.Exp
     return bound.transform(put, copy=False)
 
 
-def _least(value: exp.Expr, cls: type[exp.Func] = exp.Min) -> exp.Expr:
-    least = cls(this=value.copy())
-    least.meta[NAN_BLIND] = True
-    return least
+def _extreme(value: exp.Expr, cls: type[exp.Func] = exp.Min) -> exp.Expr:
+    """The MIN (or ``cls``, MAX) of ``value``, marked as read where NaN cannot matter."""
+    extreme = cls(this=value.copy())
+    extreme.meta[NAN_BLIND] = True
+    return extreme
 
 
 def _guarded(value: str, ill: Sequence[str]) -> str:
@@ -102,8 +103,8 @@ def _moment_partials(call: exp.Expr) -> list[exp.Expr]:
         with_filter(exp.Count(this=argument(call).copy()), call),
         with_filter(exp.Avg(this=arg.copy()), call),
         with_filter(exp.Variance(this=arg.copy()), call),
-        with_filter(_least(arg), call),
-        with_filter(_least(arg, exp.Max), call),
+        with_filter(_extreme(arg), call),
+        with_filter(_extreme(arg, exp.Max), call),
     ]
 
 
@@ -226,8 +227,8 @@ def _co_moment_partials(call: exp.Expr) -> list[exp.Expr]:
         with_filter(exp.Variance(this=x.copy()), call),
         with_filter(exp.Variance(this=y.copy()), call),
         with_filter(exp.CovarSamp(this=y.copy(), expression=x.copy()), call),
-        with_filter(_least(x), call),
-        with_filter(_least(y), call),
+        with_filter(_extreme(x), call),
+        with_filter(_extreme(y), call),
     ]
 
 
