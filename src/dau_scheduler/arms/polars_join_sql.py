@@ -136,7 +136,8 @@ def join_explicitly(tree: exp.Expr) -> exp.Expr:
 
 #: (side, kind) of the joins whose joined table a condition on it alone may filter first.
 _INNER_JOINS = {("", ""), ("", "INNER")}
-_FILTERABLE_JOINS = _INNER_JOINS | {("LEFT", ""), ("LEFT", "OUTER")}
+_LEFT_JOINS = {("LEFT", ""), ("LEFT", "OUTER")}
+_FILTERABLE_JOINS = _INNER_JOINS | _LEFT_JOINS
 
 
 def filter_joined_table(node: exp.Expr) -> exp.Expr:
@@ -214,9 +215,6 @@ def inner_conditions_to_where(select: exp.Expr) -> exp.Expr:
         where = select.args.get("where")
         select.set("where", exp.Where(this=exp.and_(*([where.this] if where else []), *moved)))
     return select
-
-
-_LEFT_JOINS = {("LEFT", ""), ("LEFT", "OUTER")}
 
 
 def mask_preceding_conditions(select: exp.Expr) -> exp.Expr:
