@@ -40,8 +40,11 @@ FACT = pa.schema(
         ("fd", pa.date32()),  # DuckDB's infinities and years Python's datetime cannot hold
     ]
 )
-#: Day numbers: DuckDB's infinity and -infinity, years after 9999 and before 1, and ordinary.
-FAR_DAYS = st.sampled_from([2**31 - 1, -(2**31) + 1, 4_452_059, -800_000, 18_262, 18_263])
+#: Day numbers: DuckDB's infinity and -infinity, years after 9999 and before 1, a year past
+#: Polars' calendar (year 273021), and ordinary.
+FAR_DAYS = st.sampled_from(
+    [2**31 - 1, -(2**31) + 1, 4_452_059, -800_000, 18_262, 18_263, 99_000_000]
+)
 #: NaN and the infinities: DuckDB takes NaN as the largest value, pyarrow and Polars skip it.
 SPECIAL = st.sampled_from([float("nan"), float("inf"), float("-inf")])
 

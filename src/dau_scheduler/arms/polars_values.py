@@ -33,6 +33,13 @@ def panics_on_import(kind: pa.DataType) -> bool:
     )
 
 
+#: Days from 1970-01-01 to the first and the last date of Polars' calendar (chrono's),
+#: -262143-01-01 and 262142-12-31: past them Polars reads a date's or a timestamp's parts as
+#: NULL where DuckDB's dates go on to year 5881580 (``sum(year(d))`` over years 5000000 read
+#: 24960887 for DuckDB's 49960887: thirty-first session, probes/temporal.py).
+_CALENDAR_DAYS = (-96_465_292, 95_026_236)
+
+
 def polars_bounds(kind: pa.DataType) -> tuple[int, int, str] | None:
     """For a date, time or timestamp type, the least and greatest integers of its storage that
     Polars reads as DuckDB means them, and what lies beyond them; None for other types.
@@ -40,12 +47,19 @@ def polars_bounds(kind: pa.DataType) -> tuple[int, int, str] | None:
     DuckDB's ``infinity`` and ``-infinity`` dates and timestamps are the largest and the
     smallest-but-one integers, which DuckDB keeps apart (their parts are NULL, a cast keeps them
     infinite) and Polars reads as plain far dates (``dayofweek``, ``ts::DATE`` and ``d < ts``
-    gave other answers). DuckDB's ``TIME '24:00:00'`` is a whole day, which Polars' time of day
+    gave other answers); years past Polars' calendar (:data:`_CALENDAR_DAYS`) it reads as NULL
+    parts. DuckDB's ``TIME '24:00:00'`` is a whole day, which Polars' time of day
     does not hold (``max(tm)`` and ``hour(tm)`` differed).
     """
     if pa.types.is_date(kind) or pa.types.is_timestamp(kind):
         top = 2**31 - 1 if kind.bit_width == 32 else 2**63 - 1
-        return -top + 1, top - 1, "DuckDB's infinity"
+        if pa.types.is_date(kind):
+            per_day = 1 if pa.types.is_date32(kind) else 86_400_000  # date64: milliseconds
+        else:
+            per_day = temporal.day(kind)
+        first, last = _CALENDAR_DAYS
+        low, high = max(-top + 1, first * per_day), min(top - 1, (last + 1) * per_day - 1)
+        return low, high, "DuckDB's infinity or a year outside -262143 to 262142"
     if pa.types.is_time(kind):
         return 0, temporal.day(kind) - 1, "24:00:00"
     return None

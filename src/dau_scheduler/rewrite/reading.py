@@ -91,7 +91,7 @@ def _analyse(tree: exp.Expr, schema: dict[str, dict[str, str]]) -> exp.Expr:
         identify=True,
     )
     for step in STEPS:
-        tree = step(tree)
+        tree = step(tree, schema)
     return tree
 
 

@@ -1,4 +1,5 @@
-"""Rewrite steps applied to every qualified query, in order: small pure ``tree -> tree`` functions.
+"""Rewrite steps applied to every qualified query, in order: small pure ``(tree, schema) -> tree``
+functions (``schema``: the tables' columns and types, as the query was qualified with).
 
 They make the query easier for every engine to run without changing its answer.
 """
@@ -7,14 +8,32 @@ from __future__ import annotations
 
 import calendar
 import datetime as dt
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from sqlglot import exp
+from sqlglot.errors import SqlglotError
+from sqlglot.optimizer.annotate_types import annotate_types
+
+from dau_scheduler.rewrite.dialect import DIALECT
 
 _COMPARISONS = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.Between)
+#: The types a date compares with as the TIMESTAMP at its midnight does (DuckDB casts both to
+#: the same type, or the date to the TIMESTAMP it is).
+_DATED = (
+    exp.DType.DATE,
+    exp.DType.TIMESTAMP,
+    exp.DType.TIMESTAMPNTZ,
+    exp.DType.TIMESTAMPTZ,
+    exp.DType.TIMESTAMPLTZ,
+    exp.DType.TIMESTAMP_S,
+    exp.DType.TIMESTAMP_MS,
+    exp.DType.TIMESTAMP_NS,
+)
+
+Schema = Mapping[str, Mapping[str, str]]
 
 
-def strip_comments(tree: exp.Expr) -> exp.Expr:
+def strip_comments(tree: exp.Expr, schema: Schema) -> exp.Expr:
     """Drop comments, so generated SQL carries no stale text."""
     for node in tree.walk():
         node.comments = None
@@ -47,15 +66,47 @@ def _shift(day: dt.date, amount: int, unit: str) -> dt.date | None:
     )
 
 
-def fold_date_arithmetic(tree: exp.Expr) -> exp.Expr:
-    """``DATE 'x' +/- INTERVAL 'n' unit`` inside a comparison becomes the date it names.
+def _partners(node: exp.Expr) -> list[exp.Expr]:
+    """What ``node``, an operand of a comparison, is compared with."""
+    parent = node.parent
+    if isinstance(parent, exp.Between):
+        ends = [parent.args.get("low"), parent.args.get("high")]
+        return [e for e in ends if e is not None] if node is parent.this else [parent.this]
+    return [o for o in (parent.this, parent.expression) if o is not node]  # type: ignore[union-attr]
 
-    DuckDB types the sum as a TIMESTAMP at midnight; inside a comparison with a date or timestamp
-    that is the same value as the date, and every engine can read a date literal.
+
+def _compared_with_dates(tree: exp.Expr, schema: Schema) -> set[int]:
+    """The ids of ``tree``'s sums and differences under a comparison whose other operands are
+    all dates or timestamps, by sqlglot's types (read on a copy, which walks in the same order)."""
+    try:
+        typed = annotate_types(tree.copy(), schema=dict(schema), dialect=DIALECT)
+    except (SqlglotError, ValueError, KeyError):
+        return set()
+    found = set()
+    for node, twin in zip(tree.walk(), typed.walk(), strict=True):
+        if isinstance(node, (exp.Add, exp.Sub)) and isinstance(node.parent, _COMPARISONS):
+            kinds = [p.type for p in _partners(twin)]
+            if kinds and all(k is not None and k.is_type(*_DATED) for k in kinds):
+                found.add(id(node))
+    return found
+
+
+def fold_date_arithmetic(tree: exp.Expr, schema: Schema) -> exp.Expr:
+    """``DATE 'x' +/- INTERVAL 'n' unit`` compared with dates or timestamps becomes the date it
+    names (every engine can read a date literal).
+
+    DuckDB types the sum as a TIMESTAMP at midnight; compared with a date or a timestamp that is
+    the same value as the date. With text it is not: DuckDB compares ``s = DATE '2021-01-01' +
+    INTERVAL '3 days'`` as timestamps ('2021-01-04 10:00' is not equal) and ``s = DATE
+    '2021-01-04'`` as dates (it is): the split counted 500 rows for 250 (thirty-first session),
+    so a sum compared with anything but a date or a timestamp is kept as written. (Left: DuckDB
+    casts a DATE column to a TIMESTAMP to compare it with the sum, which raises on a year past
+    294247; compared with the date no error is raised.)
     """
+    dated = _compared_with_dates(tree, schema)
 
     def visit(node: exp.Expr) -> exp.Expr:
-        if not isinstance(node, (exp.Add, exp.Sub)) or not isinstance(node.parent, _COMPARISONS):
+        if id(node) not in dated:
             return node
         day, interval = _date_literal(node.this), node.expression
         if day is None or not isinstance(interval, exp.Interval):
@@ -72,13 +123,13 @@ def fold_date_arithmetic(tree: exp.Expr) -> exp.Expr:
             return node
         return exp.cast(exp.Literal.string(shifted.isoformat()), exp.DataType.Type.DATE)
 
-    return tree.transform(visit)
+    return tree.transform(visit, copy=False)
 
 
 #: The steps, in the order they run.
-STEPS: tuple[Callable[[exp.Expr], exp.Expr], ...] = (
+STEPS: tuple[Callable[[exp.Expr, Schema], exp.Expr], ...] = (
     strip_comments,
     fold_date_arithmetic,
 )
 
-__all__ = ["STEPS", "fold_date_arithmetic", "strip_comments"]
+__all__ = ["STEPS", "Schema", "fold_date_arithmetic", "strip_comments"]
