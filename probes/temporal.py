@@ -1,7 +1,8 @@
 """Random temporal queries under a TimeZone that changes between them: DATE, TIMESTAMP (at
 seconds, microseconds and nanoseconds), TIMESTAMPTZ, TIME and INTERVAL columns with NULLs,
-infinities, years past Polars' calendar and daylight-saving edges, grouped by date_trunc, date_part, time_bucket, strftime
-and casts, filtered by ranges of literals, aggregated by MIN/MAX/arg_min/COUNT DISTINCT and
+infinities, years past Polars' calendar and daylight-saving edges, and text holding dates
+compared with temporal values; grouped by date_trunc, date_part, time_bucket, strftime and
+casts, filtered by ranges of literals, aggregated by MIN/MAX/arg_min/COUNT DISTINCT and
 differences of extremes. Arguments: SEED FILE COUNT."""
 
 import random
@@ -24,7 +25,9 @@ SETUP = [
     "+ (i % 1000) * INTERVAL '1 microsecond' AS tn, "
     "(TIMESTAMP '1999-12-31 23:00:00' + (i * 3607) * INTERVAL '1 second')::TIMESTAMP_S AS tsec, "
     "CASE i % 5 WHEN 0 THEN DATE '5000000-03-14' WHEN 1 THEN DATE '-200000-02-29' "
-    "WHEN 2 THEN DATE '262142-12-31' ELSE DATE '0001-01-01' + (i * 7)::INTEGER END AS fd "
+    "WHEN 2 THEN DATE '262142-12-31' ELSE DATE '0001-01-01' + (i * 7)::INTEGER END AS fd, "
+    "['2021-01-04 10:00:00', '2021-01-04', '2021-03-14 02:30', '2021-11-07', '2021-01-04 00:00:00.5', "
+    "NULL][i % 6 + 1] AS st "
     "FROM range(4000) r(i)",
 ]
 ZONES = ["UTC", "America/New_York", "Europe/Berlin", "Asia/Kolkata", "Australia/Lord_Howe",
@@ -60,6 +63,9 @@ CONDS = [
     "extract(hour FROM {c}) < 12", "{c}::DATE = DATE '2021-11-07'", "tm > TIME '12:00:00'",
     "iv > INTERVAL '20 days'", "date_trunc('month', {c}) = TIMESTAMP '2021-03-01'",
     "isfinite({c})", "{c} < 'infinity'", "year({c}) = 2021",
+    "st = {lit}", "st = DATE '2021-01-01' + INTERVAL '3 days'", "st <> {lit} + INTERVAL '1 day'",
+    "st = {lit} - INTERVAL '{n} hours'", "st IN ({lit}, DATE '2021-01-04')", "st::DATE = {lit}",
+    "{lit} + INTERVAL '{n} days' = st", "st = DATE '2021-01-04' + INTERVAL '1 month'",
 ]
 
 
