@@ -599,10 +599,13 @@ FUNCTIONS = [
     ("date_trunc('week', d)", True),
     ("date_trunc('year', d)", True),
     ("date_trunc('day', d)", True),
-    ("date_trunc('quarter', d)", False),
+    ("date_trunc('quarter', d)", True),  # the month's first day less the quarter's days
     ("date_trunc('month', ts)", True),  # a plain timestamp's: its date's
     ("date_trunc('day', ts)", True),
-    ("date_trunc('hour', ts)", False),
+    ("date_trunc('hour', ts)", True),  # on microseconds since 1970
+    ("date_trunc('millisecond', ts)", True),
+    ("date_trunc('minute', d)", True),  # a date's midnight
+    ("date_trunc('decade', d)", False),
     # DuckDB casts a text literal to the other values' type, Polars them to text (or fails):
     # refused before the arm runs, not failed after.
     ("coalesce(s, 'z')", True),

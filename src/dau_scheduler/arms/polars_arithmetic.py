@@ -176,37 +176,109 @@ def _day_difference(diff: exp.DateDiff) -> exp.Expr | None:
     return wrapped
 
 
+#: DuckDB's names of ``date_trunc``'s parts of a day or longer (sqlglot keeps a name as written,
+#: upper-cased), by the part; each was compared with DuckDB's (tests/slt/date_trunc_parts.test).
+_DAY_PARTS = {
+    **dict.fromkeys(("DAY", "DAYS", "D", "DAYOFMONTH"), "DAY"),
+    **dict.fromkeys(("WEEK", "WEEKS", "W"), "WEEK"),
+    **dict.fromkeys(("MONTH", "MONTHS", "MON"), "MONTH"),
+    **dict.fromkeys(("QUARTER", "QUARTERS"), "QUARTER"),
+    **dict.fromkeys(("YEAR", "YEARS", "Y", "YR"), "YEAR"),
+}
+#: The parts under a day, by the microseconds each is.
+_TIME_PARTS = {
+    **dict.fromkeys(("HOUR", "HOURS", "H", "HR"), 3_600_000_000),
+    **dict.fromkeys(("MINUTE", "MINUTES", "MIN", "M"), 60_000_000),
+    **dict.fromkeys(("SECOND", "SECONDS", "SEC", "S"), 1_000_000),
+    **dict.fromkeys(("MILLISECOND", "MILLISECONDS", "MS"), 1_000),
+    **dict.fromkeys(("MICROSECOND", "MICROSECONDS", "US"), 1),
+}
 #: The day of a date's week, month and year that ``date_trunc`` goes back to day 1 of.
 _TRUNCATED_PARTS = {"WEEK": "ISODOW", "MONTH": "DAY", "YEAR": "DOY"}
+#: The days from the first of a quarter's month to the first of the month after it in the
+#: quarter, from April on (a month of the first quarter goes back to its year's first day,
+#: which a leap year moves).
+_QUARTER_DAYS = {5: 30, 6: 61, 8: 31, 9: 62, 11: 31, 12: 61}
+
+
+def _back_to_first(day: exp.Expr, part: str) -> exp.Expr:
+    """The DATE ``day`` (a DATE) goes back to at the start of its ISO week, month or year: its
+    day number less its day of the week, month or year, less one."""
+    into = exp.Extract(this=exp.var(_TRUNCATED_PARTS[part]), expression=day.copy())
+    back = exp.Sub(this=exp.Paren(this=into), expression=exp.Literal.number(1))
+    return exp.Cast(this=exp.Sub(this=_days(day), expression=exp.Paren(this=back)), to=_DATE.copy())
+
+
+def _quarter_start(day: exp.Expr) -> exp.Expr:
+    """The DATE at the start of ``day``'s quarter: its year's first day in the first quarter,
+    else its month's first day less the days of the quarter's months before it."""
+    month = exp.Extract(this=exp.var("MONTH"), expression=day.copy())
+    before = exp.Case(
+        ifs=[
+            exp.If(
+                this=exp.EQ(this=month.copy(), expression=exp.Literal.number(number)),
+                true=exp.Literal.number(days),
+            )
+            for number, days in _QUARTER_DAYS.items()
+        ],
+        default=exp.Literal.number(0),
+    )
+    month_first = _back_to_first(day, "MONTH")
+    later = exp.Cast(
+        this=exp.Sub(this=_days(month_first), expression=exp.Paren(this=before)), to=_DATE.copy()
+    )
+    first_quarter = exp.LTE(this=month, expression=exp.Literal.number(3))
+    year_first = _back_to_first(day, "YEAR")
+    return exp.Case(ifs=[exp.If(this=first_quarter, true=year_first)], default=later)
+
+
+def _within_day(timestamp: exp.Expr, step: int) -> exp.Expr:
+    """A plain TIMESTAMP truncated to ``step`` microseconds (an hour, a minute, ...) on its
+    microseconds since 1970 (Polars' casts of a timestamp to and from BIGINT): less the
+    remainder of its microseconds into its day, which is never negative, so Polars' floored
+    remainder is DuckDB's."""
+    if step == 1:
+        return exp.Cast(this=timestamp.copy(), to=_TIMESTAMP.copy())
+    micros = exp.Cast(this=timestamp.copy(), to=_BIGINT.copy())
+    day = exp.Cast(this=timestamp.copy(), to=_DATE.copy())
+    midnight = exp.Cast(this=exp.Cast(this=day, to=_TIMESTAMP.copy()), to=_BIGINT.copy())
+    into_day = exp.Paren(this=exp.Sub(this=micros.copy(), expression=midnight))
+    rest = exp.Paren(this=_non_negative(exp.Mod, into_day, exp.Literal.number(step)))
+    return exp.Cast(this=exp.Sub(this=micros, expression=rest), to=_TIMESTAMP.copy())
 
 
 def _truncated_date(trunc: exp.Expr) -> exp.Expr | None:
-    """``date_trunc(part, d)`` of a DATE or plain TIMESTAMP as DuckDB's TIMESTAMP at the start of
-    its day, ISO week, month or year, computed on day numbers (``d`` less its day of the week,
-    month or year, less one; Polars' SQL has no date_trunc), or None: other parts and operands
-    stay, and the arm refuses them by name."""
+    """``date_trunc(part, d)`` of a DATE or plain TIMESTAMP as DuckDB's TIMESTAMP: at the start
+    of its day, ISO week, month, quarter or year, computed on day numbers; at the start of its
+    hour, minute, second or millisecond on microseconds (a DATE's is its midnight). Polars'
+    SQL has no date_trunc. None for other parts and operands, which stay and the arm refuses
+    by name."""
     unit = trunc.args.get("unit")
+    name = unit.name.upper() if isinstance(unit, exp.Var) else ""
     operand = trunc.this
     kind = operand.unnest().type or _UNKNOWN
-    if kind.is_type(exp.DType.TIMESTAMP, exp.DType.TIMESTAMPNTZ) and unit is not None:
+    plain = kind.is_type(exp.DType.TIMESTAMP, exp.DType.TIMESTAMPNTZ)
+    if not (plain or kind.is_type(exp.DType.DATE)):
+        return None
+    if name in _TIME_PARTS:
+        if plain:
+            return _within_day(operand, _TIME_PARTS[name])
+        return exp.Cast(this=operand.copy(), to=_TIMESTAMP.copy())  # a date's midnight
+    part = _DAY_PARTS.get(name)
+    if part is None:
+        return None
+    if plain:
         # A plain timestamp's day, week, month or year starts where its date's does (the cast
         # to a date agrees with DuckDB's before 1970 and at year 1: test_widened_functions...).
         operand = exp.Cast(this=operand.copy(), to=_DATE.copy())
         operand.type = _DATE.copy()
-    elif unit is None or not kind.is_type(exp.DType.DATE):
-        return None
-    name = unit.name.upper()
-    if name == "DAY":
+    if part == "DAY":
         day = operand.copy()
-    elif name in _TRUNCATED_PARTS:
-        into = exp.Extract(this=exp.var(_TRUNCATED_PARTS[name]), expression=operand.copy())
-        back = exp.Sub(this=exp.Paren(this=into), expression=exp.Literal.number(1))
-        day = exp.Cast(
-            this=exp.Sub(this=_days(operand), expression=exp.Paren(this=back)), to=_DATE.copy()
-        )
+    elif part == "QUARTER":
+        day = _quarter_start(operand)
     else:
-        return None
-    return exp.Cast(this=day, to=exp.DataType.build("TIMESTAMP"))
+        day = _back_to_first(operand, part)
+    return exp.Cast(this=day, to=_TIMESTAMP.copy())
 
 
 def checked_arithmetic(tree: exp.Expr, types: dict[str, dict[str, str]]) -> exp.Expr:
@@ -285,6 +357,8 @@ def checked_arithmetic(tree: exp.Expr, types: dict[str, dict[str, str]]) -> exp.
         wide.set("expression", exp.Cast(this=right.copy(), to=_WIDE_INTEGER.copy()))
         _replace_typed(step, exp.Cast(this=wide, to=result.copy()))
     for op in reversed(list(annotated.find_all(exp.Mod, exp.IntDiv))):
+        if op.meta.get(NON_NEGATIVE):
+            continue  # (a remainder of microseconds into a day: _within_day)
         truncated = _truncated(op) if isinstance(op, (exp.Mod, exp.IntDiv)) else None
         if truncated is not None:
             op.replace(truncated)
