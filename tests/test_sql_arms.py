@@ -606,6 +606,11 @@ FUNCTIONS = [
     ("date_trunc('millisecond', ts)", True),
     ("date_trunc('minute', d)", True),  # a date's midnight
     ("date_trunc('decade', d)", False),
+    ("date_part('year', d)", True),  # the EXTRACT it is
+    ("datepart('quarter', ts)", True),
+    ("isodow(d)", True),
+    ("decade(d)", True),  # before year 1 from the year (tests/slt/era_parts.test)
+    ("date_part('epoch', d)", False),
     # DuckDB casts a text literal to the other values' type, Polars them to text (or fails):
     # refused before the arm runs, not failed after.
     ("coalesce(s, 'z')", True),

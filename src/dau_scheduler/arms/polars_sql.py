@@ -39,7 +39,7 @@ from sqlglot import exp
 from sqlglot.dialects.postgres import Postgres
 
 from dau_scheduler.arms import polars_doubles
-from dau_scheduler.arms.polars_arithmetic import checked_arithmetic
+from dau_scheduler.arms.polars_arithmetic import NON_NEGATIVE, checked_arithmetic
 from dau_scheduler.arms.polars_checks import (
     SPECIAL_VALUE,
     refuse_constant_filters,
@@ -144,7 +144,59 @@ _PART_FUNCTIONS: dict[type[exp.Expr], str] = {
     exp.Hour: "hour",
     exp.Minute: "minute",
     exp.Second: "second",
+    exp.DayOfWeekIso: "isodow",
+    exp.DayOfMonth: "day",
+    exp.WeekOfYear: "week",
 }
+#: DuckDB's part functions sqlglot keeps by name, by the part each extracts.
+_NAMED_PARTS = {
+    "isoyear": "isoyear",
+    "decade": "decade",
+    "century": "century",
+    "millennium": "millennium",
+    "weekday": "dow",
+}
+
+
+#: The parts Polars extracts as DuckDB does from years after 0 only, by the years each counts
+#: and whether DuckDB counts from 1 before year 1: Polars floors the year's quotient, DuckDB
+#: truncates it toward zero and has no century or millennium 0 (year -1095: decade -110,
+#: century -10, millennium -1 in Polars; -109, -11, -2 in DuckDB; thirty-first session).
+_ERAS = {"DECADE": (10, 0), "CENTURY": (100, 1), "MILLENNIUM": (1000, 1)}
+
+
+def _era(node: exp.Extract) -> exp.Expr:
+    """``EXTRACT(part FROM x)`` of a decade, century or millennium: Polars' own after year 0,
+    before it DuckDB's ``-((-year) // size + extra)`` on a non-negative quotient (Polars'
+    floored one is then the truncated one)."""
+    part, value = node.name.upper(), _translated(node.expression)
+    size, extra = _ERAS[part]
+    year = exp.Extract(this=exp.var("YEAR"), expression=value.copy())
+    quotient = exp.IntDiv(
+        this=exp.Paren(this=exp.Neg(this=year.copy())), expression=exp.Literal.number(size)
+    )
+    quotient.meta[NON_NEGATIVE] = True
+    count = exp.Add(this=quotient, expression=exp.Literal.number(extra)) if extra else quotient
+    before = exp.Neg(this=exp.Paren(this=count))
+    after = exp.Extract(this=exp.var(part), expression=value)
+    positive = exp.GT(this=year, expression=exp.Literal.number(0))
+    return exp.Paren(this=exp.Case(ifs=[exp.If(this=positive, true=after)], default=before))
+
+
+def _extracted_part(node: exp.Expr) -> str | None:
+    """The part ``node`` extracts where it is ``date_part('part', x)`` (``datepart``) with a
+    literal part, or a part function sqlglot keeps by name (``isoyear(d)``); else None. The
+    EXTRACT written for it is checked as any other (``polars_temporal.extract_divergence``)."""
+    if not isinstance(node, exp.Anonymous):
+        return None
+    name, arguments = str(node.this).lower(), node.expressions
+    if name in _NAMED_PARTS and len(arguments) == 1:
+        return _NAMED_PARTS[name]
+    if name in ("date_part", "datepart") and len(arguments) == 2:
+        part = arguments[0]
+        if isinstance(part, exp.Literal) and part.is_string and part.name.isidentifier():
+            return part.name.lower()
+    return None
 
 
 def _as_column(value: exp.Expr, beside: exp.Expr) -> exp.Expr:
@@ -217,6 +269,12 @@ def _translate(node: exp.Expr) -> exp.Expr:
     part = _PART_FUNCTIONS.get(type(node))
     if part is not None and not node.args.get("expression"):
         return exp.Extract(this=exp.var(part.upper()), expression=_translated(node.this))
+    part = _extracted_part(node)
+    if part is not None:
+        node = exp.Extract(this=exp.var(part.upper()), expression=node.expressions[-1].copy())
+        return _era(node) if part.upper() in _ERAS else _translate(node)
+    if isinstance(node, exp.Extract) and node.name.upper() in _ERAS:
+        return _era(node)
     if isinstance(node, exp.Div):
         double = exp.DataType.build("DOUBLE")
         dividend = exp.Cast(this=_translated(node.this), to=double)
