@@ -464,13 +464,16 @@ PARTS = [
 
 
 def test_date_parts_on_polars_are_exact_or_refused() -> None:
-    """Dates, times and timestamps from year 1 to 2026, before and after 1970: Polars' epoch seconds
-    before 1970 differed in their fraction (sum 144999811.37 for 144999812.33), so epoch is
-    refused; the parts Polars extracts as DuckDB does split, the part functions as EXTRACT."""
+    """Dates, times and timestamps from year -1095 to 2026, before and after 1970: Polars' epoch
+    seconds before 1970 differed in their fraction (sum 144999811.37 for 144999812.33), so epoch
+    is refused; the parts Polars extracts as DuckDB does split, the part functions as EXTRACT."""
     con = duckdb.connect()
     con.execute(
-        "CREATE TABLE t AS SELECT i % 4 AS k, DATE '1968-02-27' + (i * 37)::INTEGER AS d, "
-        "TIMESTAMP '1969-12-30 22:59:58.123456' + to_microseconds(i * 7777777777) AS ts, "
+        # one row in ten before year 1, where Polars floored a decade and counted a century 0
+        "CREATE TABLE t AS SELECT i % 4 AS k, CASE WHEN i % 10 = 3 THEN DATE '1096-11-03 (BC)' "
+        "ELSE DATE '1968-02-27' END + (i * 37)::INTEGER AS d, CASE WHEN i % 10 = 7 THEN "
+        "TIMESTAMP '0044-03-15 (BC) 12:00:00' ELSE TIMESTAMP '1969-12-30 22:59:58.123456' END "
+        "+ to_microseconds(i * 7777777777) AS ts, "
         "TIME '00:00:01.5' + to_microseconds(i * 777777777) AS tm FROM range(400) r(i)"
     )
     con.execute(
