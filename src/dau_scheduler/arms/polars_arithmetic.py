@@ -281,6 +281,28 @@ def _truncated_date(trunc: exp.Expr) -> exp.Expr | None:
     return exp.Cast(this=day, to=_TIMESTAMP.copy())
 
 
+def _epoch(node: exp.TimeToUnix) -> exp.Expr | None:
+    """``epoch(x)`` of a DATE or plain TIMESTAMP as DuckDB computes it: the DOUBLE of its
+    microseconds since 1970 (Polars' cast of a timestamp to BIGINT) over a million, divided row
+    by row (the divisor a column: Polars multiplies by a scalar's reciprocal); equal to DuckDB's
+    over years -260000 to 262000. Polars' own EXTRACT of epoch differs before 1970 in the
+    fraction. None for other operands, which stay and the arm refuses by name."""
+    operand = node.this
+    kind = operand.unnest().type or _UNKNOWN
+    if kind.is_type(exp.DType.DATE):
+        operand = exp.Cast(this=operand.copy(), to=_TIMESTAMP.copy())
+    elif not kind.is_type(exp.DType.TIMESTAMP, exp.DType.TIMESTAMPNTZ):
+        return None
+    micros = exp.Cast(this=exp.Cast(this=operand.copy(), to=_BIGINT.copy()), to=_DOUBLE.copy())
+    million = exp.Coalesce(
+        this=exp.Cast(this=exp.Literal.number(1_000_000), to=_DOUBLE.copy()),
+        expressions=[exp.Nullif(this=micros.copy(), expression=micros.copy())],
+    )
+    seconds = exp.Paren(this=exp.Div(this=micros, expression=million))
+    seconds.type = _DOUBLE.copy()
+    return seconds
+
+
 def checked_arithmetic(tree: exp.Expr, types: dict[str, dict[str, str]]) -> exp.Expr:
     """Integer sums and integer arithmetic that cannot wrap around, and float sums in doubles.
 
@@ -305,6 +327,10 @@ def checked_arithmetic(tree: exp.Expr, types: dict[str, dict[str, str]]) -> exp.
         start = _truncated_date(trunc)
         if start is not None:
             _replace_typed(trunc, start)
+    for call in list(annotated.find_all(exp.TimeToUnix)):
+        seconds = _epoch(call)
+        if seconds is not None:
+            _replace_typed(call, seconds)
     for op in reversed(list(annotated.find_all(exp.Add, exp.Sub, exp.Mul))):
         if _is_temporal(op.this.unnest().type) or _is_temporal(op.expression.unnest().type):
             _replace_typed(op, _date_arithmetic(op))

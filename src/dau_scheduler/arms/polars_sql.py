@@ -275,6 +275,9 @@ def _translate(node: exp.Expr) -> exp.Expr:
         return _era(node) if part.upper() in _ERAS else _translate(node)
     if isinstance(node, exp.Extract) and node.name.upper() in _ERAS:
         return _era(node)
+    if isinstance(node, exp.Extract) and node.name.upper() == "EPOCH":
+        # DuckDB's epoch(x), which polars_arithmetic._epoch computes as DuckDB does
+        return exp.TimeToUnix(this=_translated(node.expression))
     if isinstance(node, exp.Div):
         double = exp.DataType.build("DOUBLE")
         dividend = exp.Cast(this=_translated(node.this), to=double)
