@@ -183,6 +183,48 @@ def _era(node: exp.Extract) -> exp.Expr:
     return exp.Paren(this=exp.Case(ifs=[exp.If(this=positive, true=after)], default=before))
 
 
+def _day_number(value: exp.Expr) -> exp.Expr:
+    return exp.Cast(this=value, to=exp.DataType.build("BIGINT"))
+
+
+def _as_date(days: exp.Expr) -> exp.Expr:
+    return exp.Cast(this=days, to=exp.DataType.build("DATE"))
+
+
+def _last_day(value: exp.Expr) -> exp.Expr:
+    """DuckDB's ``last_day(x)``, a DATE: the first of ``x``'s month plus 31 days is in the next
+    month; that date less its day of the month is the month's last day (on day numbers)."""
+    day = _as_date(value)
+    into = exp.Paren(
+        this=exp.Sub(
+            this=exp.Extract(this=exp.var("DAY"), expression=day.copy()),
+            expression=exp.Literal.number(1),
+        )
+    )
+    first = _as_date(exp.Sub(this=_day_number(day.copy()), expression=into))
+    later = _as_date(exp.Add(this=_day_number(first), expression=exp.Literal.number(31)))
+    back = exp.Extract(this=exp.var("DAY"), expression=later.copy())
+    return _as_date(exp.Sub(this=_day_number(later), expression=back))
+
+
+def _yearweek(value: exp.Expr) -> exp.Expr:
+    """DuckDB's ``yearweek(x)``, a BIGINT: the ISO year times 100, plus the ISO week after year
+    0, less it from year 0 back (year -1095's week 45 is -109545)."""
+    year = exp.Extract(this=exp.var("ISOYEAR"), expression=value.copy())
+    week = exp.Extract(this=exp.var("WEEK"), expression=value.copy())
+    hundreds = exp.Mul(this=year.copy(), expression=exp.Literal.number(100))
+    after = exp.If(
+        this=exp.GT(this=year, expression=exp.Literal.number(0)),
+        true=exp.Add(this=hundreds.copy(), expression=week.copy()),
+    )
+    both = exp.Case(ifs=[after], default=exp.Sub(this=hundreds, expression=week))
+    return exp.Cast(this=both, to=exp.DataType.build("BIGINT"))
+
+
+#: DuckDB's day and month names, which Polars' strftime writes alike (``%A``, ``%B``).
+_NAMES: dict[type[exp.Expr], str] = {exp.Dayname: "%A", exp.Monthname: "%B"}
+
+
 def _extracted_part(node: exp.Expr) -> str | None:
     """The part ``node`` extracts where it is ``date_part('part', x)`` (``datepart``) with a
     literal part, or a part function sqlglot keeps by name (``isoyear(d)``); else None. The
@@ -275,6 +317,15 @@ def _translate(node: exp.Expr) -> exp.Expr:
         return _era(node) if part.upper() in _ERAS else _translate(node)
     if isinstance(node, exp.Extract) and node.name.upper() in _ERAS:
         return _era(node)
+    if type(node) in _NAMES:
+        return exp.TimeToStr(
+            this=_translated(node.this), format=exp.Literal.string(_NAMES[type(node)])
+        )
+    if isinstance(node, exp.LastDay) and node.args.get("unit") is None:
+        return _last_day(_translated(node.this))
+    named = str(node.this).lower() if isinstance(node, exp.Anonymous) else ""
+    if named == "yearweek" and len(node.expressions) == 1:
+        return _yearweek(_translated(node.expressions[0]))
     if isinstance(node, exp.Extract) and node.name.upper() == "EPOCH":
         # DuckDB's epoch(x), which polars_arithmetic._epoch computes as DuckDB does
         return exp.TimeToUnix(this=_translated(node.expression))
