@@ -137,17 +137,20 @@ def join_explicitly(tree: exp.Expr) -> exp.Expr:
 #: (side, kind) of the joins whose joined table a condition on it alone may filter first.
 _INNER_JOINS = {("", ""), ("", "INNER")}
 _LEFT_JOINS = {("LEFT", ""), ("LEFT", "OUTER")}
-_FILTERABLE_JOINS = _INNER_JOINS | _LEFT_JOINS
+_SEMI_JOINS = {("", "SEMI"), ("LEFT", "SEMI")}
+_ANTI_JOINS = {("", "ANTI"), ("LEFT", "ANTI")}
+_FILTERABLE_JOINS = _INNER_JOINS | _LEFT_JOINS | _SEMI_JOINS | _ANTI_JOINS
 
 
 def filter_joined_table(node: exp.Expr) -> exp.Expr:
-    """Conditions in an inner or left join's ON that read only the joined table, as a filter on
-    that table: ``LEFT JOIN t ON a.k = t.k AND t.c NOT LIKE 'x'`` becomes
+    """Conditions in an inner, left, semi or anti join's ON that read only the joined table, as
+    a filter on that table: ``LEFT JOIN t ON a.k = t.k AND t.c NOT LIKE 'x'`` becomes
     ``LEFT JOIN (SELECT * FROM t WHERE t.c NOT LIKE 'x') AS t ON a.k = t.k``.
 
     Polars joins only on equalities (TPC-H Q13). The two forms are the same join: such a condition
     decides which of the joined table's rows can match, and a left join keeps every row of its
-    left side either way. A right or full join preserves the joined table, so it is left alone.
+    left side either way (a semi or anti join keeps or drops it by whether one matches). A right
+    or full join preserves the joined table, so it is left alone.
     """
     if not isinstance(node, exp.Join) or (node.side, node.kind) not in _FILTERABLE_JOINS:
         return node
@@ -195,22 +198,31 @@ def _is_key_pair(condition: exp.Expr, name: str) -> bool:
 
 
 def inner_conditions_to_where(select: exp.Expr) -> exp.Expr:
-    """An inner join's conditions that are not key pairs, moved to its block's WHERE (for an
-    inner join ON and WHERE are the same filter; Polars evaluates only key pairs in ON)."""
+    """An inner join's conditions that are not key pairs, and a semi join's on the sources
+    before it alone, moved to its block's WHERE (for an inner join ON and WHERE are the same
+    filter; a semi join keeps a row that meets such a condition and has a match; Polars
+    evaluates only key pairs in ON)."""
     joins = (select.args.get("joins") or []) if isinstance(select, exp.Select) else []
     if not joins or any((j.side or "").upper() in ("RIGHT", "FULL") for j in joins):
         return select  # a right or full join after it would keep rows WHERE then removes
+    start = select.args.get("from_")
+    before = {start.this.alias_or_name} if start is not None else set()
     moved: list[exp.Expr] = []
     for join in joins:
-        on = join.args.get("on")
-        if on is None or (join.side, join.kind) not in _INNER_JOINS:
+        on, name = join.args.get("on"), join.this.alias_or_name
+        kind = (join.side, join.kind)
+        before.add(name)
+        if on is None or kind not in _INNER_JOINS | _SEMI_JOINS:
             continue
         conditions = conjuncts(on)
-        keys = [c for c in conditions if _is_key_pair(c, join.this.alias_or_name)]
-        if not keys or len(keys) == len(conditions):
-            continue  # no pair of keys left to join on: leave it (refused below)
-        moved += [c.copy() for c in conditions if c not in keys]
-        join.set("on", exp.and_(*[c.copy() for c in keys]))
+        keys = [c for c in conditions if _is_key_pair(c, name)]
+        going = [c for c in conditions if c not in keys]
+        if kind in _SEMI_JOINS:
+            going = [c for c in going if name not in sources(c) and not c.find(exp.Subquery)]
+        if not keys or not going:
+            continue  # no pair of keys left to join on, or nothing to move (refused below)
+        moved += [c.copy() for c in going]
+        join.set("on", exp.and_(*[c.copy() for c in conditions if c not in going]))
     if moved:
         where = select.args.get("where")
         select.set("where", exp.Where(this=exp.and_(*([where.this] if where else []), *moved)))
@@ -224,7 +236,9 @@ def mask_preceding_conditions(select: exp.Expr) -> exp.Expr:
     matches no key) and is kept with NULLs; Polars takes no such condition in ON, and WHERE
     would drop the row. Left alone (and so refused) where the join has no pair of keys, or the
     condition holds a subquery or an IN (Polars 1.44 panics on an IN inside a join key:
-    "assertion failed: !eos.internally_observed_orders()")."""
+    "assertion failed: !eos.internally_observed_orders()"). A semi or anti join is written as
+    an EXISTS, where Polars takes no such key: a semi join's go to WHERE
+    (:func:`inner_conditions_to_where`), an anti join's stay refused."""
     if not isinstance(select, exp.Select) or select.args.get("from_") is None:
         return select
     before = {select.args["from_"].this.alias_or_name}
