@@ -1,5 +1,6 @@
-"""The Polars arm refuses a join on one key that neither side holds once per row: Polars joins in
-the order written, and TPC-DS Q72 (catalog_sales to inventory on the item) outgrew 24 GB at SF 1.
+"""The Polars arm refuses a join on one key that neither side holds once per row where it may make
+too many rows: Polars joins in the order written, and TPC-DS Q72 (catalog_sales to inventory on
+the item) outgrew 24 GB at SF 1.
 It refuses a join without an equality key that may pair too many rows: Polars holds them at once
 (DuckDB's benchmark range_join_big_result made 2.5e9 pairs and Rust aborted the process)."""
 
@@ -14,20 +15,31 @@ from dau_scheduler.arms.polars_joins import single_key_joins, unkeyed_joins
 from dau_scheduler.compare import compare_tables
 
 
-def test_many_to_many_is_refused_and_key_joins_are_not() -> None:
+def test_many_to_many_past_its_rows_is_refused_and_key_joins_are_not(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A join of many rows to many splits where it makes at most ``MANY_PAIRS`` rows over the
+    tables whole and is the query's only one (thirty-first session; refused outright before)."""
+    monkeypatch.setattr(polars_facts, "MANY_PAIRS", 30_000)
     con = duckdb.connect()
     con.execute("CREATE TABLE f AS SELECT i, i % 50 AS k, i % 7 AS g FROM range(5000) r(i)")
-    con.execute("CREATE TABLE m AS SELECT i % 50 AS k, i AS v FROM range(400) r(i)")
+    con.execute("CREATE TABLE m AS SELECT i % 50 AS k, i AS v FROM range(400) r(i)")  # 8 a key
+    con.execute("CREATE TABLE s AS SELECT i % 50 AS k, i AS v FROM range(100) r(i)")  # 2 a key
     con.execute("CREATE TABLE d AS SELECT i AS k, i * 2 AS w FROM range(50) r(i)")
     with Session(con, device="polars") as session:
-        many = "SELECT count(*), sum(v) FROM f JOIN m ON f.k = m.k"
+        many = "SELECT count(*), sum(v) FROM f JOIN m ON f.k = m.k"  # 40,000 rows
+        fewer = "SELECT g, count(*), sum(v) FROM f JOIN s ON f.k = s.k GROUP BY g ORDER BY g"
+        both = "SELECT count(*) FROM f JOIN s ON f.k = s.k JOIN s AS t ON f.g = t.k"
         keyed = "SELECT g, sum(w) FROM f JOIN d ON f.k = d.k GROUP BY g ORDER BY g"
-        refused = session.sql(many, device_share=0.5)
-        assert refused.refusal is not None and "many rows to many" in refused.refusal
-        assert compare_tables(refused.table, con.sql(many).to_arrow_table()) is None
-        split = session.sql(keyed, device_share=0.5)
-        assert split.refusal is None and split.execution is not None
-        assert compare_tables(split.table, con.sql(keyed).to_arrow_table()) is None
+        for sql, why in [(many, "(making 40,000 rows)"), (both, "beside another such join")]:
+            refused = session.sql(sql, device_share=0.5)
+            assert refused.refusal is not None and "many rows to many" in refused.refusal
+            assert why in refused.refusal, refused.refusal
+            assert compare_tables(refused.table, con.sql(sql).to_arrow_table()) is None
+        for sql in (fewer, keyed):
+            split = session.sql(sql, device_share=0.5)
+            assert split.refusal is None and split.execution is not None, split.refusal
+            assert compare_tables(split.table, con.sql(sql).to_arrow_table()) is None
     with Session(con, device="duckdb") as session:  # DuckDB reorders its joins: split there
         assert session.sql(many, device_share=0.5).refusal is None
 

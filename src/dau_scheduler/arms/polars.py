@@ -128,6 +128,7 @@ class PolarsArm(TableFacts):
         self._attaching = threading.Lock()
         # The data's facts (``TableFacts``); a table held again forgets its columns' facts.
         self._unique, self._ascii, self._years, self._heights = {}, {}, {}, {}
+        self._counts = {}
         #: Subqueries the host computes for this arm (``polars_hoist``), once it has a host.
         self.host_values = polars_hoist.HostValues()
         if engine == "gpu":
@@ -211,7 +212,7 @@ class PolarsArm(TableFacts):
         the first query that reads it reaches this arm (a query the host runs alone never
         imports Polars; a one-shot query over one of eight tables reads one file's schema)."""
         self.frames, self.types, self.unloaded, self._unique = {}, {}, {}, {}
-        self.stored_types, self._ascii, self._years = {}, {}, {}
+        self.stored_types, self._ascii, self._years, self._counts = {}, {}, {}, {}
         self.unreadable, self._heights = {}, {}
         self._attached = dict(sources)
         self._live, self._fresh, self._scans_as_arrow = {}, {}, set()
@@ -297,7 +298,7 @@ class PolarsArm(TableFacts):
         self.frames[name] = frame
         self._heights.pop(name, None)
         self.host_values.forget()
-        for facts in (self._ascii, self._years, self._unique):
+        for facts in (self._ascii, self._years, self._unique, self._counts):
             for key in [key for key in facts if key[0] == name]:
                 del facts[key]
         self.types[name] = sql_types_of(frame)

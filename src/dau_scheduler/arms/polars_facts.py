@@ -30,6 +30,12 @@ UNKEYED_PAIRS = 100_000_000
 #: Rows read first when asking whether a join key repeats (``PolarsArm._is_unique``).
 UNIQUE_PREFIX = 65_536
 
+#: The most rows a join of many rows to many may make on this arm (for each key value, its rows
+#: on one side times those on the other, summed), and such a join is the query's only one:
+#: Polars joins in the order written and holds the result at once (TPC-DS Q72 joins
+#: catalog_sales to inventory on the item: 2.3e7 rows at SF 0.01 and past 24 GB at SF 1).
+MANY_PAIRS = 10_000_000
+
 
 class TableFacts:
     """The data facts of the tables a Polars arm holds (the module docstring), read once each."""
@@ -46,6 +52,8 @@ class TableFacts:
     _years: dict[tuple[str, str], bool]
     #: Row counts read by :meth:`_rows`, per table.
     _heights: dict[str, int]
+    #: (table, column) -> rows per non-NULL value (``len``), or None where not readable.
+    _counts: dict[tuple[str, str], pl.DataFrame | None]
 
     def _lazy(self, name: str, rows: pa.Table) -> pl.LazyFrame:
         raise NotImplementedError
@@ -155,19 +163,67 @@ class TableFacts:
         return None
 
     def _many_to_many(self, text: str, split_table: str) -> str | None:
-        """A join on one key that neither side holds once per row. Polars joins in the order
-        the query is written and has no join reordering: TPC-H's joins are a key against a
-        unique key, but TPC-DS Q72 joins catalog_sales to inventory on the item alone, and at
-        SF 1 the Polars arm grew past 24 GB where DuckDB, reordering, filters first."""
+        """A join on one key that neither side holds once per row, where it may make more than
+        ``MANY_PAIRS`` rows or is not the query's only one. Polars joins in the order the query
+        is written and has no join reordering: TPC-H's joins are a key against a unique key,
+        but TPC-DS Q72 joins catalog_sales to inventory on the item alone, and at SF 1 the
+        Polars arm grew past 24 GB where DuckDB, reordering, filters first. (The rows a join
+        makes are counted from the two tables whole: filters before it only make fewer; a
+        second such join would start from the first's rows, which are not counted.)"""
+        many = []
         for left, lcol, right, rcol in polars_joins.single_key_joins(text, split_table):
             if left not in self.frames or right not in self.frames:
                 continue
             if not self._is_unique(right, rcol) and not self._is_unique(left, lcol):
+                many.append((left, lcol, right, rcol, self._pairs(left, lcol, right, rcol)))
+        for left, lcol, right, rcol, pairs in many:
+            if pairs is None or pairs > MANY_PAIRS or len(many) > 1:
+                made = "" if pairs is None else f" (making {pairs:,} rows)"
                 return (
                     f"{self.name} arm: the join {left}.{lcol} = {right}.{rcol} matches many rows "
-                    "to many, which Polars runs in the order written (its rows can outgrow memory)"
+                    f"to many{made}, which Polars runs in the order written (its rows can outgrow "
+                    "memory)" + (", beside another such join" if len(many) > 1 else "")
                 )
         return None
 
+    def _pairs(self, left: str, lcol: str, right: str, rcol: str) -> int | None:
+        """The rows the join ``left.lcol = right.rcol`` makes over the two tables whole: for
+        each value, its rows on one side times those on the other; None where not known."""
+        counts = self._key_counts(left, lcol), self._key_counts(right, rcol)
+        if counts[0] is None or counts[1] is None:
+            return None
+        try:
+            a = counts[0].rename({"len": "a"})
+            b = counts[1].rename({rcol: lcol, "len": "b"}).with_columns(
+                pl.col(lcol).cast(a.schema[lcol])
+            )
+            joined = a.join(b, on=lcol)
+            total = joined.select((pl.col("a").cast(pl.Int64) * pl.col("b")).sum()).item()
+        except pl.exceptions.PolarsError:
+            return None
+        return int(total or 0)
 
-__all__ = ["UNIQUE_PREFIX", "UNKEYED_PAIRS", "TableFacts"]
+    def _key_counts(self, table: str, column: str) -> pl.DataFrame | None:
+        """Rows per non-NULL value of ``table.column`` (NULLs match no key), read once per arm
+        by the streaming engine; None where Polars cannot read them so."""
+        key = (table, column)
+        if key not in self._counts:
+            live = self._live.get(table)
+            try:
+                whole = self.frames[table]
+                if live is not None:  # (a user's connection's table, as it is now)
+                    rows = arrow_for_device(table, live, self, [column])
+                    whole = self._lazy(table, rows)
+                self._counts[key] = (
+                    whole.select(pl.col(column))
+                    .drop_nulls()
+                    .group_by(column)
+                    .len()
+                    .collect(engine="streaming")
+                )
+            except pl.exceptions.PolarsError:
+                self._counts[key] = None
+        return self._counts[key]
+
+
+__all__ = ["MANY_PAIRS", "UNIQUE_PREFIX", "UNKEYED_PAIRS", "TableFacts"]

@@ -1,7 +1,8 @@
 """CTEs, derived tables and IN lists the host computes for the Polars arm, where the arm cannot
 compute them itself: a CTE or subquery of the partial that reads whole tables only (never the
 split rows) and that Polars cannot run as DuckDB does (a window function, TPC-DS Q44 and Q70;
-a join matching many rows to many, Q95's ``ws_wh``; anything else the translation refuses).
+a join matching many rows to many past ``polars_facts.MANY_PAIRS`` rows, or beside another;
+anything else the translation refuses).
 
 Such a subquery's rows are the same for every arm, so the host computes them once per query with
 DuckDB, the engine whose answer the split must equal, and the arm reads them as a table,
