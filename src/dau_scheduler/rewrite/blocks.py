@@ -153,7 +153,9 @@ ORDER_INSENSITIVE = frozenset(
 )
 
 
-def refuse_correlated_references(block: exp.Select, rows: frozenset[str] | None = None) -> None:
+def refuse_correlated_references(
+    block: exp.Select, rows: frozenset[str] | None = None, keys: list[exp.Expr] | None = None
+) -> None:
     """Refuse a block whose SELECT, HAVING or ORDER BY holds a subquery that refers to the
     block's own tables: the final query reads the merged partials, not those tables.
 
@@ -161,7 +163,13 @@ def refuse_correlated_references(block: exp.Select, rows: frozenset[str] | None 
     outputs and ORDER BY keys are computed in the partial, row by row, where those tables are
     read, so such a subquery is refused only where an aggregate or window inside it reads the
     block's columns: ``SELECT (SELECT max(a)) FROM t`` aggregates t's rows (SQL binds an
-    aggregate of outer columns to the outer query), which no arm's partial can."""
+    aggregate of outer columns to the outer query), which no arm's partial can.
+
+    ``keys``: the block's GROUP BY keys (no grouping sets). A subquery whose every reference
+    to the block is one of them, and no aggregate or window inside it reads the block, is
+    kept: each group's key is a column of the merged partials, which the final query's
+    subquery reads in its place (:func:`keys_for_correlated`; ``HAVING count(*) > (SELECT
+    count(*) FROM u WHERE u.n = t.n)``)."""
     sources = set()
     from_ = block.args.get("from_") or block.args.get("from")
     for item in [
@@ -196,6 +204,13 @@ def refuse_correlated_references(block: exp.Select, rows: frozenset[str] | None 
                         )
                 continue
             outside = outer(sub)
+            folded = [
+                node
+                for node in sub.find_all(exp.Window, exp.AggFunc, exp.Anonymous)
+                if outer(node)
+            ]
+            if outside and keys and not folded and all(c in keys for c in outside):
+                continue  # the group's keys, read from the partials (keys_for_correlated)
             if outside:
                 raise Refuse(
                     f"a subquery in the SELECT, HAVING or ORDER BY refers to {outside[0].table}."
@@ -294,8 +309,32 @@ def distinct_argument(call: exp.Expr) -> exp.Expr | None:
     return argument
 
 
+def keys_for_correlated(
+    sub: exp.Expr, block: exp.Select, keys: list[exp.Expr]
+) -> exp.Expr | None:
+    """A copy of ``sub`` (a subquery of the block's SELECT, HAVING or ORDER BY) reading each
+    reference to one of the block's grouping ``keys`` as the partials' column of that key
+    (``__dau_g<i>``), or None where it refers to none (see refuse_correlated_references)."""
+    from_ = block.args.get("from_") or block.args.get("from")
+    sources = {
+        item.alias_or_name
+        for item in [
+            from_.this if from_ is not None else None,
+            *(j.this for j in block.args.get("joins") or []),
+        ]
+        if item is not None
+    }
+    inner = {t.alias_or_name for t in sub.find_all(exp.Table)}
+    copy = sub.copy()
+    found = False
+    for column in list(copy.find_all(exp.Column)):
+        if column.table in sources and column.table not in inner and column in keys:
+            column.replace(exp.column(f"__dau_g{keys.index(column)}"))
+            found = True
+    return copy if found else None
+
+
 def build_aggregate(block: exp.Select, names: frozenset[str]) -> BuiltBlock:
-    refuse_correlated_references(block)
     calls = aggregate_calls(block, names)
     for call in calls:
         kind = aggregate_kind(call)
@@ -316,6 +355,7 @@ def build_aggregate(block: exp.Select, names: frozenset[str]) -> BuiltBlock:
         # written.
         grouping_sets = grouping_sets or (group is not None and keys != list(group.expressions))
         keys = _positions_read(block, keys, grouping_sets)
+    refuse_correlated_references(block, keys=None if grouping_sets else keys)
     # DISTINCT aggregates: their arguments become keys of the partial only (see DISTINCT_KINDS).
     distinct_of = {call.sql(dialect=DIALECT): distinct_argument(call) for call in calls}
     extras: list[exp.Expr] = []
@@ -398,6 +438,8 @@ def build_aggregate(block: exp.Select, names: frozenset[str]) -> BuiltBlock:
     def fold(node: exp.Expr) -> exp.Expr | None:
         if isinstance(node, exp.Window):
             return fold_window(node)
+        if isinstance(node, (exp.Subquery, exp.Exists)):
+            return keys_for_correlated(node, block, keys)
         if is_aggregate(node, names):
             expression, index = merged[node.sql(dialect=DIALECT)]
             # Typed once the partial is bound: the merged value takes the unsplit aggregate's type.
