@@ -209,6 +209,20 @@ def _back_to_first(day: exp.Expr, part: str) -> exp.Expr:
     return exp.Cast(this=exp.Sub(this=_days(day), expression=exp.Paren(this=back)), to=_DATE.copy())
 
 
+def last_day(value: exp.Expr) -> exp.Expr:
+    """DuckDB's ``last_day(x)``, a DATE, on day numbers: the first of ``x``'s month plus 31 days
+    is in the next month, whose first day less one is the month's last. ``x`` is cast to a
+    DATE (the checks refuse that cast where Polars' differs: a TIMESTAMP_NS, a zoned one)."""
+    month_first = _back_to_first(exp.Cast(this=value, to=_DATE.copy()), "MONTH")
+    later = exp.Cast(
+        this=exp.Add(this=_days(month_first), expression=exp.Literal.number(31)), to=_DATE.copy()
+    )
+    next_first = _back_to_first(later, "MONTH")
+    return exp.Cast(
+        this=exp.Sub(this=_days(next_first), expression=exp.Literal.number(1)), to=_DATE.copy()
+    )
+
+
 def _quarter_start(day: exp.Expr) -> exp.Expr:
     """The DATE at the start of ``day``'s quarter: its year's first day in the first quarter,
     else its month's first day less the days of the quarter's months before it."""
@@ -243,7 +257,7 @@ def _within_day(timestamp: exp.Expr, step: int) -> exp.Expr:
     day = exp.Cast(this=timestamp.copy(), to=_DATE.copy())
     midnight = exp.Cast(this=exp.Cast(this=day, to=_TIMESTAMP.copy()), to=_BIGINT.copy())
     into_day = exp.Paren(this=exp.Sub(this=micros.copy(), expression=midnight))
-    rest = exp.Paren(this=_non_negative(exp.Mod, into_day, exp.Literal.number(step)))
+    rest = exp.Paren(this=non_negative(exp.Mod, into_day, exp.Literal.number(step)))
     return exp.Cast(this=exp.Sub(this=micros, expression=rest), to=_TIMESTAMP.copy())
 
 
@@ -429,7 +443,8 @@ _UNSIGNED = (
 NON_NEGATIVE = "non_negative_operands"
 
 
-def _non_negative(kind: type[exp.Mod | exp.IntDiv], a: exp.Expr, b: exp.Expr) -> exp.Expr:
+def non_negative(kind: type[exp.Mod | exp.IntDiv], a: exp.Expr, b: exp.Expr) -> exp.Expr:
+    """``a % b`` or ``a // b`` marked :data:`NON_NEGATIVE` (both operands never negative)."""
     op = kind(this=a, expression=b)
     op.meta[NON_NEGATIVE] = True
     return op
@@ -459,16 +474,16 @@ def _truncated(op: exp.Mod | exp.IntDiv) -> exp.Expr | None:
     a = exp.Paren(this=op.this.copy())
     m = exp.Paren(this=exp.Neg(this=exp.Paren(this=exp.Add(this=a.copy(), expression=one.copy()))))
     rest = exp.Paren(
-        this=exp.Add(this=_non_negative(exp.Mod, m.copy(), b.copy()), expression=one.copy())
+        this=exp.Add(this=non_negative(exp.Mod, m.copy(), b.copy()), expression=one.copy())
     )
     if isinstance(op, exp.Mod):
-        above = _non_negative(exp.Mod, a.copy(), b.copy())
-        below: exp.Expr = exp.Neg(this=exp.Paren(this=_non_negative(exp.Mod, rest, b.copy())))
+        above = non_negative(exp.Mod, a.copy(), b.copy())
+        below: exp.Expr = exp.Neg(this=exp.Paren(this=non_negative(exp.Mod, rest, b.copy())))
     else:
-        above = _non_negative(exp.IntDiv, a.copy(), b.copy())
+        above = non_negative(exp.IntDiv, a.copy(), b.copy())
         magnitude = exp.Add(
-            this=_non_negative(exp.IntDiv, m.copy(), b.copy()),
-            expression=_non_negative(exp.IntDiv, rest, b.copy()),
+            this=non_negative(exp.IntDiv, m.copy(), b.copy()),
+            expression=non_negative(exp.IntDiv, rest, b.copy()),
         )
         below = exp.Neg(this=exp.Paren(this=magnitude))
         if negative:  # the quotient takes the divisor's sign too
@@ -482,4 +497,4 @@ def _truncated(op: exp.Mod | exp.IntDiv) -> exp.Expr | None:
     return wrapped
 
 
-__all__ = ["NON_NEGATIVE", "checked_arithmetic"]
+__all__ = ["NON_NEGATIVE", "checked_arithmetic", "last_day", "non_negative"]

@@ -39,7 +39,7 @@ from sqlglot import exp
 from sqlglot.dialects.postgres import Postgres
 
 from dau_scheduler.arms import polars_doubles
-from dau_scheduler.arms.polars_arithmetic import NON_NEGATIVE, checked_arithmetic
+from dau_scheduler.arms.polars_arithmetic import checked_arithmetic, last_day, non_negative
 from dau_scheduler.arms.polars_checks import (
     SPECIAL_VALUE,
     refuse_constant_filters,
@@ -172,39 +172,13 @@ def _era(node: exp.Extract) -> exp.Expr:
     part, value = node.name.upper(), _translated(node.expression)
     size, extra = _ERAS[part]
     year = exp.Extract(this=exp.var("YEAR"), expression=value.copy())
-    quotient = exp.IntDiv(
-        this=exp.Paren(this=exp.Neg(this=year.copy())), expression=exp.Literal.number(size)
-    )
-    quotient.meta[NON_NEGATIVE] = True
+    negated = exp.Paren(this=exp.Neg(this=year.copy()))
+    quotient = non_negative(exp.IntDiv, negated, exp.Literal.number(size))
     count = exp.Add(this=quotient, expression=exp.Literal.number(extra)) if extra else quotient
     before = exp.Neg(this=exp.Paren(this=count))
     after = exp.Extract(this=exp.var(part), expression=value)
     positive = exp.GT(this=year, expression=exp.Literal.number(0))
     return exp.Paren(this=exp.Case(ifs=[exp.If(this=positive, true=after)], default=before))
-
-
-def _day_number(value: exp.Expr) -> exp.Expr:
-    return exp.Cast(this=value, to=exp.DataType.build("BIGINT"))
-
-
-def _as_date(days: exp.Expr) -> exp.Expr:
-    return exp.Cast(this=days, to=exp.DataType.build("DATE"))
-
-
-def _last_day(value: exp.Expr) -> exp.Expr:
-    """DuckDB's ``last_day(x)``, a DATE: the first of ``x``'s month plus 31 days is in the next
-    month; that date less its day of the month is the month's last day (on day numbers)."""
-    day = _as_date(value)
-    into = exp.Paren(
-        this=exp.Sub(
-            this=exp.Extract(this=exp.var("DAY"), expression=day.copy()),
-            expression=exp.Literal.number(1),
-        )
-    )
-    first = _as_date(exp.Sub(this=_day_number(day.copy()), expression=into))
-    later = _as_date(exp.Add(this=_day_number(first), expression=exp.Literal.number(31)))
-    back = exp.Extract(this=exp.var("DAY"), expression=later.copy())
-    return _as_date(exp.Sub(this=_day_number(later), expression=back))
 
 
 def _yearweek(value: exp.Expr) -> exp.Expr:
@@ -322,7 +296,7 @@ def _translate(node: exp.Expr) -> exp.Expr:
             this=_translated(node.this), format=exp.Literal.string(_NAMES[type(node)])
         )
     if isinstance(node, exp.LastDay) and node.args.get("unit") is None:
-        return _last_day(_translated(node.this))
+        return last_day(_translated(node.this))
     named = str(node.this).lower() if isinstance(node, exp.Anonymous) else ""
     if named == "yearweek" and len(node.expressions) == 1:
         return _yearweek(_translated(node.expressions[0]))

@@ -153,6 +153,14 @@ ORDER_INSENSITIVE = frozenset(
 )
 
 
+def _block_sources(block: exp.Select) -> set[str]:
+    """The names the block's FROM and joins read (aliases, else table names)."""
+    from_ = block.args.get("from_") or block.args.get("from")
+    items = [from_.this if from_ is not None else None]
+    items += [j.this for j in block.args.get("joins") or []]
+    return {item.alias_or_name for item in items if item is not None}
+
+
 def refuse_correlated_references(
     block: exp.Select, rows: frozenset[str] | None = None, keys: list[exp.Expr] | None = None
 ) -> None:
@@ -170,14 +178,7 @@ def refuse_correlated_references(
     kept: each group's key is a column of the merged partials, which the final query's
     subquery reads in its place (:func:`keys_for_correlated`; ``HAVING count(*) > (SELECT
     count(*) FROM u WHERE u.n = t.n)``)."""
-    sources = set()
-    from_ = block.args.get("from_") or block.args.get("from")
-    for item in [
-        from_.this if from_ is not None else None,
-        *(j.this for j in block.args.get("joins") or []),
-    ]:
-        if item is not None:
-            sources.add(item.alias_or_name)
+    sources = _block_sources(block)
     roots = [*block.expressions, block.args.get("having"), block.args.get("order")]
     for root in roots:
         if root is None:
@@ -315,15 +316,7 @@ def keys_for_correlated(
     """A copy of ``sub`` (a subquery of the block's SELECT, HAVING or ORDER BY) reading each
     reference to one of the block's grouping ``keys`` as the partials' column of that key
     (``__dau_g<i>``), or None where it refers to none (see refuse_correlated_references)."""
-    from_ = block.args.get("from_") or block.args.get("from")
-    sources = {
-        item.alias_or_name
-        for item in [
-            from_.this if from_ is not None else None,
-            *(j.this for j in block.args.get("joins") or []),
-        ]
-        if item is not None
-    }
+    sources = _block_sources(block)
     inner = {t.alias_or_name for t in sub.find_all(exp.Table)}
     copy = sub.copy()
     found = False
