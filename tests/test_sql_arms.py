@@ -838,6 +838,38 @@ def test_polars_leaves_out_columns_holding_duckdb_infinity(tmp_path: Any, way: s
         assert result.execution is not None and result.execution.device_rows > 0
 
 
+@pytest.mark.parametrize("way", ["resident", "lazy", "arrow"])
+def test_polars_leaves_out_decimals_past_its_widened_type(tmp_path: Any, way: str) -> None:
+    """The Polars arm holds decimals at DECIMAL(38, 12): a DECIMAL(38, 0) column holding 10**27
+    made the widening cast fail as the partial ran, and the host re-ran the whole query. Such a
+    column is not loaded (named, from the values or a Parquet file's statistics), so a query
+    reading it is refused before either arm runs; a DECIMAL(38, 0) of smaller values and a
+    finer decimal still split."""
+    con = duckdb.connect()
+    con.execute(
+        "COPY (SELECT i AS k, (i * 1e27)::DECIMAL(38, 0) AS big, (i * 7)::DECIMAL(38, 0) AS "
+        "wide, (i * 1.5)::DECIMAL(38, 10) AS fine FROM range(40) r(i)) "
+        f"TO '{tmp_path}/t.parquet'"
+    )
+    con.execute(f"CREATE VIEW t AS FROM '{tmp_path}/t.parquet'")
+    data = {"t": con.sql("FROM t").to_arrow_table()} if way == "arrow" else tmp_path
+    with Session(data, device="polars", lazy=way == "lazy") as session:
+        for sql, refused in [
+            ("select sum(big), count(*) from t", True),
+            ("select k % 3 as g, sum(wide), sum(fine) from t group by g", False),
+        ]:
+            result = session.sql(sql, device_share=0.5)
+            expected = con.sql(sql).to_arrow_table()
+            assert compare_tables(result.table, expected, ordered=False) is None
+            assert result.fallback is None, result.fallback
+            why = "t.big (decimal128(38, 0) holding a value past the 26 integer digits"
+            if refused:
+                assert result.refusal is not None and why in result.refusal, result.refusal
+            else:
+                assert result.refusal is None and result.execution is not None
+                assert result.execution.device_rows > 0
+
+
 @pytest.mark.parametrize("device", [d for d in DEVICES if d not in ("duckdb", "polars-separate")])
 @pytest.mark.parametrize("way", ["connection", "resident", "lazy", "arrow", "chunked"])
 def test_columns_named_in_mixed_case_split_on_polars(tmp_path: Any, way: str, device: str) -> None:

@@ -1,6 +1,7 @@
 """What the Polars arm cannot hold as DuckDB means it, found from the data rather than the
-query: Arrow types Polars' import panics on, and values of a date, time or timestamp column
-that Polars reads otherwise (DuckDB's infinities, a TIME of 24:00:00). Such columns are left
+query: Arrow types Polars' import panics on, values of a date, time or timestamp column
+that Polars reads otherwise (DuckDB's infinities, a TIME of 24:00:00), and decimals too large
+for the scale the arm widens decimals to. Such columns are left
 out of Polars (``PolarsArm.unloaded``); a query reading one is refused, or fails on the arm
 where the rows are read only as it runs (the host then answers). The expression kinds Polars
 computes otherwise are :mod:`dau_scheduler.arms.polars_checks`'.
@@ -9,6 +10,7 @@ computes otherwise are :mod:`dau_scheduler.arms.polars_checks`'.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -20,8 +22,11 @@ from dau_scheduler.lazy import LazyModule
 
 if TYPE_CHECKING:
     import pyarrow.compute as pc
+
+    from dau_scheduler.arms import polars_sql as _sql
 else:
     pc = LazyModule("pyarrow.compute")
+    _sql = LazyModule("dau_scheduler.arms.polars_sql")
 
 
 def panics_on_import(kind: pa.DataType) -> bool:
@@ -65,25 +70,62 @@ def polars_bounds(kind: pa.DataType) -> tuple[int, int, str] | None:
     return None
 
 
-def beyond_polars(column: pa.ChunkedArray) -> str | None:
-    """What in a date, time or timestamp column Polars reads otherwise than DuckDB, or None."""
-    bounds = polars_bounds(column.type)
-    if bounds is None or column.null_count == len(column):
+def decimal_digits(kind: pa.DataType) -> int | None:
+    """For a decimal type whose values may not fit once the Polars arm widens it (to
+    ``DECIMAL(38, polars_sql.DECIMAL_SCALE)``, or its own scale if finer), the integer digits
+    the widened type keeps; None for other types. A DECIMAL(38, 0) of 10**27 made the widening
+    cast fail as the partial ran, and the host re-ran the whole query (thirty-second session)."""
+    if not pa.types.is_decimal(kind):
+        return None
+    digits = 38 - max(_sql.DECIMAL_SCALE, kind.scale)
+    return digits if kind.precision - kind.scale > digits else None
+
+
+def _beyond(kind: pa.DataType, least: object, greatest: object) -> str | None:
+    """What values from ``least`` to ``greatest`` of a column of ``kind`` hold that Polars reads
+    otherwise than DuckDB, or None: integers of a temporal type's storage, or decimals."""
+    digits = decimal_digits(kind)
+    if digits is not None:
+        assert isinstance(least, Decimal) and isinstance(greatest, Decimal)
+        if max(abs(least), abs(greatest)) >= Decimal(10) ** digits:
+            return f"a value past the {digits} integer digits the Polars arm widens it to"
+        return None
+    bounds = polars_bounds(kind)
+    if bounds is None:
         return None
     low, high, what = bounds
-    for chunk in temporal.integers(column).chunks:  # viewed as integers, nothing copied
+    assert isinstance(least, int) and isinstance(greatest, int)
+    return what if least < low or greatest > high else None
+
+
+def beyond_polars(column: pa.ChunkedArray) -> str | None:
+    """What in a date, time, timestamp or decimal column Polars reads otherwise than DuckDB, or
+    None."""
+    kind = column.type
+    if (polars_bounds(kind) is None and decimal_digits(kind) is None) or (
+        column.null_count == len(column)
+    ):
+        return None
+    values = column if pa.types.is_decimal(kind) else temporal.integers(column)
+    for chunk in values.chunks:  # a temporal column viewed as integers, nothing copied
         ends = pc.min_max(chunk)
-        if ends["min"].is_valid and (ends["min"].as_py() < low or ends["max"].as_py() > high):
-            return what
+        if ends["min"].is_valid and (
+            beyond := _beyond(kind, ends["min"].as_py(), ends["max"].as_py())
+        ):
+            return beyond
     return None
 
 
 def parquet_beyond_polars(files: Sequence[Path]) -> dict[str, str]:
-    """The date, time and timestamp columns of Parquet files holding what Polars reads
-    otherwise than DuckDB (see :func:`polars_bounds`), by name, with why: from each row
-    group's statistics, or the column itself where a row group has none (Polars reads such
-    files itself, not through :meth:`PolarsArm._import`)."""
-    dated = {f.name: f.type for f in pq.read_schema(files[0]) if polars_bounds(f.type)}
+    """The date, time, timestamp and decimal columns of Parquet files holding what Polars reads
+    otherwise than DuckDB (see :func:`polars_bounds` and :func:`decimal_digits`), by name, with
+    why: from each row group's statistics, or the column itself where a row group has none
+    (Polars reads such files itself, not through :meth:`PolarsArm._import`)."""
+    dated = {
+        f.name: f.type
+        for f in pq.read_schema(files[0])
+        if polars_bounds(f.type) is not None or decimal_digits(f.type) is not None
+    }
     found: dict[str, str] = {}
     for path in files if dated else ():
         meta = pq.ParquetFile(path).metadata
@@ -92,14 +134,10 @@ def parquet_beyond_polars(files: Sequence[Path]) -> dict[str, str]:
                 name, stats = chunk.path_in_schema, chunk.statistics
                 if name not in dated or name in found:
                     continue
-                low, high, what = polars_bounds(dated[name]) or (0, 0, "")
-                if (
-                    stats is not None
-                    and stats.has_min_max
-                    and isinstance(stats.min_raw, int)
-                    and isinstance(stats.max_raw, int)
-                ):
-                    beyond = what if stats.min_raw < low or stats.max_raw > high else None
+                kind = dated[name]
+                ends = _statistics(stats, pa.types.is_decimal(kind))
+                if ends is not None:
+                    beyond = _beyond(kind, *ends)
                 else:
                     beyond = beyond_polars(pq.read_table(path, columns=[name]).column(name))
                 if beyond is not None:
@@ -107,4 +145,26 @@ def parquet_beyond_polars(files: Sequence[Path]) -> dict[str, str]:
     return found
 
 
-__all__ = ["beyond_polars", "panics_on_import", "parquet_beyond_polars", "polars_bounds"]
+def _statistics(stats: object, decimal: bool) -> tuple[object, object] | None:
+    """A row group's least and greatest value of a column from its statistics: decimals as
+    ``Decimal``, temporal values as their storage's integers; None where it has none."""
+    if stats is None or not getattr(stats, "has_min_max", False):
+        return None
+    least, greatest = (
+        (getattr(stats, "min", None), getattr(stats, "max", None))
+        if decimal
+        else (getattr(stats, "min_raw", None), getattr(stats, "max_raw", None))
+    )
+    kind = Decimal if decimal else int
+    if isinstance(least, kind) and isinstance(greatest, kind):
+        return least, greatest
+    return None
+
+
+__all__ = [
+    "beyond_polars",
+    "decimal_digits",
+    "panics_on_import",
+    "parquet_beyond_polars",
+    "polars_bounds",
+]
