@@ -170,11 +170,23 @@ def filter_joined_table(node: exp.Expr) -> exp.Expr:
     ]
     if not own or len(own) == len(terms):
         return node
-    inner = exp.select("*").from_(table.copy()).where(exp.and_(*[c.copy() for c in own]))
+    inner = exp.select(*_read_columns(node.parent, name) or ["*"]).from_(table.copy())
+    inner = inner.where(exp.and_(*[c.copy() for c in own]))
     joined = node.copy()
     joined.set("this", exp.Subquery(this=inner, alias=exp.TableAlias(this=exp.to_identifier(name))))
     joined.set("on", exp.and_(*[c.copy() for c in terms if c not in own]))
     return joined
+
+
+def _read_columns(select: exp.Expr | None, name: str) -> list[exp.Column]:
+    """The columns of ``name`` that ``select`` reads, each once, as the filtered table's own
+    outputs: named, sqlglot types them from the table's schema (under ``SELECT *`` it could
+    not, and a SUM over one was refused as one that might wrap around)."""
+    found: dict[str, exp.Column] = {}
+    for column in select.find_all(exp.Column) if isinstance(select, exp.Select) else ():
+        if column.table == name and column.name not in found:
+            found[column.name] = exp.Column(this=column.this.copy(), table=column.args["table"].copy())
+    return list(found.values())
 
 
 def flat_join_condition(node: exp.Expr) -> exp.Expr:

@@ -143,7 +143,9 @@ def _block_refusal(
             or kind not in {"", "INNER", "CROSS", "OUTER", "SEMI", "ANTI"}
         ):
             return f"{table} is in a block with a {method or kind or 'LATERAL'} join"
-        if side in {"RIGHT", "FULL"}:
+        # Rows of the joined item no row of the split table matched depend on all of them; a
+        # RIGHT join preserving the split table, or an outer join before it, reads it row by row.
+        if (side == "RIGHT" and position < index) or (side == "FULL" and position <= index):
             return f"{table} is in a block with a {side} OUTER JOIN, which adds unmatched rows"
         if index == position and side == "LEFT":
             return f"{table} is on the nullable side of a LEFT JOIN"

@@ -15,6 +15,7 @@ from sqlglot.errors import SqlglotError
 from sqlglot.optimizer.annotate_types import annotate_types
 
 from dau_scheduler.rewrite.dialect import DIALECT
+from dau_scheduler.rewrite.outer_joins import simplify_outer_joins
 
 _COMPARISONS = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.Between)
 #: The types a date compares with as the TIMESTAMP at its midnight does (DuckDB casts both to
@@ -130,6 +131,7 @@ def fold_date_arithmetic(tree: exp.Expr, schema: Schema) -> exp.Expr:
 STEPS: tuple[Callable[[exp.Expr, Schema], exp.Expr], ...] = (
     strip_comments,
     fold_date_arithmetic,
+    simplify_outer_joins,
 )
 
 __all__ = ["STEPS", "Schema", "fold_date_arithmetic", "strip_comments"]
