@@ -185,7 +185,9 @@ def _read_columns(select: exp.Expr | None, name: str) -> list[exp.Column]:
     found: dict[str, exp.Column] = {}
     for column in select.find_all(exp.Column) if isinstance(select, exp.Select) else ():
         if column.table == name and column.name not in found:
-            found[column.name] = exp.Column(this=column.this.copy(), table=column.args["table"].copy())
+            found[column.name] = exp.Column(
+                this=column.this.copy(), table=column.args["table"].copy()
+            )
     return list(found.values())
 
 
