@@ -170,7 +170,8 @@ def filter_joined_table(node: exp.Expr) -> exp.Expr:
     ]
     if not own or len(own) == len(terms):
         return node
-    inner = exp.select(*_read_columns(node.parent, name) or ["*"]).from_(table.copy())
+    read: list[exp.Expr] = [*_read_columns(node.parent, name)] or [exp.Star()]
+    inner = exp.select(*read).from_(table.copy())
     inner = inner.where(exp.and_(*[c.copy() for c in own]))
     joined = node.copy()
     joined.set("this", exp.Subquery(this=inner, alias=exp.TableAlias(this=exp.to_identifier(name))))
