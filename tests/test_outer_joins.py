@@ -3,6 +3,9 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
 import duckdb
 import pytest
 import sqlglot
@@ -90,3 +93,49 @@ def test_splits_an_outer_join_a_filter_makes_inner(
             assert compare_tables(result.table, expected, ordered=False) is None, sql
             assert result.refusal is None and result.fallback is None, (sql, result.refusal)
             assert result.execution is not None and result.execution.device_rows > 0
+
+
+@pytest.mark.parametrize("device", ["duckdb", "polars"])
+@pytest.mark.parametrize("way", ["resident", "chunked", "lazy"])
+def test_unmatched_rows_are_added_once(
+    con: duckdb.DuckDBPyConnection, tmp_path: Path, device: str, way: str
+) -> None:
+    """t on the nullable side of a LEFT join, or before a RIGHT or FULL one: the arms join
+    inner and the host adds the rows no row of t meets, once per fold, however the arms' rows
+    were cut (resident, in chunks under a budget, read from Parquet files)."""
+    data: Any = con
+    options: dict[str, Any] = {}
+    if way == "lazy":
+        for name in ("t", "u"):
+            con.execute(f"COPY {name} TO '{tmp_path}/{name}.parquet'")
+        data, options = tmp_path, {"lazy": True}
+    elif way == "chunked":
+        options = {"mem_budget_mb": 64, "strategy": "chunked", "chunk_rows": 1000}
+    with Session(data, device=device, **options) as session:
+        for sql in [
+            "SELECT u.s, count(*), count(t.i), sum(t.i) FROM u LEFT JOIN t ON t.k = u.k "
+            "GROUP BY u.s",
+            "SELECT count(*), sum(t.i), count(u.j) FROM t RIGHT JOIN u ON t.k = u.k",
+            "SELECT t.s, u.s, count(*), sum(t.i), count(u.j) FROM t FULL JOIN u ON t.k = u.k "
+            "GROUP BY ALL",
+        ]:
+            plan = session.explain(sql)
+            assert plan.split_table == "t" and plan.complement_sql is not None, plan
+            assert "NOT EXISTS" in plan.complement_sql
+            result = session.sql(sql, device_share=0.5)
+            expected = con.sql(sql).to_arrow_table()
+            assert compare_tables(result.table, expected, ordered=False) is None, (way, sql)
+            assert result.refusal is None and result.fallback is None, (sql, result.fallback)
+            assert result.execution is not None and result.execution.device_rows > 0
+
+
+def test_a_join_the_complement_does_not_handle_stays_refused(
+    con: duckdb.DuckDBPyConnection,
+) -> None:
+    with Session(con, device="duckdb") as session:
+        plan = session.explain(
+            "SELECT count(*) FROM t JOIN u ON t.k = u.k FULL JOIN u AS w ON w.j = u.j",
+            split_table="t",
+        )
+        assert plan.refusal is not None and "FULL OUTER JOIN" in plan.refusal, plan
+        assert "joined to first" in plan.refusal

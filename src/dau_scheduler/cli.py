@@ -151,6 +151,9 @@ def explain(
     else:
         out.print("[bold]partial SQL (each arm, over its rows of the split table):[/]")
         out.print(plan.partial_sql, markup=False, highlight=False)
+        if plan.complement_sql:
+            out.print("[bold]unmatched rows (the host, once, over the whole split table):[/]")
+            out.print(plan.complement_sql, markup=False, highlight=False)
         out.print("[bold]final SQL (DuckDB, over the partials in arm order):[/]")
         out.print(plan.final_sql, markup=False, highlight=False)
     for worker, start, stop in placed:

@@ -52,9 +52,16 @@ def merge_rule(session: Session, compiled: CompiledSplit) -> MergeRule:
     # use loads pyarrow.dataset and pandas (~0.25 s, ~40 MB), more than the milliseconds it saves
     # over the final query in DuckDB; folds in Python and scalar folds stay.
     acero = not session.lazy
+    # The rows an outer join adds that the whole split table decides: the host's, once per fold.
+    unmatched = compiled.complement.sql(dialect=DIALECT) if compiled.complement else None
 
     def combine(partials: Sequence[pa.Table]) -> pa.Table:
         assert schema is not None
+        if unmatched is not None:
+            try:
+                partials = [*partials, session.host.cursor().sql(unmatched).to_arrow_table()]
+            except duckdb.Error as exc:
+                raise fold_error(exc) from exc
         tables = [cast_partial(p, schema, "host") for p in partials]
         merged = pa.concat_tables(tables) if tables else empty_table(schema)
         result = None

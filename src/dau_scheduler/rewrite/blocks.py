@@ -206,9 +206,7 @@ def refuse_correlated_references(
                 continue
             outside = outer(sub)
             folded = [
-                node
-                for node in sub.find_all(exp.Window, exp.AggFunc, exp.Anonymous)
-                if outer(node)
+                node for node in sub.find_all(exp.Window, exp.AggFunc, exp.Anonymous) if outer(node)
             ]
             if outside and keys and not folded and all(c in keys for c in outside):
                 continue  # the group's keys, read from the partials (keys_for_correlated)
@@ -310,9 +308,7 @@ def distinct_argument(call: exp.Expr) -> exp.Expr | None:
     return argument
 
 
-def keys_for_correlated(
-    sub: exp.Expr, block: exp.Select, keys: list[exp.Expr]
-) -> exp.Expr | None:
+def keys_for_correlated(sub: exp.Expr, block: exp.Select, keys: list[exp.Expr]) -> exp.Expr | None:
     """A copy of ``sub`` (a subquery of the block's SELECT, HAVING or ORDER BY) reading each
     reference to one of the block's grouping ``keys`` as the partials' column of that key
     (``__dau_g<i>``), or None where it refers to none (see refuse_correlated_references)."""

@@ -60,8 +60,10 @@ def _null_when_null(node: exp.Expr, names: frozenset[str]) -> bool:
         return _null_when_null(node.this, names)
     if isinstance(node, exp.In):
         # ``NULL IN (SELECT ...)`` is false over no rows: only a list of values counts.
-        return not node.args.get("query") and bool(node.expressions) and (
-            _null_when_null(node.this, names)
+        return (
+            not node.args.get("query")
+            and bool(node.expressions)
+            and (_null_when_null(node.this, names))
         )
     return False
 

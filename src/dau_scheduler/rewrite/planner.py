@@ -26,7 +26,7 @@ from sqlglot.errors import SqlglotError
 from sqlglot.optimizer.scope import Scope, build_scope
 
 from dau_scheduler.errors import SplitError
-from dau_scheduler.rewrite import decisions
+from dau_scheduler.rewrite import complement, decisions
 from dau_scheduler.rewrite import partial_types as partial_types_
 from dau_scheduler.rewrite.aggregates import aggregate_kind
 from dau_scheduler.rewrite.arrival import arrival_dependence, unordered_limit
@@ -72,6 +72,7 @@ class SplitPlan(BaseModel):
     final_sql: str | None = None
     aggregates: tuple[tuple[str, str], ...] = ()
     refusal: str | None = None
+    complement_sql: str | None = None
 
 
 @dataclass(frozen=True)
@@ -104,6 +105,9 @@ class CompiledSplit:
     #: with ``inlined_sql`` None, the views are read whole by name on every arm.
     views: tuple[View, ...] = ()
     inlined_sql: str | None = None
+    #: The rows an outer join adds that the split table decides, as partial rows the host
+    #: computes once (``rewrite.complement``); None where the block has no such join.
+    complement: exp.Select | None = None
 
     @property
     def splittable(self) -> bool:
@@ -136,21 +140,19 @@ def _block_refusal(
         unknown = sorted(k for k, v in join.args.items() if v and k not in _JOIN_ARGS)
         if unknown:  # NEAREST k BY ..., ASOF's match condition, ...: default deny
             return f"{table} is in a block with a join that has {', '.join(unknown)}"
-        side, kind, method = (join.side or "").upper(), (join.kind or "").upper(), join.method
+        kind, method = (join.kind or "").upper(), join.method
         if (
             method
             or isinstance(join.this, exp.Lateral)
             or kind not in {"", "INNER", "CROSS", "OUTER", "SEMI", "ANTI"}
         ):
             return f"{table} is in a block with a {method or kind or 'LATERAL'} join"
-        # Rows of the joined item no row of the split table matched depend on all of them; a
-        # RIGHT join preserving the split table, or an outer join before it, reads it row by row.
-        if (side == "RIGHT" and position < index) or (side == "FULL" and position <= index):
-            return f"{table} is in a block with a {side} OUTER JOIN, which adds unmatched rows"
-        if index == position and side == "LEFT":
-            return f"{table} is on the nullable side of a LEFT JOIN"
         if index == position and kind in {"SEMI", "ANTI"}:
             return f"{table} is the inner side of a {kind} JOIN"
+    # Rows no row of the split table matched depend on all of them: the host adds them once.
+    outer = complement.refusal(select, position, table, isinstance(source, exp.Table))
+    if outer is not None:
+        return outer
     # A grouped block's windows run over its groups, which the final query holds whole; so does
     # its QUALIFY, a filter on them.
     grouped = _grouped(select, names)
@@ -208,7 +210,9 @@ def _find_block(
     reason = _block_refusal(block, occurrence, table, names)
     if reason:
         raise Refuse(reason)
-    while _is_plain(block, names):
+    while _is_plain(block, names) and not complement.decided_joins(
+        block, complement.position(block, occurrence)
+    ):
         wrapper = block.parent
         if not isinstance(wrapper, exp.Subquery) or not isinstance(
             wrapper.parent, (exp.From, exp.Join)
@@ -476,6 +480,8 @@ def _compile_candidate(
     partial = built.partial
     _marked(partial, "occurrence").replace(_placeholder(found.occurrence))
     _attach_ctes(partial, tree, block)
+    both = complement.split_with_complement(partial, PLACEHOLDER, found.occurrence)
+    partial, unmatched = both if both is not None else (partial, None)
 
     probe = partial.copy()
     _marked_table(probe).replace(found.occurrence.copy())
@@ -497,6 +503,7 @@ def _compile_candidate(
             "several columns)"
         )
     partial_columns, partial_types = names_out[:width], types_out[:width]
+    complement.check_binds(unmatched, binder, partial_columns, partial_types)
     by_name = dict(zip(partial_columns, partial_types, strict=True))
     numeric = partial_types_.numbers_only(built.calls, by_name)
     if numeric is not None:
@@ -550,6 +557,7 @@ def _compile_candidate(
         partial_sql=partial.sql(dialect=DIALECT, pretty=True),
         final_sql=final_tree.sql(dialect=DIALECT, pretty=True),
         aggregates=tuple(built.aggregates),
+        complement_sql=unmatched.sql(dialect=DIALECT, pretty=True) if unmatched else None,
     )
     return CompiledSplit(
         sql,
@@ -566,6 +574,7 @@ def _compile_candidate(
         fast=fast,
         refold_sql=built.refold_sql,
         passes_rows_through=passes_through,
+        complement=unmatched,
     )
 
 
