@@ -1,5 +1,6 @@
-"""Golden rewrite fixtures: ``tests/fixtures/rewrite/*.sql``, each an input query with the partial
-and final SQL (or the refusal) it compiles to. ``python tests/rewrite_fixtures.py DATA`` rewrites
+"""Golden rewrite fixtures: ``tests/fixtures/rewrite/*.sql``, each an input query with the partial,
+complement (where the host adds an outer join's unmatched rows) and final SQL (or the refusal)
+it compiles to. ``python tests/rewrite_fixtures.py DATA`` rewrites
 their expected sections from the current compiler; review the diff before committing it."""
 
 from __future__ import annotations
@@ -8,7 +9,7 @@ import sys
 from pathlib import Path
 
 FIXTURES = Path(__file__).parent / "fixtures" / "rewrite"
-SECTIONS = ("input", "partial", "final", "refusal")
+SECTIONS = ("input", "partial", "complement", "final", "refusal")
 
 
 def read(path: Path) -> dict[str, str]:
@@ -40,6 +41,7 @@ if __name__ == "__main__":
                 {
                     "input": sections["input"],
                     "partial": plan.partial_sql or "",
+                    "complement": plan.complement_sql or "",
                     "final": plan.final_sql or "",
                     "refusal": plan.refusal or "",
                 },

@@ -23,6 +23,7 @@ def test_rewrite_matches_fixture_and_answer(session: Session, fixture: Path) -> 
     plan = session.explain(sections["input"])
     assert (plan.refusal or "") == sections.get("refusal", "")
     assert (plan.partial_sql or "") == sections.get("partial", "")
+    assert (plan.complement_sql or "") == sections.get("complement", "")
     assert (plan.final_sql or "") == sections.get("final", "")
     expected = session.host.cursor().sql(sections["input"]).to_arrow_table()
     for share in (0.0, 0.3, 1.0, None):
