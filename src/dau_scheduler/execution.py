@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 import duckdb
@@ -37,10 +38,34 @@ if TYPE_CHECKING:
     from dau_scheduler.session import Session
 
 
-def merge_rule(session: Session, compiled: CompiledSplit) -> MergeRule:
-    """How partials of ``compiled`` fold: cast to the host's partial schema, then the fast fold
-    (where it ``fits`` the partials' rows: see ``rewrite.fold``) or the final query in DuckDB,
-    with DuckDB's own output names."""
+def _unmatched_rows(session: Session, compiled: CompiledSplit, early: bool) -> Any:
+    """A function giving the complement's partial rows (``rewrite.complement``: an outer join's
+    unmatched rows, the host's to add once), or None where the query has none. ``early``: the
+    host starts it now, in a thread, beside the arms (a fold waits for it); otherwise it runs
+    in the fold, as the profiles measure a fold."""
+    if compiled.complement is None:
+        return None
+    sql = compiled.complement.sql(dialect=DIALECT)
+
+    def run() -> pa.Table:
+        try:
+            return session.host.cursor().sql(sql).to_arrow_table()
+        except duckdb.Error as exc:
+            raise fold_error(exc) from exc
+
+    if not early:
+        return run
+    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dau-unmatched")
+    started = pool.submit(run)
+    pool.shutdown(wait=False)
+    return started.result
+
+
+def merge_rule(session: Session, compiled: CompiledSplit, *, early: bool = False) -> MergeRule:
+    """How partials of ``compiled`` fold: cast to the host's partial schema (with the rows the
+    host adds for an outer join, ``_unmatched_rows``), then the fast fold (where it ``fits`` the
+    partials' rows: see ``rewrite.fold``) or the final query in DuckDB, with DuckDB's own
+    output names."""
     schema = compiled.partial_schema
     final_sql = compiled.final.sql(dialect=DIALECT) if compiled.final is not None else ""
     # The fast fold orders as DuckDB does by default; other NULL or sort orders set on the
@@ -52,16 +77,12 @@ def merge_rule(session: Session, compiled: CompiledSplit) -> MergeRule:
     # use loads pyarrow.dataset and pandas (~0.25 s, ~40 MB), more than the milliseconds it saves
     # over the final query in DuckDB; folds in Python and scalar folds stay.
     acero = not session.lazy
-    # The rows an outer join adds that the whole split table decides: the host's, once per fold.
-    unmatched = compiled.complement.sql(dialect=DIALECT) if compiled.complement else None
+    unmatched = _unmatched_rows(session, compiled, early)
 
     def combine(partials: Sequence[pa.Table]) -> pa.Table:
         assert schema is not None
         if unmatched is not None:
-            try:
-                partials = [*partials, session.host.cursor().sql(unmatched).to_arrow_table()]
-            except duckdb.Error as exc:
-                raise fold_error(exc) from exc
+            partials = [*partials, unmatched()]
         tables = [cast_partial(p, schema, "host") for p in partials]
         merged = pa.concat_tables(tables) if tables else empty_table(schema)
         result = None
@@ -174,7 +195,7 @@ def run(
     Raises ArmError naming the arm that failed; nothing is merged then.
     """
     n = session.row_counts[compiled.plan.split_table or ""]
-    rule = merge_rule(session, compiled)
+    rule = merge_rule(session, compiled, early=True)
     host = _arm_call(host if host is not None else session.host, compiled)
     device = _arm_call(session.device, compiled) if session.device is not None else host
     if decision.adaptive:
