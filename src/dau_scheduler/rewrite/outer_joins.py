@@ -29,23 +29,9 @@ from sqlglot import exp
 from dau_scheduler.rewrite.blocks import conjuncts
 from dau_scheduler.rewrite.comma_scopes import is_comma
 
-#: Operators NULL in, NULL out on either operand.
-_NULL_IN_NULL_OUT = (
-    exp.EQ,
-    exp.NEQ,
-    exp.GT,
-    exp.GTE,
-    exp.LT,
-    exp.LTE,
-    exp.Like,
-    exp.ILike,
-    exp.Add,
-    exp.Sub,
-    exp.Mul,
-    exp.Div,
-    exp.Mod,
-    exp.IntDiv,
-)
+#: Operators NULL in, NULL out on either operand: comparisons, LIKE and arithmetic.
+_COMPARED = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.Like, exp.ILike)
+_NULL_IN_NULL_OUT = (*_COMPARED, exp.Add, exp.Sub, exp.Mul, exp.Div, exp.Mod, exp.IntDiv)
 
 
 def _null_when_null(node: exp.Expr, names: frozenset[str]) -> bool:
