@@ -3,14 +3,12 @@ grouping sets, HAVING and expressions over them, over every numeric width, decim
 with NaN and infinities, booleans, text, temporal values, intervals and UUIDs, with NULLs,
 extremes, empty groups and all-NULL groups. Arguments: SEED FILE COUNT [COPIES]."""
 
-import random
 import sys
-from pathlib import Path
 
+from _probe import arguments, write
 from _typed_table import draw, literal, values_table
 
-R = random.Random(int(sys.argv[1]))
-out = sys.argv[2]
+R, out, COUNT = arguments()
 COPIES = int(sys.argv[4]) if len(sys.argv) > 4 else 1  # optional: each row this many times
 COLS = {
     "ti": "TINYINT",
@@ -180,7 +178,7 @@ def where():
 
 
 lines = ["statement ok", create, ""]
-for _ in range(int(sys.argv[3])):
+for _ in range(COUNT):
     form = R.randint(1, 9)
     if form <= 2:
         q = f"SELECT {select_list(R.randint(1, 3))} FROM t{where()}"
@@ -201,4 +199,4 @@ for _ in range(int(sys.argv[3])):
     else:
         q = f"SELECT count(*), min(v), max(v) FROM (SELECT k, {aggregate()} AS v FROM t{where()} GROUP BY k) s"
     lines += ["query I", q, ""]
-Path(out).write_text("\n".join(lines) + "\n")
+write(out, lines)

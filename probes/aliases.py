@@ -4,12 +4,9 @@ GROUP BY, HAVING, ORDER BY and QUALIFY, where DuckDB prefers a column in some cl
 alias in others; mixed-case and quoted names, a column named like its table or like a
 function, names with spaces. Arguments: SEED FILE COUNT."""
 
-import random
-import sys
-from pathlib import Path
+from _probe import arguments, write
 
-R = random.Random(int(sys.argv[1]))
-out = sys.argv[2]
+R, out, COUNT = arguments()
 lines = [
     "statement ok",
     "CREATE TABLE t AS SELECT i, CASE WHEN i % 13 = 0 THEN NULL ELSE i % 7 END AS k, "
@@ -28,7 +25,7 @@ def value():
     return R.choice([a, f"{a} + {b}", f"{a} * 2", f"-{a}", f"coalesce({a}, 0)", f"{a} % 3"])
 
 
-for _ in range(int(sys.argv[3])):
+for _ in range(COUNT):
     form = R.randint(1, 8)
     x, y = R.sample(NAMES, 2)
     if form == 1:  # aliases that shadow columns, grouped by the name
@@ -54,4 +51,4 @@ for _ in range(int(sys.argv[3])):
     else:  # a subquery reading the outer alias name
         q = f"SELECT {value()} AS {x}, count(*) FROM t WHERE n IN (SELECT n FROM t AS u WHERE u.k = {R.randint(0, 6)}) GROUP BY 1 ORDER BY ALL"
     lines += ["query I", q, ""]
-Path(out).write_text("\n".join(lines) + "\n")
+write(out, lines)

@@ -1,14 +1,10 @@
 """Random decimal arithmetic over a small dimension table joined to a split fact table: the
 conversions of decimals to floats the Polars arm writes through text (arms/polars_doubles.py)."""
 
-import random
-import sys
-from pathlib import Path
-
+from _probe import arguments, write
 from _typed_table import draw, literal, values_table
 
-R = random.Random(int(sys.argv[1]))
-out = sys.argv[2]
+R, out, COUNT = arguments()
 COLS = {
     "a": "DECIMAL(4,1)",
     "b": "DECIMAL(9,2)",
@@ -98,7 +94,7 @@ def d(depth):
     return f"(-{d(depth - 1)})"
 
 
-for _j in range(int(sys.argv[3])):
+for _j in range(COUNT):
     e = d(R.randint(1, 3))
     w = f"{d(1)} {R.choice(['<', '>=', '=', '<>'])} {d(1)}"
     form = R.randint(1, 5)
@@ -113,4 +109,4 @@ for _j in range(int(sys.argv[3])):
     else:
         q = f"SELECT count(*), sum(i) FROM f JOIN t USING (i) WHERE {w}"
     lines += ["query I", q, ""]
-Path(out).write_text("\n".join(lines) + "\n")
+write(out, lines)

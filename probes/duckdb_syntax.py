@@ -2,12 +2,9 @@
 COLUMNS(...), FROM-first, QUALIFY, USING and NATURAL joins, positional and aliased GROUP BY,
 FILTER, DISTINCT ON, struct and list literals, string slicing and the || and ^ operators."""
 
-import random
-import sys
-from pathlib import Path
+from _probe import arguments, write
 
-R = random.Random(int(sys.argv[1]))
-out = sys.argv[2]
+R, out, COUNT = arguments()
 lines = [
     "statement ok",
     "CREATE TABLE t AS SELECT i, CASE WHEN i % 17 = 0 THEN NULL ELSE i % 11 END AS k, "
@@ -42,7 +39,7 @@ FORMS = [
     "SELECT k, {a} FROM t{w} GROUP BY k ORDER BY 2 DESC, 1 LIMIT 3",
     "SELECT k, {a} FROM t{w} GROUP BY CUBE (k, n % 2)",
 ]
-for _ in range(int(sys.argv[3])):
+for _ in range(COUNT):
     form = R.choice(FORMS)
     lines += ["query I", form.format(a=R.choice(AGG), w=R.choice(WHERE)), ""]
-Path(out).write_text("\n".join(lines) + "\n")
+write(out, lines)

@@ -3,12 +3,9 @@ cume_dist, ntile, lag, lead, first_value, last_value and framed aggregates of ag
 partitioned or not, ordered by keys or by an aggregate, and QUALIFY over them (split from the
 thirtieth session on). Arguments: SEED FILE COUNT."""
 
-import random
-import sys
-from pathlib import Path
+from _probe import arguments, write
 
-R = random.Random(int(sys.argv[1]))
-out = sys.argv[2]
+R, out, COUNT = arguments()
 lines = [
     "statement ok",
     "CREATE TABLE t AS SELECT i, i % 7 AS k, i % 3 AS g, "
@@ -28,7 +25,7 @@ FRAMES = [
     " ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW",
     " RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW",
 ]
-for _ in range(int(sys.argv[3])):
+for _ in range(COUNT):
     a = R.choice(AGGS)
     family = R.choice([RANKS, SHIFTS, FRAMED])
     function = R.choice(family).format(a=R.choice(AGGS))
@@ -41,4 +38,4 @@ for _ in range(int(sys.argv[3])):
     else:
         q = f"SELECT k, g, {a} AS v, {window} AS w FROM t GROUP BY k, g ORDER BY k, g"
     lines += ["query I", q, ""]
-Path(out).write_text("\n".join(lines) + "\n")
+write(out, lines)

@@ -1,12 +1,9 @@
 """Random join conditions: LEFT/RIGHT/FULL/INNER/SEMI/ANTI with ON conditions on either side,
 ORs, inequalities, chains of three tables, USING, and filters after the join."""
 
-import random
-import sys
-from pathlib import Path
+from _probe import arguments, write
 
-R = random.Random(int(sys.argv[1]))
-out = sys.argv[2]
+R, out, COUNT = arguments()
 lines = [
     "statement ok",
     "CREATE TABLE t AS SELECT i, CASE WHEN i % 17 = 0 THEN NULL ELSE i % 11 END AS k, (i % 7 - 3)::INTEGER AS n, ['a','b',NULL,'ab'][i % 4 + 1] AS s FROM range(3000) r(i)",
@@ -48,7 +45,7 @@ def on(a, b):
     return " AND ".join(parts)
 
 
-for _j in range(int(sys.argv[3])):
+for _j in range(COUNT):
     kind = R.choice(
         [
             "JOIN",
@@ -81,4 +78,4 @@ for _j in range(int(sys.argv[3])):
         )
         q = f"SELECT {sel} FROM {q_from}{w}" + (" GROUP BY g" if "AS g" in sel else "")
     lines += ["query I", q, ""]
-Path(out).write_text("\n".join(lines) + "\n")
+write(out, lines)

@@ -4,12 +4,9 @@ matches), grouped by either side's columns, aggregating either side's values (a 
 value counted once per matching fact row), with DISTINCT, FILTER and HAVING; the dimension
 read in a subquery, a CTE or a derived table too. Arguments: SEED FILE COUNT."""
 
-import random
-import sys
-from pathlib import Path
+from _probe import arguments, write
 
-R = random.Random(int(sys.argv[1]))
-out = sys.argv[2]
+R, out, COUNT = arguments()
 lines = [
     "statement ok",
     "CREATE TABLE f AS SELECT i, CASE WHEN i % 23 = 0 THEN NULL ELSE i % 13 END AS k, "
@@ -102,7 +99,7 @@ def where():
     )
 
 
-for _ in range(int(sys.argv[3])):
+for _ in range(COUNT):
     frm, dims = source()
     keys = [k for k in KEYS if not k.startswith(("dk", "dj")) or k.split(".")[0] in dims]
     key = R.choice(keys)
@@ -121,4 +118,4 @@ for _ in range(int(sys.argv[3])):
     else:
         q = f"SELECT {key} AS g, {agg(dims)} AS v FROM {frm}{w} GROUP BY ROLLUP (g) ORDER BY ALL"
     lines += ["query I", q, ""]
-Path(out).write_text("\n".join(lines) + "\n")
+write(out, lines)

@@ -5,12 +5,9 @@ aliases and expressions, and top-k over grouped rows. Every column an ORDER BY r
 tells tied rows apart (their order, and which of them a LIMIT keeps, is the engine's).
 Arguments: SEED FILE COUNT."""
 
-import random
-import sys
-from pathlib import Path
+from _probe import arguments, write
 
-R = random.Random(int(sys.argv[1]))
-out = sys.argv[2]
+R, out, COUNT = arguments()
 lines = [
     "statement ok",
     "CREATE TABLE t AS SELECT i, "
@@ -76,7 +73,7 @@ def where():
     )
 
 
-for _ in range(int(sys.argv[3])):
+for _ in range(COUNT):
     w = where()
     read = []
     keys = ", ".join(key(read) for _ in range(R.randint(1, 3)))
@@ -101,4 +98,4 @@ for _ in range(int(sys.argv[3])):
     else:
         q = f"SELECT * FROM (SELECT i, {cols} FROM t{w} ORDER BY {keys}, i LIMIT {R.randint(5, 60)}) s ORDER BY i"
     lines += ["query I", q, ""]
-Path(out).write_text("\n".join(lines) + "\n")
+write(out, lines)

@@ -5,12 +5,9 @@ group; followed by filters and inner joins that may or
 may not remove the rows an outer join adds (``t.n > 0`` does, ``coalesce(t.n, 0) > 0``,
 ``t.n IS NULL`` and ``NOT (t.n > 0) OR ...`` do not). Arguments: SEED FILE COUNT."""
 
-import random
-import sys
-from pathlib import Path
+from _probe import arguments, write
 
-R = random.Random(int(sys.argv[1]))
-out = sys.argv[2]
+R, out, COUNT = arguments()
 lines = [
     "statement ok",
     "CREATE TABLE t AS SELECT i, CASE WHEN i % 17 = 0 THEN NULL ELSE i % 11 END AS k, "
@@ -55,7 +52,7 @@ def on(a, b):
     return key + extra
 
 
-for _j in range(int(sys.argv[3])):
+for _j in range(COUNT):
     shape = R.randint(1, 5)
     if shape == 1:  # t first
         q_from = f"t {R.choice(OUTER)} u ON {on('t', 'u')}"
@@ -97,4 +94,4 @@ for _j in range(int(sys.argv[3])):
     )
     q = f"SELECT {sel} FROM {q_from}{w}" + (" GROUP BY g" if "AS g" in sel else "")
     lines += ["query I", q, ""]
-Path(out).write_text("\n".join(lines) + "\n")
+write(out, lines)

@@ -1,12 +1,9 @@
 """Random boolean conditions mixing comparisons, IS [NOT] DISTINCT FROM, BETWEEN, IN, IS NULL,
 LIKE, IS TRUE, ||, NOT, AND and OR: how Polars' SQL parser binds what the arm writes."""
 
-import random
-import sys
-from pathlib import Path
+from _probe import arguments, write
 
-R = random.Random(int(sys.argv[1]))
-out = sys.argv[2]
+R, out, COUNT = arguments()
 lines = [
     "statement ok",
     "CREATE TABLE t AS SELECT i, CASE WHEN i % 17 = 0 THEN NULL ELSE i % 11 END AS k, (i % 7 - 3)::INTEGER AS n, "
@@ -60,7 +57,7 @@ def cond(d):
     return f"{cond(d - 1)} {R.choice(['AND', 'OR', 'AND NOT', 'OR NOT'])} {cond(d - 1)}"
 
 
-for _j in range(int(sys.argv[3])):
+for _j in range(COUNT):
     c = cond(R.randint(1, 3))
     form = R.randint(1, 4)
     if form == 1:
@@ -72,4 +69,4 @@ for _j in range(int(sys.argv[3])):
     else:
         q = f"SELECT k, count(*) FROM t WHERE {c} GROUP BY k"
     lines += ["query I", q, ""]
-Path(out).write_text("\n".join(lines) + "\n")
+write(out, lines)

@@ -1,14 +1,10 @@
 """Random decimal products whose operands are CASE, COALESCE, GREATEST, round, trunc, derived
 tables' columns and scalar subqueries, at scales past the Polars arm's 12 digits."""
 
-import random
-import sys
-from pathlib import Path
-
+from _probe import arguments, write
 from _typed_table import draw, literal, values_table
 
-R = random.Random(int(sys.argv[1]))
-out = sys.argv[2]
+R, out, COUNT = arguments()
 COLS = {
     "a": "DECIMAL(4,1)",
     "b": "DECIMAL(9,2)",
@@ -95,7 +91,7 @@ def prod(depth):
     return f"({d(depth)} * {d(depth)})"
 
 
-for _j in range(int(sys.argv[3])):
+for _j in range(COUNT):
     e = prod(R.randint(1, 2))
     w = f"{prod(1)} {R.choice(['<', '>=', '=', '<>'])} {R.choice(['0', leaf(), d(1)])}"
     form = R.randint(1, 7)
@@ -114,4 +110,4 @@ for _j in range(int(sys.argv[3])):
     else:
         q = f"SELECT count(*) FROM t WHERE ({e}) IS DISTINCT FROM 0"
     lines += ["query I", q, ""]
-Path(out).write_text("\n".join(lines) + "\n")
+write(out, lines)

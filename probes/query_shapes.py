@@ -1,12 +1,9 @@
 """Random query shapes: CTEs, derived tables, set operations, DISTINCT, HAVING, ORDER BY/LIMIT,
 windows, joins to small tables, over NULLs and ties."""
 
-import random
-import sys
-from pathlib import Path
+from _probe import arguments, write
 
-R = random.Random(int(sys.argv[1]))
-out = sys.argv[2]
+R, out, COUNT = arguments()
 lines = [
     "statement ok",
     "CREATE TABLE t AS SELECT i, CASE WHEN i % 17 = 0 THEN NULL ELSE i % 11 END AS k, (i % 7 - 3)::INTEGER AS n, "
@@ -74,7 +71,7 @@ def block():
     return f"SELECT k, n AS a FROM t{w}"
 
 
-for _j in range(int(sys.argv[3])):
+for _j in range(COUNT):
     shape = R.randint(1, 7)
     b = block()
     if shape == 1:
@@ -94,4 +91,4 @@ for _j in range(int(sys.argv[3])):
     else:
         q = b
     lines += ["query I", q, ""]
-Path(out).write_text("\n".join(lines) + "\n")
+write(out, lines)

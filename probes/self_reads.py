@@ -3,12 +3,9 @@ anti, on keys and inequalities), the table in FROM and again in an IN, EXISTS or
 subquery (correlated or not), in a CTE read twice, in both branches of a UNION ALL, and in a
 derived table joined back to it. Arguments: SEED FILE COUNT."""
 
-import random
-import sys
-from pathlib import Path
+from _probe import arguments, write
 
-R = random.Random(int(sys.argv[1]))
-out = sys.argv[2]
+R, out, COUNT = arguments()
 lines = [
     "statement ok",
     "CREATE TABLE t AS SELECT i, CASE WHEN i % 19 = 0 THEN NULL ELSE i % 23 END AS k, "
@@ -43,7 +40,7 @@ def where():
     return R.choice(["", "", " WHERE a.n > 0", " WHERE a.g = 3", " WHERE a.s IS NOT NULL"])
 
 
-for _ in range(int(sys.argv[3])):
+for _ in range(COUNT):
     form = R.randint(1, 9)
     if form == 1:  # self-join (small side filtered so the rows stay few)
         kind = R.choice(["JOIN", "LEFT JOIN", "SEMI JOIN", "ANTI JOIN"])
@@ -65,4 +62,4 @@ for _ in range(int(sys.argv[3])):
     else:  # the table in FROM, a scalar over it in SELECT
         q = f"SELECT a.g, {agg()}, (SELECT count(*) FROM t WHERE n > 400) AS c FROM t a JOIN small ON small.k = a.k GROUP BY a.g ORDER BY a.g"
     lines += ["query I", q.replace("  ", " "), ""]
-Path(out).write_text("\n".join(lines) + "\n")
+write(out, lines)

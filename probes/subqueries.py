@@ -1,12 +1,9 @@
 """Random subquery forms: scalar, IN, EXISTS, ANY/ALL, correlated by equality or not, in WHERE,
 SELECT and HAVING, over NULL keys, empty results and ties."""
 
-import random
-import sys
-from pathlib import Path
+from _probe import arguments, write
 
-R = random.Random(int(sys.argv[1]))
-out = sys.argv[2]
+R, out, COUNT = arguments()
 lines = [
     "statement ok",
     "CREATE TABLE t AS SELECT i, CASE WHEN i % 17 = 0 THEN NULL ELSE i % 11 END AS k, (i % 7 - 3)::INTEGER AS n, "
@@ -77,7 +74,7 @@ def pred():
     return f"t.p > (SELECT {R.choice(['max', 'min', 'sum'])}({src}.p) FROM {src}{w}) * 0.5"
 
 
-for _j in range(int(sys.argv[3])):
+for _j in range(COUNT):
     form = R.randint(1, 6)
     p = pred()
     if R.random() < 0.3:
@@ -97,4 +94,4 @@ for _j in range(int(sys.argv[3])):
     else:
         q = f"SELECT s, sum(p), count(*) FROM t WHERE {p} GROUP BY s"
     lines += ["query I", q, ""]
-Path(out).write_text("\n".join(lines) + "\n")
+write(out, lines)

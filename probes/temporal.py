@@ -5,12 +5,9 @@ compared with temporal values; grouped by date_trunc, date_part, time_bucket, st
 casts, filtered by ranges of literals, aggregated by MIN/MAX/arg_min/COUNT DISTINCT and
 differences of extremes. Arguments: SEED FILE COUNT."""
 
-import random
-import sys
-from pathlib import Path
+from _probe import arguments, write
 
-R = random.Random(int(sys.argv[1]))
-out = sys.argv[2]
+R, out, COUNT = arguments()
 SETUP = [
     "CREATE TABLE t AS SELECT i, i % 6 AS k, "
     "CASE WHEN i % 29 = 0 THEN NULL WHEN i = 31 THEN 'infinity'::DATE WHEN i = 62 THEN '-infinity'::DATE "
@@ -34,42 +31,107 @@ SETUP = [
     "CASE WHEN isfinite(ts) THEN ts END AS ts, "
     "CASE WHEN year(fd) BETWEEN -262000 AND 262000 THEN fd END AS fd) FROM t",
 ]
-ZONES = ["UTC", "America/New_York", "Europe/Berlin", "Asia/Kolkata", "Australia/Lord_Howe",
-         "Pacific/Chatham", "America/St_Johns"]
+ZONES = [
+    "UTC",
+    "America/New_York",
+    "Europe/Berlin",
+    "Asia/Kolkata",
+    "Australia/Lord_Howe",
+    "Pacific/Chatham",
+    "America/St_Johns",
+]
 PARTS = ["year", "quarter", "month", "week", "day", "hour", "minute"]
 LOCAL = ["ts", "tn", "tsec"]
 TEMPORAL = ["dt", "ts", "tz", "tn", "tsec", "fd"]
 KEYS = [
-    "date_trunc('{p}', {c})", "date_part('{p}', {c})", "extract({p} FROM {c})",
-    "time_bucket(INTERVAL '{n} hours', {c})", "strftime({c}, '%Y-%m %H')", "{c}::DATE",
-    "dayname({c})", "yearweek({c})", "isodow({c})", "last_day({c})", "epoch({c})",
-    "date_diff('{p}', TIMESTAMP '2020-06-01', {c})", "{c} + INTERVAL '{n} hours'",
-    "date_trunc('{p}', {c} - iv)", "make_date(year({c}), 1, 1)", "tz::TIMESTAMP", "tm",
-    "date_trunc('hour', tm)", "iv", "to_days(k) + iv", "{c} AT TIME ZONE 'UTC'",
+    "date_trunc('{p}', {c})",
+    "date_part('{p}', {c})",
+    "extract({p} FROM {c})",
+    "time_bucket(INTERVAL '{n} hours', {c})",
+    "strftime({c}, '%Y-%m %H')",
+    "{c}::DATE",
+    "dayname({c})",
+    "yearweek({c})",
+    "isodow({c})",
+    "last_day({c})",
+    "epoch({c})",
+    "date_diff('{p}', TIMESTAMP '2020-06-01', {c})",
+    "{c} + INTERVAL '{n} hours'",
+    "date_trunc('{p}', {c} - iv)",
+    "make_date(year({c}), 1, 1)",
+    "tz::TIMESTAMP",
+    "tm",
+    "date_trunc('hour', tm)",
+    "iv",
+    "to_days(k) + iv",
+    "{c} AT TIME ZONE 'UTC'",
 ]
 #: Parts the Polars arm computes (polars_temporal._EXTRACTED), drawn as often as the rest.
-KEYS += ["year({c})", "month({c})", "dayofweek({c})", "extract(doy FROM {c})", "quarter({c})",
-         "hour({c})", "day({c}) + k", "strftime({c}, '%m-%d')", "{c}::DATE", "week({c})"] * 2
+KEYS += [
+    "year({c})",
+    "month({c})",
+    "dayofweek({c})",
+    "extract(doy FROM {c})",
+    "quarter({c})",
+    "hour({c})",
+    "day({c}) + k",
+    "strftime({c}, '%m-%d')",
+    "{c}::DATE",
+    "week({c})",
+] * 2
 AGGS = [
-    "count(*)", "min({c})", "max({c})", "count(DISTINCT {c})", "arg_min(i, {c})",
-    "arg_max(k, {c})", "max({c}) - min({c})", "date_diff('day', min({c}), max({c}))",
-    "min(tm)", "max(iv)", "min(iv)", "count(DISTINCT iv)", "sum(epoch({c}))",
-    "max(date_trunc('{p}', {c}))", "count({c}) FILTER (WHERE {c} > {lit})",
+    "count(*)",
+    "min({c})",
+    "max({c})",
+    "count(DISTINCT {c})",
+    "arg_min(i, {c})",
+    "arg_max(k, {c})",
+    "max({c}) - min({c})",
+    "date_diff('day', min({c}), max({c}))",
+    "min(tm)",
+    "max(iv)",
+    "min(iv)",
+    "count(DISTINCT iv)",
+    "sum(epoch({c}))",
+    "max(date_trunc('{p}', {c}))",
+    "count({c}) FILTER (WHERE {c} > {lit})",
 ]
-AGGS += ["sum(year({c}))", "sum(month({c}) + day({c}))", "max(dayofweek({c}))",
-         "count(DISTINCT {c}::DATE)", "sum(extract(doy FROM {c}))", "min({c}::DATE)"] * 2
+AGGS += [
+    "sum(year({c}))",
+    "sum(month({c}) + day({c}))",
+    "max(dayofweek({c}))",
+    "count(DISTINCT {c}::DATE)",
+    "sum(extract(doy FROM {c}))",
+    "min({c}::DATE)",
+] * 2
 LITERALS = [
-    "DATE '2020-06-15'", "TIMESTAMP '2021-03-14 02:30:00'", "TIMESTAMPTZ '2021-11-07 01:30:00-04'",
-    "'2021-03-14 03:00'", "DATE '2021-01-01'", "TIMESTAMP '2022-01-01 12:00:00.123456'",
+    "DATE '2020-06-15'",
+    "TIMESTAMP '2021-03-14 02:30:00'",
+    "TIMESTAMPTZ '2021-11-07 01:30:00-04'",
+    "'2021-03-14 03:00'",
+    "DATE '2021-01-01'",
+    "TIMESTAMP '2022-01-01 12:00:00.123456'",
 ]
 CONDS = [
-    "{c} > {lit}", "{c} BETWEEN {lit} AND {lit} + INTERVAL '60 days'", "{c} IS NULL",
-    "extract(hour FROM {c}) < 12", "{c}::DATE = DATE '2021-11-07'", "tm > TIME '12:00:00'",
-    "iv > INTERVAL '20 days'", "date_trunc('month', {c}) = TIMESTAMP '2021-03-01'",
-    "isfinite({c})", "{c} < 'infinity'", "year({c}) = 2021",
-    "st = {lit}", "st = DATE '2021-01-01' + INTERVAL '3 days'", "st <> {lit} + INTERVAL '1 day'",
-    "st = {lit} - INTERVAL '{n} hours'", "st IN ({lit}, DATE '2021-01-04')", "st::DATE = {lit}",
-    "{lit} + INTERVAL '{n} days' = st", "st = DATE '2021-01-04' + INTERVAL '1 month'",
+    "{c} > {lit}",
+    "{c} BETWEEN {lit} AND {lit} + INTERVAL '60 days'",
+    "{c} IS NULL",
+    "extract(hour FROM {c}) < 12",
+    "{c}::DATE = DATE '2021-11-07'",
+    "tm > TIME '12:00:00'",
+    "iv > INTERVAL '20 days'",
+    "date_trunc('month', {c}) = TIMESTAMP '2021-03-01'",
+    "isfinite({c})",
+    "{c} < 'infinity'",
+    "year({c}) = 2021",
+    "st = {lit}",
+    "st = DATE '2021-01-01' + INTERVAL '3 days'",
+    "st <> {lit} + INTERVAL '1 day'",
+    "st = {lit} - INTERVAL '{n} hours'",
+    "st IN ({lit}, DATE '2021-01-04')",
+    "st::DATE = {lit}",
+    "{lit} + INTERVAL '{n} days' = st",
+    "st = DATE '2021-01-04' + INTERVAL '1 month'",
 ]
 
 
@@ -86,7 +148,7 @@ def where():
 lines = []
 for statement in SETUP:
     lines += ["statement ok", statement, ""]
-for _ in range(int(sys.argv[3])):
+for _ in range(COUNT):
     if R.random() < 0.15:
         lines += ["statement ok", f"SET TimeZone = '{R.choice(ZONES)}'", ""]
     table = R.choice(["t", "p", "p"])
@@ -108,4 +170,4 @@ for _ in range(int(sys.argv[3])):
     else:
         q = f"SELECT DISTINCT {fill(R.choice(KEYS))} AS v FROM {table}{where()} ORDER BY ALL"
     lines += ["query I", q, ""]
-Path(out).write_text("\n".join(lines) + "\n")
+write(out, lines)

@@ -1,11 +1,8 @@
 """Random text and temporal function calls the Polars arm may let through."""
 
-import random
-import sys
-from pathlib import Path
+from _probe import arguments, write
 
-R = random.Random(int(sys.argv[1]))
-out = sys.argv[2]
+R, out, COUNT = arguments()
 lines = [
     "statement ok",
     "CREATE TABLE t AS SELECT i, ['abc', 'ABC', '', ' a b ', 'héllo', 'ß', NULL, 'a,b,,c', '12', 'x_y%z', 'İi', 'tab\there', 'AbCdEf', '  ', 'ǅ'][i % 15 + 1] AS s, "
@@ -82,7 +79,7 @@ def num():
     return f"{a} ILIKE '{R.choice(['A%', '%B%', 'ß'])}'"
 
 
-for _j in range(int(sys.argv[3])):
+for _j in range(COUNT):
     e = R.choice([text(R.randint(1, 3)), num()])
     form = R.randint(1, 4)
     if form == 1:
@@ -94,4 +91,4 @@ for _j in range(int(sys.argv[3])):
     else:
         q = f"SELECT count(*) FROM t WHERE ({e}) IS NOT DISTINCT FROM ({R.choice([text(1), num()])})"
     lines += ["query I", q, ""]
-Path(out).write_text("\n".join(lines) + "\n")
+write(out, lines)

@@ -1,14 +1,10 @@
 """Random expressions of unsigned and huge integers against signed, decimal and floating-point
 values and negative constants."""
 
-import random
-import sys
-from pathlib import Path
-
+from _probe import arguments, write
 from _typed_table import draw, literal, values_table
 
-R = random.Random(int(sys.argv[1]))
-out = sys.argv[2]
+R, out, COUNT = arguments()
 COLS = {
     "ub": "UBIGINT",
     "ui": "UINTEGER",
@@ -104,7 +100,7 @@ def side():
 
 lines = ["statement ok", create, ""]
 un = ["ub", "ui", "us", "ut", "uh", "hg"]
-for _j in range(int(sys.argv[3])):
+for _j in range(COUNT):
     a = R.choice(un)
     b = side()
     op = R.choice(["=", "<>", "<", "<=", ">", ">=", "IS DISTINCT FROM"])
@@ -130,4 +126,4 @@ for _j in range(int(sys.argv[3])):
     else:
         q = f"SELECT count(*) FROM t WHERE ({a} {op} {b}) = ({side()} {op} {a})"
     lines += ["query I", q, ""]
-Path(out).write_text("\n".join(lines) + "\n")
+write(out, lines)

@@ -3,12 +3,9 @@ join, dedupe, window, limit, hold a CTE or a UNION, and views of views; read alo
 each other or to tables, in subqueries, under an alias named like another view or table.
 Arguments: SEED FILE COUNT."""
 
-import random
-import sys
-from pathlib import Path
+from _probe import arguments, write
 
-R = random.Random(int(sys.argv[1]))
-out = sys.argv[2]
+R, out, COUNT = arguments()
 SETUP = [
     "CREATE TABLE t AS SELECT i, CASE WHEN i % 17 = 0 THEN NULL ELSE i % 11 END AS k, "
     "((i * 7919) % 1000 - 500)::INTEGER AS n, ((i * 37) % 10000 / 100.0)::DECIMAL(9,2) AS d, "
@@ -54,7 +51,7 @@ def anycol(view):
 lines = []
 for statement in SETUP:
     lines += ["statement ok", statement, ""]
-for _ in range(int(sys.argv[3])):
+for _ in range(COUNT):
     v = R.choice(list(VIEWS))
     alias = R.choice([v, "x", "t", "u", "agg"]) if R.random() < 0.3 else v
     a = f"{alias}."
@@ -77,4 +74,4 @@ for _ in range(int(sys.argv[3])):
     else:
         q = f"SELECT count(*) FROM {v} AS {alias} WHERE EXISTS (SELECT 1 FROM t WHERE t.i = {a}{num(v)} AND t.n > 0)"
     lines += ["query I", q, ""]
-Path(out).write_text("\n".join(lines) + "\n")
+write(out, lines)
