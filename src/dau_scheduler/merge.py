@@ -274,7 +274,8 @@ def fold_error(exc: Exception) -> FoldError:
 
     if ILL_CONDITIONED in str(exc):
         return FoldError(
-            "the moments of a variance or covariance are ill-conditioned or not finite (an "
+            "the moments of a variance, covariance, skewness or kurtosis are ill-conditioned or "
+            "not finite (an "
             f"error estimate above {CONDITION_LIMIT:g} eps): the arms' partials do not fold "
             "within the float tolerance"
         )

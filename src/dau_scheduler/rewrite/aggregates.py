@@ -25,6 +25,7 @@ from dau_scheduler.rewrite.moments import (
     VARIANCE_STEPS,
     as_unary,
 )
+from dau_scheduler.rewrite.power_moments import POWER_MOMENT_STEPS
 
 if TYPE_CHECKING:
     import numpy as np
@@ -225,6 +226,7 @@ MERGE_STEPS.update(
 )
 MERGE_STEPS.update(VARIANCE_STEPS)
 MERGE_STEPS.update(CO_MOMENT_STEPS)
+MERGE_STEPS.update(POWER_MOMENT_STEPS)
 
 
 def _on_pairs(

@@ -49,7 +49,7 @@ def _parse(sql: str) -> exp.Expr:
     return _parsed(sql).copy()
 
 
-def _fill(template: str, names: Mapping[str, exp.Expr]) -> exp.Expr:
+def fill_template(template: str, names: Mapping[str, exp.Expr]) -> exp.Expr:
     """The template with each unqualified column named in ``names`` replaced by its expression."""
 
     def put(node: exp.Expr) -> exp.Expr:
@@ -155,7 +155,7 @@ _VARIANCE_FINITE = "__r.n > 1 AND NOT isfinite(__r.mean + __r.m2) AND NOT __r.se
 
 def _moments(cols: Sequence[exp.Expr]) -> exp.Expr:
     names = ("__n", "__mean", "__var", "__min", "__max")
-    return _fill(_MOMENTS, dict(zip(names, cols, strict=True)))
+    return fill_template(_MOMENTS, dict(zip(names, cols, strict=True)))
 
 
 def _merge_variance(kind: str, root: bool) -> Callable[[Sequence[exp.Expr]], exp.Expr]:
@@ -315,7 +315,7 @@ _CO_GUARDS = {
 
 def _co_moments(cols: Sequence[exp.Expr]) -> exp.Expr:
     names = ("__n", "__mx", "__my", "__vx", "__vy", "__c", "__minx", "__miny")
-    return _fill(_CO_MOMENTS, dict(zip(names, cols, strict=True)))
+    return fill_template(_CO_MOMENTS, dict(zip(names, cols, strict=True)))
 
 
 def _merge_co_moments(kind: str) -> Callable[[Sequence[exp.Expr]], exp.Expr]:
@@ -355,5 +355,6 @@ __all__ = [
     "NAN_BLIND",
     "VARIANCE_STEPS",
     "as_unary",
+    "fill_template",
     "pair_argument",
 ]
