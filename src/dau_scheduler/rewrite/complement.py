@@ -110,7 +110,13 @@ def split_with_complement(
     ``placeholder`` is the split table's name in ``partial``; ``occurrence`` the split table as
     the query reads it, which the complement reads whole."""
     split = next((t for t in partial.find_all(exp.Table) if t.name == placeholder), None)
-    if split is None or split.find_ancestor(exp.Select) is not partial:
+    if split is None:
+        return None
+    owner = split.find_ancestor(exp.Select)
+    if owner is not partial:
+        # Not the partial's own FROM: such a join there would go unsplit-able, so never run.
+        if isinstance(owner, exp.Select) and decided_joins(owner, position(owner, split)):
+            raise Refuse("an outer join whose unmatched rows the split table decides, nested")
         return None
     at = position(partial, split)
     decided = decided_joins(partial, at)
