@@ -1,7 +1,7 @@
 """Random outer joins with the split table in every place: first (its rows preserved by a
 LEFT join, or not by a RIGHT or FULL one), as the joined item of a RIGHT, LEFT or FULL join,
-after an outer join of two other tables, after a comma and inside a parenthesized join
-group; followed by filters and inner joins that may or
+after an outer join of two other tables, joined to another table before an outer join, after
+a comma and inside a parenthesized join group; followed by filters and inner joins that may or
 may not remove the rows an outer join adds (``t.n > 0`` does, ``coalesce(t.n, 0) > 0``,
 ``t.n IS NULL`` and ``NOT (t.n > 0) OR ...`` do not). Arguments: SEED FILE COUNT."""
 
@@ -53,7 +53,7 @@ def on(a, b):
 
 
 for _j in range(COUNT):
-    shape = R.randint(1, 5)
+    shape = R.randint(1, 6)
     if shape == 1:  # t first
         q_from = f"t {R.choice(OUTER)} u ON {on('t', 'u')}"
         tables = ["t", "u"]
@@ -71,6 +71,17 @@ for _j in range(COUNT):
             ]
         )
         tables = ["t", "u", "v"]
+    elif shape == 6:  # t joined to v first, then an outer join of u
+        first = R.choice(
+            [
+                f"t JOIN v ON {on('t', 'v')}",
+                f"v JOIN t ON {on('t', 'v')}",
+                f"t LEFT JOIN v ON {on('t', 'v')}",
+                f"v RIGHT JOIN t ON {on('t', 'v')}",
+            ]
+        )
+        q_from = f"{first} {R.choice(['RIGHT JOIN', 'FULL JOIN', 'FULL OUTER JOIN'])} u ON {on('t', 'u')}"
+        tables = ["t", "v", "u"]
     else:  # a parenthesized join group
         q_from = R.choice(
             [

@@ -17,9 +17,9 @@ are row by row in ``t``; only the unmatched rows need all of it. So:
   whatever ran the arms (resident, chunked, a cluster).
 
 Handled: one such join in the split block, joined with ON (no USING or NATURAL), no comma in
-the block, no subquery in the ON; the split table is a LEFT or FULL join's joined table (the
-tables before it any joins), or the FROM table of a RIGHT or FULL join that is the block's
-first join. Anything else stays refused.
+the block, no subquery in the ON, the split table itself (not a derived table of it) as the
+LEFT or FULL join's joined table or among the tables before a RIGHT or FULL join (then the NOT
+EXISTS reads the joins before it, over the whole split table). Anything else stays refused.
 """
 
 from __future__ import annotations
@@ -73,8 +73,6 @@ def unsupported(select: exp.Select, position: int) -> str | None:
         return f"a {_side(join)} join without ON whose unmatched rows the split table decides"
     if join.args["on"].find(exp.Subquery, exp.Select):
         return f"a {_side(join)} join with a subquery in its ON"
-    if index != position and not (position == -1 and index == 0):
-        return f"a {_side(join)} join of the tables the split table is joined to first"
     return None
 
 
@@ -129,7 +127,7 @@ def split_with_complement(
     arms = partial.copy()
     arm_join = arms.args["joins"][index]
     kept = {(True, False): "LEFT", (False, True): "RIGHT"}.get(
-        (side == "FULL" and at == -1, side == "FULL" and at == index)
+        (side == "FULL" and at < index, side == "FULL" and at == index)
     )
     arm_join.set("side", kept)
     arm_join.set("kind", None)
@@ -144,7 +142,17 @@ def split_with_complement(
     whole = table.copy()
     whole.set("alias", exp.TableAlias(this=alias.copy()))
     condition = exp.and_(*[c.copy() for c in conjuncts(join.args["on"])])
-    unmatched = exp.Not(this=exp.Exists(this=exp.select("1").from_(whole).where(condition)))
+    matched = exp.select("1").from_(whole)
+    if at < index:
+        # The split table before the join, maybe joined to other tables: no row of those joins
+        # over the whole table meets the condition. With the split table empty they are empty
+        # (any other join that could keep rows without it would be a second such join).
+        before = partial.copy()
+        at_split = next(t for t in before.find_all(exp.Table) if t.name == placeholder)
+        at_split.replace(whole.copy())
+        matched = exp.select("1").from_(before.args["from_"].this.copy())
+        matched.set("joins", [j.copy() for j in before.args["joins"][:index]])
+    unmatched = exp.Not(this=exp.Exists(this=matched.where(condition)))
     where = complement.args.get("where")
     complement.set("where", exp.Where(this=exp.and_(where.this, unmatched) if where else unmatched))
     return arms, complement
