@@ -118,6 +118,9 @@ def test_unmatched_rows_are_added_once(
             "SELECT count(*), sum(t.i), count(u.j) FROM t RIGHT JOIN u ON t.k = u.k",
             "SELECT t.s, u.s, count(*), sum(t.i), count(u.j) FROM t FULL JOIN u ON t.k = u.k "
             "GROUP BY ALL",
+            # the arms' RIGHT join: Polars filters u first (``filter_right_join_source``)
+            "SELECT u.s, count(*), count(t.i), sum(u.j) FROM u FULL JOIN t ON t.k = u.k "
+            "AND u.s = 'a' GROUP BY ALL",
         ]:
             plan = session.explain(sql)
             assert plan.split_table == "t" and plan.complement_sql is not None, plan

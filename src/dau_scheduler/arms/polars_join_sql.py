@@ -140,6 +140,7 @@ _LEFT_JOINS = {("LEFT", ""), ("LEFT", "OUTER")}
 _SEMI_JOINS = {("", "SEMI"), ("LEFT", "SEMI")}
 _ANTI_JOINS = {("", "ANTI"), ("LEFT", "ANTI")}
 _FILTERABLE_JOINS = _INNER_JOINS | _LEFT_JOINS | _SEMI_JOINS | _ANTI_JOINS
+_RIGHT_JOINS = {("RIGHT", ""), ("RIGHT", "OUTER")}
 
 
 def filter_joined_table(node: exp.Expr) -> exp.Expr:
@@ -177,6 +178,32 @@ def filter_joined_table(node: exp.Expr) -> exp.Expr:
     joined.set("this", exp.Subquery(this=inner, alias=exp.TableAlias(this=exp.to_identifier(name))))
     joined.set("on", exp.and_(*[c.copy() for c in terms if c not in own]))
     return joined
+
+
+def filter_right_join_source(select: exp.Expr) -> exp.Expr:
+    """A block's first join, a RIGHT join, with ON conditions on the FROM table alone: that
+    table filtered first, ``FROM u RIGHT JOIN t ON u.k = t.k AND u.s = 'a'`` as ``FROM (SELECT
+    ... FROM u WHERE u.s = 'a') AS u RIGHT JOIN t ON u.k = t.k``. The FROM table's rows only
+    match or not (the RIGHT join keeps every row of ``t`` either way), as a LEFT join's joined
+    table's do (:func:`filter_joined_table`); Polars joins only on equalities."""
+    joins = (select.args.get("joins") or []) if isinstance(select, exp.Select) else []
+    from_ = select.args.get("from_") if isinstance(select, exp.Select) else None
+    if not joins or from_ is None or (joins[0].side, joins[0].kind) not in _RIGHT_JOINS:
+        return select
+    source, on = from_.this, joins[0].args.get("on")
+    if not isinstance(source, (exp.Table, exp.Subquery)) or on is None:
+        return select
+    name = source.alias_or_name
+    terms = conjuncts(on)
+    own = [c for c in terms if sources(c) == {name} and not c.find(exp.Subquery, exp.Select)]
+    if not own or len(own) == len(terms):
+        return select
+    read: list[exp.Expr] = [*_read_columns(select, name)] or [exp.Star()]
+    inner = exp.select(*read).from_(source.copy()).where(exp.and_(*[c.copy() for c in own]))
+    alias = exp.TableAlias(this=exp.to_identifier(name))
+    from_.set("this", exp.Subquery(this=inner, alias=alias))
+    joins[0].set("on", exp.and_(*[c.copy() for c in terms if c not in own]))
+    return select
 
 
 def _read_columns(select: exp.Expr | None, name: str) -> list[exp.Column]:
@@ -305,6 +332,7 @@ def refuse_unpaired_conditions(tree: exp.Expr) -> None:
 
 __all__ = [
     "filter_joined_table",
+    "filter_right_join_source",
     "mask_preceding_conditions",
     "flat_join_condition",
     "inner_conditions_to_where",

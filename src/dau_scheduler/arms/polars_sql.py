@@ -58,6 +58,7 @@ from dau_scheduler.arms.polars_forms import (
 from dau_scheduler.arms.polars_functions import BETWEEN, CONTAINS, QUOTIENT
 from dau_scheduler.arms.polars_join_sql import (
     filter_joined_table,
+    filter_right_join_source,
     flat_join_condition,
     inner_conditions_to_where,
     join_explicitly,
@@ -496,7 +497,8 @@ def polars_sql(
     partial = partial.transform(_group_by_key_names).transform(_distinct_sort_keys)
     refuse_empty_group_forms(partial)  # (before the LIMIT 2 a one-row subquery is given)
     partial = partial.transform(_bounded_scalar_subquery)
-    partial = partial.transform(filter_joined_table).transform(inner_conditions_to_where)
+    partial = partial.transform(filter_joined_table).transform(filter_right_join_source)
+    partial = partial.transform(inner_conditions_to_where)
     partial = partial.transform(mask_preceding_conditions)
     refuse_unpaired_conditions(partial)
     refuse_deep_correlation(partial)
