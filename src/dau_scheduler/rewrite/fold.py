@@ -17,17 +17,23 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
+from sqlglot import exp
 
 from dau_scheduler import temporal
 from dau_scheduler.errors import FoldError
 from dau_scheduler.lazy import LazyModule, int_array, numeric_array
 from dau_scheduler.merge import EXACT_DECIMAL
 from dau_scheduler.rewrite.aggregates import MERGE_STEPS
+from dau_scheduler.rewrite.dialect import DIALECT
 
 if TYPE_CHECKING:
     import pyarrow.compute as pc
 else:
     pc = LazyModule("pyarrow.compute")  # imported at the first fold, not by every import
+
+
+#: The table name the final query reads the arms' partials from.
+PARTIALS = "__dau_partials"
 
 
 def _at_least_one() -> pc.ScalarAggregateOptions:
@@ -332,4 +338,32 @@ def fast_for_types(
     return fast
 
 
-__all__ = ["FastFold", "FastRows", "FoldCall", "fast_for_types"]
+#: The SQL aggregate that folds partial columns into one partial column, by merge-step op.
+_REFOLD_SQL = {"sum": "SUM", "min": "MIN", "max": "MAX", "all": "BOOL_AND", "any": "BOOL_OR"}
+
+
+def refold_sql_for(keys: int, partial_names: list[str], calls: list[FoldCall]) -> str:
+    """A query folding partials into one partial of the same columns: group by the keys, each
+    partial column by its merge step's op (a count's partial is summed), or by the step's own
+    ``refold`` (the moments of a variance). Streamed execution folds each chunk's partial into
+    a running one with it; the final query runs once, last."""
+    folds: dict[str, str] = {}
+    for call in calls:
+        step = MERGE_STEPS[call.kind]
+        if step.refold is not None:
+            if all(column in folds for column in call.columns):
+                continue  # another call over the same moments (corr and covar_pop of y, x)
+            columns = [exp.column(c) for c in call.columns]
+            for column, expression in zip(call.columns, step.refold(columns), strict=True):
+                folds[column] = expression.sql(dialect=DIALECT)
+            continue
+        assert step.arrow is not None  # a step without an arrow fold has its own refold
+        for column, op in zip(call.columns, step.arrow, strict=True):
+            folds[column] = f"{_REFOLD_SQL[op]}({column})"
+    group = [f"__dau_g{i}" for i in range(keys)]
+    items = [*group, *(f"{folds[name]} AS {name}" for name in partial_names)]
+    sql = f"SELECT {', '.join(items)} FROM {PARTIALS}"
+    return f"{sql} GROUP BY {', '.join(group)}" if group else sql
+
+
+__all__ = ["PARTIALS", "FastFold", "FastRows", "FoldCall", "fast_for_types", "refold_sql_for"]

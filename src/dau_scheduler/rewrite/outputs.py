@@ -9,8 +9,9 @@ from collections.abc import Sequence
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
-from dau_scheduler.rewrite.blocks import PARTIALS, Refuse, order_by_all
+from dau_scheduler.rewrite.blocks import Refuse, order_by_all
 from dau_scheduler.rewrite.dialect import DIALECT
+from dau_scheduler.rewrite.fold import PARTIALS
 
 
 def _cast(node: exp.Expr, to: exp.DataType) -> exp.Expr:

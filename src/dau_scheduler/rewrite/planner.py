@@ -31,7 +31,6 @@ from dau_scheduler.rewrite import partial_types as partial_types_
 from dau_scheduler.rewrite.aggregates import aggregate_kind
 from dau_scheduler.rewrite.arrival import arrival_dependence, unordered_limit
 from dau_scheduler.rewrite.blocks import (
-    PARTIALS,
     Refuse,
     aggregate_calls,
     build_aggregate,
@@ -40,7 +39,7 @@ from dau_scheduler.rewrite.blocks import (
     own_nodes,
 )
 from dau_scheduler.rewrite.dialect import DIALECT
-from dau_scheduler.rewrite.fold import FastFold, FastRows, fast_for_types
+from dau_scheduler.rewrite.fold import PARTIALS, FastFold, FastRows, fast_for_types
 from dau_scheduler.rewrite.occurrence import occurrence_refusal
 from dau_scheduler.rewrite.outputs import cast_outputs, partials_typed
 from dau_scheduler.rewrite.pushdown import push_filters

@@ -6,7 +6,6 @@ from __future__ import annotations
 from sqlglot import exp
 
 from dau_scheduler.rewrite.blocks import (
-    PARTIALS,
     BuiltBlock,
     Refuse,
     literal_int,
@@ -15,7 +14,7 @@ from dau_scheduler.rewrite.blocks import (
     output_index,
     refuse_correlated_references,
 )
-from dau_scheduler.rewrite.fold import FastRows
+from dau_scheduler.rewrite.fold import PARTIALS, FastRows
 
 
 def build_rows(block: exp.Select, names: frozenset[str]) -> BuiltBlock:
