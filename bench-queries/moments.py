@@ -34,9 +34,11 @@ AGGREGATES = {
     # the 10K supplier groups, which the co-moment guard answers unsplit (decision 021).
     "covariance": "corr(l_extendedprice, l_quantity) AS a, "
     "regr_slope(l_extendedprice, l_quantity) AS b",
-    # Power sums (rewrite/power_moments.py): a group whose sums cancel past the guard is
-    # answered unsplit after the arms ran, which the ratio shows.
-    "power sums": "skewness(l_extendedprice) AS a, kurtosis(l_quantity) AS b",
+    # Power sums (rewrite/power_moments.py): over 200K groups of ~30 rows some group's excess
+    # kurtosis is near 0, past the guard: that query is answered unsplit. (A skewness of
+    # l_quantity is not compared here: a symmetric group's is rounding noise that DuckDB's own
+    # runs disagree on, 7e-18 against 4.6e-17, split or not.)
+    "power sums": "kurtosis(l_extendedprice) AS a, kurtosis_pop(l_quantity) AS b",
 }
 GROUPINGS = {
     "4 groups": "l_returnflag, l_linestatus",
@@ -67,8 +69,16 @@ def main() -> None:
                     lambda sql=sql: cursor.sql(sql).to_arrow_table(),
                     lambda sql=sql: session.sql(sql, device_share=0.5),
                 )
+                unsplit = 0
                 for result in results:
-                    assert result.execution is not None, (sql, result.refusal, result.fallback)
+                    # Only power sums over many small groups may meet the guard (then the first
+                    # run falls back and later runs are answered unsplit, remembered).
+                    unsplit += result.execution is None
+                    assert result.execution is not None or kind == "power sums", (
+                        sql,
+                        result.refusal,
+                        result.fallback,
+                    )
                     assert compare_tables(result.table, expected, ordered=False) is None, sql
                 rows.append(
                     {
@@ -76,6 +86,7 @@ def main() -> None:
                         "aggregates": kind,
                         "split_over_duckdb": statistics.median(split) / statistics.median(plain),
                         "planning_s": planning,
+                        "unsplit_runs": unsplit,
                     }
                 )
         unfolded = _unfolded(session, cursor, args.runs)
@@ -86,12 +97,12 @@ def main() -> None:
             {"scale": args.scale, "runs": args.runs, "rows": rows, "unfolded": unfolded}, indent=2
         )
     )
-    print("| grouping | aggregates | split / DuckDB | planning (s) |")
-    print("| --- | --- | --- | --- |")
+    print("| grouping | aggregates | split / DuckDB | planning (s) | runs answered unsplit |")
+    print("| --- | --- | --- | --- | --- |")
     for row in rows:
         print(
             f"| {row['grouping']} | {row['aggregates']} | {row['split_over_duckdb']:.2f}x "
-            f"| {row['planning_s']:.3f} |"
+            f"| {row['planning_s']:.3f} | {row['unsplit_runs']} |"
         )
     print(
         f"\nA split that does not fold ({UNFOLDED_GROUPS}): first run "
