@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
@@ -38,7 +38,9 @@ if TYPE_CHECKING:
     from dau_scheduler.session import Session
 
 
-def _unmatched_rows(session: Session, compiled: CompiledSplit, early: bool) -> Any:
+def _unmatched_rows(
+    session: Session, compiled: CompiledSplit, early: bool
+) -> Callable[[], pa.Table] | None:
     """A function giving the complement's partial rows (``rewrite.complement``: an outer join's
     unmatched rows, the host's to add once), or None where the query has none. ``early``: the
     host starts it now, in a thread, beside the arms (a fold waits for it); otherwise it runs

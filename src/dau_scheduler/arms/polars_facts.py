@@ -194,8 +194,10 @@ class TableFacts:
             return None
         try:
             a = counts[0].rename({"len": "a"})
-            b = counts[1].rename({rcol: lcol, "len": "b"}).with_columns(
-                pl.col(lcol).cast(a.schema[lcol])
+            b = (
+                counts[1]
+                .rename({rcol: lcol, "len": "b"})
+                .with_columns(pl.col(lcol).cast(a.schema[lcol]))
             )
             joined = a.join(b, on=lcol)
             total = joined.select((pl.col("a").cast(pl.Int64) * pl.col("b")).sum()).item()

@@ -78,15 +78,28 @@ def lowercase_names(frame: pl.LazyFrame) -> pl.LazyFrame:
     return frame.rename(dict(zip(names, lowered, strict=True)))
 
 
+def widened_scale(scale: int) -> int:
+    """The fractional digits the arm holds a decimal of ``scale`` at: ``DECIMAL_SCALE``, or its
+    own if more (:func:`widen_decimals`)."""
+    return max(_sql.DECIMAL_SCALE, scale)
+
+
 def widen_decimals(frame: _Frame) -> _Frame:
     """``frame`` with each decimal column at ``DECIMAL_SCALE`` digits (or its own, if more)."""
     schema = frame.collect_schema() if isinstance(frame, pl.LazyFrame) else frame.schema
     casts = [
-        pl.col(name).cast(pl.Decimal(38, max(_sql.DECIMAL_SCALE, dtype.scale or 0)))
+        pl.col(name).cast(pl.Decimal(38, widened_scale(dtype.scale or 0)))
         for name, dtype in schema.items()
         if isinstance(dtype, pl.Decimal)
     ]
     return frame.with_columns(casts) if casts else frame
 
 
-__all__ = ["ASCII_LOWER", "lowercase_names", "sql_type_of", "sql_types_of", "widen_decimals"]
+__all__ = [
+    "ASCII_LOWER",
+    "lowercase_names",
+    "sql_type_of",
+    "sql_types_of",
+    "widen_decimals",
+    "widened_scale",
+]

@@ -171,11 +171,8 @@ def filter_joined_table(node: exp.Expr) -> exp.Expr:
     ]
     if not own or len(own) == len(terms):
         return node
-    read: list[exp.Expr] = [*_read_columns(node.parent, name)] or [exp.Star()]
-    inner = exp.select(*read).from_(table.copy())
-    inner = inner.where(exp.and_(*[c.copy() for c in own]))
     joined = node.copy()
-    joined.set("this", exp.Subquery(this=inner, alias=exp.TableAlias(this=exp.to_identifier(name))))
+    joined.set("this", _filtered(table, name, own, node.parent))
     joined.set("on", exp.and_(*[c.copy() for c in terms if c not in own]))
     return joined
 
@@ -198,12 +195,19 @@ def filter_right_join_source(select: exp.Expr) -> exp.Expr:
     own = [c for c in terms if sources(c) == {name} and not c.find(exp.Subquery, exp.Select)]
     if not own or len(own) == len(terms):
         return select
-    read: list[exp.Expr] = [*_read_columns(select, name)] or [exp.Star()]
-    inner = exp.select(*read).from_(source.copy()).where(exp.and_(*[c.copy() for c in own]))
-    alias = exp.TableAlias(this=exp.to_identifier(name))
-    from_.set("this", exp.Subquery(this=inner, alias=alias))
+    from_.set("this", _filtered(source, name, own, select))
     joins[0].set("on", exp.and_(*[c.copy() for c in terms if c not in own]))
     return select
+
+
+def _filtered(
+    source: exp.Expr, name: str, conditions: list[exp.Expr], select: exp.Expr | None
+) -> exp.Subquery:
+    """``source`` (named ``name``) under ``conditions``, as a derived table of the same name
+    whose outputs are the columns of it that ``select`` reads."""
+    read: list[exp.Expr] = [*_read_columns(select, name)] or [exp.Star()]
+    inner = exp.select(*read).from_(source.copy()).where(exp.and_(*[c.copy() for c in conditions]))
+    return exp.Subquery(this=inner, alias=exp.TableAlias(this=exp.to_identifier(name)))
 
 
 def _read_columns(select: exp.Expr | None, name: str) -> list[exp.Column]:

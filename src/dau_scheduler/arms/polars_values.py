@@ -18,15 +18,13 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from dau_scheduler import temporal
+from dau_scheduler.arms.polars_frames import widened_scale
 from dau_scheduler.lazy import LazyModule
 
 if TYPE_CHECKING:
     import pyarrow.compute as pc
-
-    from dau_scheduler.arms import polars_sql as _sql
 else:
     pc = LazyModule("pyarrow.compute")
-    _sql = LazyModule("dau_scheduler.arms.polars_sql")
 
 
 def panics_on_import(kind: pa.DataType) -> bool:
@@ -77,7 +75,7 @@ def decimal_digits(kind: pa.DataType) -> int | None:
     cast fail as the partial ran, and the host re-ran the whole query (thirty-second session)."""
     if not pa.types.is_decimal(kind):
         return None
-    digits = 38 - max(_sql.DECIMAL_SCALE, kind.scale)
+    digits = 38 - widened_scale(kind.scale)
     return digits if kind.precision - kind.scale > digits else None
 
 

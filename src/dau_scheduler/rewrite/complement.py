@@ -81,8 +81,10 @@ def refusal(select: exp.Select, position: int, table: str, direct: bool) -> str 
     unmatched rows it decides, or None. ``direct``: the split table itself sits there, not a
     derived table reading it (which this module does not handle)."""
     decided = decided_joins(select, position)
+    if not decided:
+        return None
     why = unsupported(select, position) if direct else "a derived table of it joined there"
-    if not decided or why is None:
+    if why is None:
         return None
     side = _side((select.args.get("joins") or [])[decided[0]])
     if side == "LEFT":

@@ -3,17 +3,18 @@
 DuckDB keeps each as plain sums of the argument's powers (``n``, ``Σx``, ``Σx²``, ``Σx³``,
 ``Σx⁴``: ``SkewState``, ``KurtosisState``), combines its threads' states by adding them, and
 finalizes from the sums. The split does the same: each arm sums the powers of its rows (as
-DOUBLE, ``pow(x, k)`` as DuckDB computes them), the final query adds the arms' sums and
-finalizes with DuckDB's formulas, in DuckDB's order of operations.
+DOUBLE products, each within an ulp of DuckDB's ``pow(x, k)``), the final query adds the arms'
+sums and finalizes with DuckDB's formulas, in DuckDB's order of operations.
 
 The sums are added in another order than DuckDB's, so they differ in their last bits; the
 formulas subtract them, so that difference grows as the moments cancel. The final query
-estimates each statistic's relative error (each term's magnitude over the result, the way
-``rewrite.moments`` does for a variance, with the magnitudes ``Σ|x|`` and ``Σ|x|³`` the arms
-also sum) and raises :data:`~dau_scheduler.rewrite.moments.ILL_CONDITIONED` above
-``CONDITION_LIMIT`` times a double's epsilon: the Session answers such a query unsplit. So it
-does where DuckDB's versions differ (a variance of rounding noise: NULL in 2.0, NaN or NULL by
-a threshold elsewhere) and where a value is not finite (DuckDB raises "out of range").
+estimates each statistic's relative error (:func:`_estimate`: epsilon times ``sqrt(n)`` times
+the condition numbers of the central sum, with the magnitudes ``Σ|x|`` and ``Σ|x|³`` the arms
+also sum, of the variance and of a kurtosis's last ``- 3``) and raises
+:data:`~dau_scheduler.rewrite.moments.ILL_CONDITIONED` above ``_TOLERANCE``: the Session
+answers such a query unsplit. So it does where DuckDB's versions differ (a variance of rounding
+noise: NULL in 2.0, NaN or NULL by a threshold elsewhere) and where a value is not finite
+(DuckDB raises "out of range").
 """
 
 from __future__ import annotations
