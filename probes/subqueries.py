@@ -1,5 +1,5 @@
-"""Random subquery forms: scalar, IN, EXISTS, ANY/ALL, correlated by equality or not, in WHERE,
-SELECT and HAVING, over NULL keys, empty results and ties."""
+"""Random subquery forms: scalar, IN, EXISTS, ANY/ALL, correlated by equality or not (also
+in every branch of an OR), in WHERE, SELECT and HAVING, over NULL keys, empty results and ties."""
 
 from _probe import arguments, write
 
@@ -39,6 +39,15 @@ def inner(corr):
     if R.random() < 0.4:
         where.append(f"{src}.n {R.choice(['>', '<=', '<>'])} {R.randint(-2, 2)}")
     w = (" WHERE " + " AND ".join(where)) if where else ""
+    if corr and R.random() < 0.25:  # TPC-DS Q41: each branch of an OR repeats the correlation
+        branches = []
+        for _b in range(R.randint(2, 3)):
+            terms = [where[0], f"{src}.{R.choice(['n', 'k'])} {R.choice(['>', '=', '<>'])} {R.randint(-2, 4)}"]
+            if R.random() < 0.4:
+                terms.append(f"{src}.s {R.choice(['=', '<>'])} '{R.choice('abz')}'")
+            R.shuffle(terms)
+            branches.append("(" + " AND ".join(terms) + ")")
+        w = " WHERE " + " OR ".join(branches)
     return src, col, agg, w
 
 

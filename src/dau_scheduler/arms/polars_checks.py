@@ -2,7 +2,7 @@
 the forms of some kinds that Polars computes differently (found by sweeps against DuckDB over
 adversarial values: non-ASCII text, NaN, -0.0, halves, years 1 and 9999, before 1970). The
 translation (``arms/polars_sql.py``) runs :func:`refuse_divergent` and
-:func:`refuse_deep_correlation` over every partial it writes; either raises ``SqlError``
+:mod:`polars_correlation`'s checks over every partial it writes; either raises ``SqlError``
 naming the expression, and the query is answered without the Polars arm.
 """
 
@@ -40,92 +40,12 @@ from dau_scheduler.rewrite.decisions import FLOAT_FOLDS
 from dau_scheduler.rewrite.moments import NAN_BLIND
 
 
-def _defined(select: exp.Select) -> set[str]:
+def defined_names(select: exp.Select) -> set[str]:
     """The names a SELECT's own FROM and JOINs define (tables, derived tables, by alias)."""
     from_ = select.args.get("from_")
     items = [from_.this] if from_ is not None else []
     items += [join.this for join in select.args.get("joins") or []]
     return {item.alias_or_name for item in items}
-
-
-def refuse_deep_correlation(tree: exp.Expr) -> None:
-    """Raise ``SqlError`` for a column that a subquery reads from a query two or more levels
-    out. Polars 1.44 answers such a subquery wrongly: ``WHERE (SELECT max(i2.i) FROM i2 WHERE
-    i2.i = (SELECT min(i3.i) FROM i3 WHERE i3.i > b1.i)) IS NOT NULL`` kept no row of b1 where
-    DuckDB keeps two (a reference one level out is answered right)."""
-    for column in tree.find_all(exp.Column):
-        if not column.table:
-            continue
-        levels, node = 0, column.parent
-        while node is not None:
-            if isinstance(node, exp.Select):
-                if column.table in _defined(node):
-                    break
-                levels += 1
-            node = node.parent
-        if node is not None and levels >= 2:
-            raise SqlError(
-                f"{column.sql(dialect='duckdb')}: a subquery reads a column of a query "
-                f"{levels} levels out, which Polars answers wrongly"
-            )
-
-
-def refuse_empty_group_forms(tree: exp.Expr) -> None:
-    """Raise ``SqlError`` for a correlated subquery Polars answers wrongly where the outer row
-    matches no inner row: one whose value is an expression over an aggregate that need not be
-    NULL over NULL (``SUM(x) IS NULL``, ``COALESCE(SUM(x), 0)``: NULL for TRUE and 0, DuckDB's
-    test_count_star_subquery.test at share 0.7), and one with a LIMIT or OFFSET (``(SELECT
-    CASE WHEN t.a = 11 THEN b END FROM t LIMIT 1)``: 22 for NULL, test_scalar_subquery.test).
-    A bare aggregate's value, EXISTS and IN were found right."""
-    for select in tree.find_all(exp.Select):
-        if select is tree:
-            continue
-        own = _defined(select)
-        correlated = any(
-            column.table and column.table not in own
-            for column in select.find_all(exp.Column)
-            if column.find_ancestor(exp.Select) is select
-        )
-        if not correlated:
-            continue
-        if select.args.get("limit") is not None or select.args.get("offset") is not None:
-            raise SqlError(
-                f"{select.sql(dialect='duckdb')[:80]}: a correlated subquery with LIMIT or "
-                "OFFSET, which Polars answers wrongly"
-            )
-        if select.args.get("group") is not None:
-            continue
-        for item in select.expressions:
-            value = item.this if isinstance(item, exp.Alias) else item
-            if isinstance(value, exp.AggFunc) or value.find(exp.AggFunc) is None:
-                continue
-            lenient = value.find(*_NOT_NULL_STRICT)
-            if lenient is not None:
-                raise SqlError(
-                    f"{value.sql(dialect='duckdb')}: {type(lenient).__name__} over an aggregate "
-                    "in a correlated subquery, which Polars answers wrongly where no row matches"
-                )
-
-
-#: Expressions whose value over NULL may be other than NULL (and COUNT, which is 0 over no
-#: rows): over a correlated subquery's aggregate where no inner row matches, Polars gives NULL
-#: (``COUNT(*) + 1``: NULL for 1; ``GREATEST(MAX(x), 0)``: NULL for 0; ``... OR TRUE``). An
-#: expression NULL gives NULL for (``0.2 * AVG(x)``, TPC-H Q17) is answered right.
-_NOT_NULL_STRICT = (
-    exp.Count,
-    exp.Is,
-    exp.Coalesce,
-    exp.Case,
-    exp.If,
-    exp.Or,
-    exp.And,
-    exp.Xor,
-    exp.Greatest,
-    exp.Least,
-    exp.Nullif,
-    exp.Concat,
-    exp.ConcatWs,
-)
 
 
 #: Why kinds that Polars' SQL computes differently from DuckDB's (found by a sweep against DuckDB)
@@ -426,7 +346,7 @@ def _reads_no_column(node: exp.Expr) -> bool:
         scope = column.parent
         while scope is not None and scope is not node.parent:
             if isinstance(scope, exp.Select):
-                defined |= _defined(scope)
+                defined |= defined_names(scope)
             scope = scope.parent
         if not column.table or column.table not in defined:
             return False
@@ -586,9 +506,8 @@ def refuse_deep_nesting(tree: exp.Expr) -> None:
 __all__ = [
     "DEEPEST",
     "SPECIAL_VALUE",
+    "defined_names",
     "refuse_constant_groups",
-    "refuse_deep_correlation",
     "refuse_deep_nesting",
     "refuse_divergent",
-    "refuse_empty_group_forms",
 ]

@@ -44,10 +44,13 @@ from dau_scheduler.arms.polars_checks import (
     SPECIAL_VALUE,
     refuse_constant_filters,
     refuse_constant_groups,
-    refuse_deep_correlation,
     refuse_deep_nesting,
     refuse_divergent,
+)
+from dau_scheduler.arms.polars_correlation import (
+    refuse_deep_correlation,
     refuse_empty_group_forms,
+    refuse_undecorrelated,
 )
 from dau_scheduler.arms.polars_decimals import check_products, mark_checked_products
 from dau_scheduler.arms.polars_forms import (
@@ -57,6 +60,7 @@ from dau_scheduler.arms.polars_forms import (
 )
 from dau_scheduler.arms.polars_functions import BETWEEN, CONTAINS, QUOTIENT
 from dau_scheduler.arms.polars_join_sql import (
+    common_conjuncts_first,
     filter_joined_table,
     filter_right_join_source,
     flat_join_condition,
@@ -493,7 +497,8 @@ def polars_sql(
         # DuckDB's types of the products, before the translation rewrites their operands.
         partial = partial.copy()
         mark_checked_products(partial, as_stored, DECIMAL_SCALE)
-    partial = join_explicitly(_translated(partial)).transform(flat_join_condition)
+    partial = _translated(partial).transform(common_conjuncts_first)
+    partial = join_explicitly(partial).transform(flat_join_condition)
     partial = partial.transform(_group_by_key_names).transform(_distinct_sort_keys)
     refuse_empty_group_forms(partial)  # (before the LIMIT 2 a one-row subquery is given)
     partial = partial.transform(_bounded_scalar_subquery)
@@ -502,6 +507,7 @@ def polars_sql(
     partial = partial.transform(mask_preceding_conditions)
     refuse_unpaired_conditions(partial)
     refuse_deep_correlation(partial)
+    refuse_undecorrelated(partial)
     refuse_constant_groups(partial)
     refuse_constant_filters(partial)
     if types is not None:
