@@ -31,8 +31,12 @@ def inner(corr):
         agg = "max"
     where = []
     if corr:
+        family = R.choice([("k", "n", "p"), ("s",), ("d",)])
+        op = R.choice(["=", "=", "<>", "<", ">=", "IS NOT DISTINCT FROM"])
         where.append(
             f"{src}.{R.choice(['k', 'n', 's'])} = t.{R.choice(['k', 'n', 's'])}"
+            if R.random() < 0.2
+            else f"{src}.{R.choice(family)} {op} t.{R.choice(family)}"
             if R.random() < 0.3
             else f"{src}.k = t.k"
         )
