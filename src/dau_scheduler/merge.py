@@ -271,7 +271,13 @@ def fold_error(exc: Exception) -> FoldError:
     HUGEINT up to 1.7e38 where the partial sums' SUM stops at 1e38 (found by
     ``probes/aggregates.py``). The unsplit query then answers, or raises DuckDB's own error."""
     from dau_scheduler.rewrite.moments import CONDITION_LIMIT, ILL_CONDITIONED
+    from dau_scheduler.rewrite.row_block import TIED_PICK
 
+    if TIED_PICK in str(exc):
+        return FoldError(
+            "a DISTINCT ON key's first rows tie on every ORDER BY value and differ in an output: "
+            "which of them DuckDB keeps is its own pick, not one a split can reproduce"
+        )
     if ILL_CONDITIONED in str(exc):
         return FoldError(
             "the moments of a variance, covariance, skewness or kurtosis are ill-conditioned or "

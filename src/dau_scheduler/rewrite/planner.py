@@ -157,10 +157,10 @@ def _block_refusal(
     grouped = _grouped(select, names)
     if select.args.get("qualify") is not None and not grouped:
         return f"the block reading {table} has a QUALIFY clause (a window over its rows)"
-    if isinstance(select.args.get("distinct"), exp.Distinct) and select.args["distinct"].args.get(
-        "on"
-    ):
-        return f"the block reading {table} uses DISTINCT ON, which keeps one row per key by order"
+    # A row block's DISTINCT ON is kept by the final query over every arm's rows (row_block).
+    distinct = select.args.get("distinct")
+    if grouped and isinstance(distinct, exp.Distinct) and distinct.args.get("on"):
+        return f"the block reading {table} uses DISTINCT ON over its groups"
     for node in own_nodes(select):
         if isinstance(node, exp.Window) and not grouped:
             return f"a window function ({function_name(node.this)}() OVER ...) runs over {table}"

@@ -12,7 +12,9 @@ hold are copied, and the filters stay where they were, so the answer cannot chan
 - a HAVING conjunct with no aggregate, window or subquery whose columns all sit inside GROUP BY
   keys (no grouping sets: ``HAVING k IS NULL`` would also keep ROLLUP's total row);
 - a conjunct of the enclosing block's WHERE over this derived table's columns alone, where each
-  column is a GROUP BY key of the block or an output of a DISTINCT or row-level block, and the
+  column is a GROUP BY key of the block, a DISTINCT ON key of a DISTINCT ON block (another
+  output would pick another row of the key: issue9241.test) or an output of a DISTINCT or
+  row-level block, and the
   derived table is not on the nullable side of an outer join. Not through LIMIT, OFFSET, windows
   or QUALIFY, which depend on the rows the filter would remove;
 - the same where the block is a branch of a set operation (UNION [ALL], INTERSECT, EXCEPT, nested)
@@ -150,6 +152,12 @@ def _outer_filters(
         if top is not block and (i not in same_type or counts[name] > 1):
             continue  # another type above, or a name that does not say which output
         outputs[name] = expression
+    distinct = block.args.get("distinct")
+    on = distinct.args.get("on") if isinstance(distinct, exp.Distinct) else None
+    if on is not None:
+        # DISTINCT ON picks a row per key: a filter over other outputs picks another row.
+        keys_on = list(on.expressions) if isinstance(on, exp.Tuple) else [on]
+        outputs = {n: e for n, e in outputs.items() if any(e == key for key in keys_on)}
     alias = wrapper.alias_or_name
     pushed: list[exp.Expr] = []
     for condition in conjuncts(outer.args["where"].this):

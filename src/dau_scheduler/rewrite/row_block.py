@@ -1,5 +1,12 @@
 """The partial and final halves of a block without aggregation: each arm's rows, concatenated
-(a LIMIT becomes a top-k per arm, an ORDER BY is done again over the arms' rows)."""
+(a LIMIT becomes a top-k per arm, an ORDER BY is done again over the arms' rows).
+
+A DISTINCT ON keeps, per key, the first row by the ORDER BY; the arms pass their rows (with
+the keys and ORDER BY values) and the final query keeps that row over all of them. Where rows
+of a key tie on every ORDER BY value and differ in an output, DuckDB's pick among them is its
+own (its threads decide), so no split can promise DuckDB's row: the final query raises
+:data:`TIED_PICK` there and the query is answered unsplit (``merge.fold_error``).
+"""
 
 from __future__ import annotations
 
@@ -14,7 +21,12 @@ from dau_scheduler.rewrite.blocks import (
     output_index,
     refuse_correlated_references,
 )
+from dau_scheduler.rewrite.dialect import DIALECT
 from dau_scheduler.rewrite.fold import PARTIALS, FastRows
+
+#: What the final query of a DISTINCT ON raises where rows tie on its keys and ORDER BY values
+#: but differ in an output (module docstring).
+TIED_PICK = "dau-scheduler: DISTINCT ON rows tied on every ORDER BY value"
 
 
 def build_rows(block: exp.Select, names: frozenset[str]) -> BuiltBlock:
@@ -44,10 +56,23 @@ def build_rows(block: exp.Select, names: frozenset[str]) -> BuiltBlock:
             final_ordered.set("this", exp.column(name))
             final_order.append(final_ordered)
 
+    on = _distinct_on(block)
+    keys: list[exp.Expr] = []
+    for j, on_key in enumerate(on):
+        index = output_index(block, on_key)
+        if index is None:
+            projections.append(exp.alias_(on_key.copy(), f"__dau_k{j}"))
+        keys.append(exp.column(f"__dau_k{j}" if index is None else f"__dau_c{index}"))
+
     partial = block.copy()
     partial.set("expressions", projections)
     partial.set("offset", None)
-    if limit is not None:
+    if on:
+        # Every arm's rows: a key's first row by the ORDER BY may be any arm's.
+        partial.set("distinct", None)
+        partial.set("limit", None)
+        partial.set("order", None)
+    elif limit is not None:
         total = literal_int(limit, "LIMIT") + literal_int(offset, "OFFSET")
         partial.set("limit", exp.Limit(expression=exp.Literal.number(total)))
         if final_order:
@@ -62,7 +87,10 @@ def build_rows(block: exp.Select, names: frozenset[str]) -> BuiltBlock:
             for i, name in enumerate(outputs)
         ]
     ).from_(PARTIALS)
-    if block.args.get("distinct") is not None:
+    if on:
+        replacement.set("distinct", exp.Distinct(on=exp.Tuple(expressions=keys)))
+        replacement.set("qualify", exp.Qualify(this=_tie_guard(keys, final_order, len(outputs))))
+    elif block.args.get("distinct") is not None:
         replacement.set("distinct", block.args["distinct"].copy())
     if final_order:
         replacement.set("order", exp.Order(expressions=final_order))
@@ -83,3 +111,39 @@ def build_rows(block: exp.Select, names: frozenset[str]) -> BuiltBlock:
         except Refuse:
             fast = None
     return BuiltBlock(partial, replacement, [], [], ordered=order is None, fast=fast)
+
+
+def _distinct_on(block: exp.Select) -> list[exp.Expr]:
+    """A DISTINCT ON's keys (none for another block)."""
+    distinct = block.args.get("distinct")
+    on = distinct.args.get("on") if isinstance(distinct, exp.Distinct) else None
+    if on is None:
+        return []
+    keys = list(on.expressions) if isinstance(on, exp.Tuple) else [on]
+    for key in keys:
+        if isinstance(key, exp.Literal) or key.find(exp.Star):
+            raise Refuse(f"DISTINCT ON ({key.sql(dialect=DIALECT)}): a constant or star key")
+    return keys
+
+
+def _tie_guard(keys: list[exp.Expr], order: list[exp.Ordered], outputs: int) -> exp.Expr:
+    """True for every row, or :data:`TIED_PICK` raised where a key's first rows by ``order``
+    (rank 1 in its partition) differ in an output."""
+    partition = [key.copy() for key in keys]
+    tied = [*partition, *(o.this.copy() for o in order)]
+    row = exp.Struct(expressions=[exp.column(f"__dau_c{i}") for i in range(outputs)])
+    rank = exp.Window(
+        this=exp.Anonymous(this="rank"),
+        partition_by=partition,
+        order=exp.Order(expressions=[o.copy() for o in order]),
+    )
+    low, high = (
+        exp.Window(this=cls(this=row.copy()), partition_by=[t.copy() for t in tied])
+        for cls in (exp.Min, exp.Max)
+    )
+    differ = exp.and_(
+        exp.EQ(this=rank, expression=exp.Literal.number(1)),
+        exp.NullSafeNEQ(this=low, expression=high),
+    )
+    raised = exp.Anonymous(this="error", expressions=[exp.Literal.string(TIED_PICK)])
+    return exp.Case(ifs=[exp.If(this=differ, true=raised)], default=exp.true())

@@ -1,0 +1,60 @@
+"""DISTINCT ON in a block without aggregation splits (rewrite/row_block.py): the arms pass their
+rows with the keys and ORDER BY values, the final query keeps each key's first row. Where a
+key's first rows tie on every ORDER BY value and differ in an output the final query raises and
+the query is answered unsplit, by name. tests/slt/distinct_on_rows.test and
+probes/distinct_on.py compare many more forms with DuckDB on both devices."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import duckdb
+import pytest
+
+from dau_scheduler import Session, SplitError
+from dau_scheduler.compare import compare_tables
+
+
+@pytest.fixture(scope="module")
+def con() -> Iterator[duckdb.DuckDBPyConnection]:
+    con = duckdb.connect()
+    con.execute(
+        "CREATE TABLE ev AS SELECT i % 40 AS u, (i * 7919) % 100003 AS ts, i AS v, "
+        "'x' || (i % 7) AS s FROM range(20000) r(i)"
+    )
+    yield con
+    con.close()
+
+
+@pytest.mark.parametrize("device", ["duckdb", "polars"])
+def test_latest_row_per_key_splits(con: duckdb.DuckDBPyConnection, device: str) -> None:
+    sql = "SELECT DISTINCT ON (u) v, s FROM ev WHERE s <> 'x1' ORDER BY u, ts DESC LIMIT 9"
+    with Session(con, device=device) as session:
+        plan = session.explain(sql)
+        assert plan.refusal is None, plan.refusal
+        assert "DISTINCT ON" in plan.final_sql and "DISTINCT" not in plan.partial_sql
+        result = session.sql(sql, device_share=0.5)
+        assert result.execution is not None and result.fallback is None
+        assert compare_tables(result.table, con.sql(sql).to_arrow_table()) is None
+
+
+def test_rows_tied_on_every_order_value_are_answered_unsplit(
+    con: duckdb.DuckDBPyConnection,
+) -> None:
+    # A u's rows with its least s tie on (u, s) and differ in v.
+    sql = "SELECT DISTINCT ON (u) u, v FROM ev ORDER BY u, s"
+    with Session(con, device="duckdb") as session:
+        result = session.sql(sql, device_share=0.5)
+        assert result.execution is None
+        assert result.fallback is not None and "tie on every ORDER BY value" in result.fallback
+        assert compare_tables(result.table, con.sql(sql).to_arrow_table()) is None
+        with pytest.raises(SplitError, match="DISTINCT ON"):
+            session.sql(sql, device_share=0.5, strict=True)
+
+
+def test_distinct_on_over_groups_stays_refused(con: duckdb.DuckDBPyConnection) -> None:
+    with Session(con, device="duckdb") as session:
+        plan = session.explain(
+            "SELECT DISTINCT ON (u % 3) u, count(*) FROM ev GROUP BY u ORDER BY u % 3, u"
+        )
+        assert plan.refusal is not None and "DISTINCT ON over its groups" in plan.refusal
