@@ -5,6 +5,7 @@
     python bench-queries/coprocessing.py --data DIR --device cudf   # the real pair, on a GPU host
     python bench-queries/coprocessing.py --benchmark tpcds --queries q05,q36 --scale 1 ...
     python bench-queries/coprocessing.py --connection ...   # over a user's DuckDB connection
+    python bench-queries/coprocessing.py --queries q10 --query-file bench-queries/sql/x.sql ...
 
 For each query (profiles of both arms measured first, not timed): host alone (share 0), device
 alone (share 1), fixed shares 0.1 ... 0.9, adaptive, collaborative, and both arms running all the
@@ -258,6 +259,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--benchmark", choices=("tpch", "tpcds"), default="tpch", help="whose queries and data"
     )
+    parser.add_argument(
+        "--query-file",
+        type=Path,
+        action="append",
+        default=[],
+        help="also this query over the benchmark's data, named by the file's stem (repeatable)",
+    )
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--json", type=Path, help="write the figures here")
     parser.add_argument(
@@ -286,10 +294,13 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit("--benchmark tpcds needs --queries (a comma-separated list: q05,q36)")
     data = args.data or benchmark.cached(args.scale)
     cache = Path(tempfile.mkdtemp(prefix="dau-bench-coproc-"))
+    names = [q for q in (args.queries if args.queries is not None else QUERIES).split(",") if q]
+    queries = {name: benchmark.queries()[name] for name in names}
+    queries |= {path.stem: path.read_text() for path in args.query_file}
     rows = []
     with _session(data, args.device, args.host_threads, cache, args.connection) as session:
-        for name in (args.queries or QUERIES).split(","):
-            rows.append(bench_query(session, name, benchmark.queries()[name], args.runs))
+        for name, sql in queries.items():
+            rows.append(bench_query(session, name, sql, args.runs))
             print(f"{name}: done", file=sys.stderr, flush=True)
     return report(rows, args, " ".join(sys.argv))
 
