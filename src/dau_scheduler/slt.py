@@ -77,7 +77,9 @@ OUTCOMES = (
 #: The outcomes that are defects.
 DEFECTS = ("wrong", "crashed", "answered")
 #: The runner's own options, beside the Session's (``lazy``, ``mem_budget_mb``, ``strategy``).
-_RUNNER_OPTIONS = frozenset({"chunks", "order", "keep", "engine", "posture", "cluster", "arrow"})
+_RUNNER_OPTIONS = frozenset(
+    {"chunks", "order", "keep", "engine", "posture", "cluster", "arrow", "show_refused"}
+)
 #: Directives that make a file depend on what this runner does not model.
 _UNSUPPORTED = ("loop", "foreach", "concurrentloop", "load", "restart", "reconnect")
 #: ``require`` flags a release build of DuckDB (as in the Python wheel) meets: sqllogictest's
@@ -278,7 +280,8 @@ def run_file(
             report.outcomes[outcome] += 1
             if outcome == "refused" and note:
                 report.refusals[reason_kind(note)] += 1
-            if outcome in DEFECTS:
+            shown = (options or {}).get("show_refused")
+            if outcome in DEFECTS or (outcome == "refused" and shown and shown in (note or "")):
                 report.details.append(
                     {"line": record.line, "outcome": outcome, "sql": record.sql, "why": note}
                 )
@@ -506,6 +509,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--reasons", type=int, default=0, metavar="N", help="print the N commonest refusals"
     )
+    parser.add_argument(
+        "--show-refused",
+        metavar="TEXT",
+        help="with --verbose, also print the refused queries whose reason holds TEXT",
+    )
     args = parser.parse_args(argv)
     if args.chunks is not None and args.mem_budget is None:
         parser.error("--chunks needs --mem-budget (chunks are cut under a memory budget)")
@@ -528,6 +536,8 @@ def main(argv: list[str] | None = None) -> int:
         options["posture"] = args.posture
     if args.arrow:
         options["arrow"] = True
+    if args.show_refused:
+        options["show_refused"] = args.show_refused
     totals: Counter[str] = Counter()
     reports = []
     left_out = 0
