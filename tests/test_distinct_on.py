@@ -47,7 +47,9 @@ def test_rows_tied_on_every_order_value_are_answered_unsplit(
         result = session.sql(sql, device_share=0.5)
         assert result.execution is None
         assert result.fallback is not None and "tie on every ORDER BY value" in result.fallback
-        assert compare_tables(result.table, con.sql(sql).to_arrow_table()) is None
+        # DuckDB's own pick among the tied rows moves with its threads: the keys are compared.
+        expected = con.sql(sql).to_arrow_table()
+        assert result.table.column("u").to_pylist() == expected.column("u").to_pylist()
         with pytest.raises(SplitError, match="DISTINCT ON"):
             session.sql(sql, device_share=0.5, strict=True)
 

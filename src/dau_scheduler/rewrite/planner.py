@@ -52,6 +52,7 @@ from dau_scheduler.rewrite.reading import (
     written_otherwise,
 )
 from dau_scheduler.rewrite.row_block import build_rows
+from dau_scheduler.rewrite.row_windows import row_window_refusal
 from dau_scheduler.rewrite.views import View, ViewLookup, in_place, inline_views
 from dau_scheduler.rewrite.volatility import NONDETERMINISTIC, nondeterministic
 
@@ -155,15 +156,15 @@ def _block_refusal(
     # A grouped block's windows run over its groups, which the final query holds whole; so does
     # its QUALIFY, a filter on them.
     grouped = _grouped(select, names)
-    if select.args.get("qualify") is not None and not grouped:
-        return f"the block reading {table} has a QUALIFY clause (a window over its rows)"
+    if not grouped:  # a row block's windows and QUALIFY run in the final query (row_windows)
+        windows = row_window_refusal(select, table)
+        if windows is not None:
+            return windows
     # A row block's DISTINCT ON is kept by the final query over every arm's rows (row_block).
     distinct = select.args.get("distinct")
     if grouped and isinstance(distinct, exp.Distinct) and distinct.args.get("on"):
         return f"the block reading {table} uses DISTINCT ON over its groups"
     for node in own_nodes(select):
-        if isinstance(node, exp.Window) and not grouped:
-            return f"a window function ({function_name(node.this)}() OVER ...) runs over {table}"
         if nondeterministic(node):
             return f"the non-deterministic function {function_name(node)}() reads {table}'s rows"
     return None

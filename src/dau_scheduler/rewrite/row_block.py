@@ -23,6 +23,7 @@ from dau_scheduler.rewrite.blocks import (
 )
 from dau_scheduler.rewrite.dialect import DIALECT
 from dau_scheduler.rewrite.fold import PARTIALS, FastRows
+from dau_scheduler.rewrite.row_windows import FinalColumns, windowed
 
 #: What the final query of a DISTINCT ON raises where rows tie on its keys and ORDER BY values
 #: but differ in an output (module docstring).
@@ -32,8 +33,14 @@ TIED_PICK = "dau-scheduler: DISTINCT ON rows tied on every ORDER BY value"
 def build_rows(block: exp.Select, names: frozenset[str]) -> BuiltBlock:
     """A block without aggregation: each arm's rows, concatenated in arm order (top-k per arm)."""
     refuse_correlated_references(block, rows=names)
+    # Windowed outputs, QUALIFY and ORDER BY items run in the final query (row_windows).
+    windows = windowed(block) or block.args.get("qualify") is not None
+    carried = FinalColumns()
+    finals = {i: carried.final(p.unalias()) for i, p in enumerate(block.expressions) if windowed(p)}
     projections = [
-        exp.alias_(p.unalias().copy(), f"__dau_c{i}") for i, p in enumerate(block.expressions)
+        exp.alias_(p.unalias().copy(), f"__dau_c{i}")
+        for i, p in enumerate(block.expressions)
+        if i not in finals
     ]
     outputs = [p.alias_or_name for p in block.expressions]
     limit, offset = block.args.get("limit"), block.args.get("offset")
@@ -46,17 +53,25 @@ def build_rows(block: exp.Select, names: frozenset[str]) -> BuiltBlock:
         for ordered in order_by_all(order, len(block.expressions)):
             target = ordered.this
             index = output_index(block, target)
-            if index is None:
-                name = f"__dau_o{hidden}"
-                hidden += 1
-                projections.append(exp.alias_(target.copy(), name))
-            else:
-                name = f"__dau_c{index}"
             final_ordered = ordered.copy()
-            final_ordered.set("this", exp.column(name))
+            if index in finals:
+                final_ordered.set("this", finals[index].copy())
+            elif index is None and windowed(target):
+                final_ordered.set("this", carried.final(target))
+            elif index is None:
+                final_ordered.set("this", exp.column(f"__dau_o{hidden}"))
+                projections.append(exp.alias_(target.copy(), f"__dau_o{hidden}"))
+                hidden += 1
+            else:
+                final_ordered.set("this", exp.column(f"__dau_c{index}"))
             final_order.append(final_ordered)
 
     on = _distinct_on(block)
+    if on and windows:
+        raise Refuse("DISTINCT ON beside a window function over the split rows")
+    qualify = block.args.get("qualify")
+    final_qualify = carried.final(qualify.this) if qualify is not None else None
+    projections += carried.projections
     keys: list[exp.Expr] = []
     for j, on_key in enumerate(on):
         index = output_index(block, on_key)
@@ -67,11 +82,10 @@ def build_rows(block: exp.Select, names: frozenset[str]) -> BuiltBlock:
     partial = block.copy()
     partial.set("expressions", projections)
     partial.set("offset", None)
-    if on:
-        # Every arm's rows: a key's first row by the ORDER BY may be any arm's.
-        partial.set("distinct", None)
-        partial.set("limit", None)
-        partial.set("order", None)
+    if on or windows:
+        # Every arm's rows: a key's first row by the ORDER BY, a window's rows, may be any arm's.
+        for key in ("distinct", "limit", "order", "qualify"):
+            partial.set(key, None)
     elif limit is not None:
         total = literal_int(limit, "LIMIT") + literal_int(offset, "OFFSET")
         partial.set("limit", exp.Limit(expression=exp.Literal.number(total)))
@@ -83,10 +97,12 @@ def build_rows(block: exp.Select, names: frozenset[str]) -> BuiltBlock:
 
     replacement = exp.Select(
         expressions=[
-            exp.alias_(exp.column(f"__dau_c{i}"), name, quoted=True)
+            exp.alias_(finals.get(i, exp.column(f"__dau_c{i}")), name, quoted=True)
             for i, name in enumerate(outputs)
         ]
     ).from_(PARTIALS)
+    if final_qualify is not None:
+        replacement.set("qualify", exp.Qualify(this=final_qualify))
     if on:
         replacement.set("distinct", exp.Distinct(on=exp.Tuple(expressions=keys)))
         replacement.set("qualify", exp.Qualify(this=_tie_guard(keys, final_order, len(outputs))))
@@ -98,8 +114,10 @@ def build_rows(block: exp.Select, names: frozenset[str]) -> BuiltBlock:
         if block.args.get(key) is not None:
             replacement.set(key, block.args[key].copy())
     fast = None
-    if block.args.get("distinct") is None and not any(
-        o.args.get("nulls_first") for o in final_order
+    if (
+        not windows
+        and block.args.get("distinct") is None
+        and not any(o.args.get("nulls_first") for o in final_order)
     ):
         try:
             fast = FastRows(
