@@ -5,21 +5,12 @@ ORDER BY values out or read a star, a WHERE, a join to a small table, a derived 
 it (and a filter above it), LIMIT and OFFSET. Ties on every ORDER BY value are drawn often: DuckDB's pick among such
 rows is its own, and the split answers them unsplit. Arguments: SEED FILE COUNT."""
 
-from _probe import arguments, write
+from _probe import TIES_TABLE, arguments, write
 
 R, out, COUNT = arguments()
 lines = [
     "statement ok",
-    "CREATE TABLE t AS SELECT i, "
-    "CASE WHEN i % 17 = 0 THEN NULL ELSE (i * 7919) % 23 END AS k, "
-    "CASE WHEN i % 13 = 0 THEN NULL ELSE ['nan', '-0.0', '0.0', 'inf', '-inf', '1.5', '-2.25', '1e300'][i % 8 + 1]::DOUBLE END AS x, "
-    "CASE WHEN i % 11 = 0 THEN NULL ELSE ['a', 'B', 'é', '', 'ab', 'a ', 'Z', 'zz', '10', '9'][i % 10 + 1] END AS s, "
-    "CASE WHEN i % 19 = 0 THEN NULL ELSE ((i * 37) % 1000 / 10.0)::DECIMAL(9,2) END AS d, "
-    "CASE WHEN i % 23 = 0 THEN NULL ELSE DATE '2000-01-01' + ((i * 101) % 5000)::INTEGER END AS dt, "
-    "CASE WHEN i % 29 = 0 THEN NULL ELSE TIMESTAMP '2020-01-01' + to_seconds((i * 7777) % 100000) END AS ts, "
-    "CASE WHEN i % 7 = 0 THEN NULL ELSE i % 3 = 0 END AS b, "
-    "((i * 31) % 200 - 100)::SMALLINT AS n "
-    "FROM range(4000) r(i)",
+    TIES_TABLE,
     "",
     "statement ok",
     "CREATE TABLE g AS SELECT i AS k, ['p', 'q', NULL][i % 3 + 1] AS grp FROM range(20) r(i)",

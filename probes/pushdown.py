@@ -97,7 +97,9 @@ for _j in range(COUNT):
     elif shape == 5:
         q = f"SELECT count(*), sum(y.a) FROM (SELECT * FROM ({b}) x WHERE {where}) y WHERE y.k IS NOT NULL OR y.m > 0"
     else:
-        having = R.choice(["k > 3", "k IS NULL", "k IN (1, 2)", "count(*) > 100", "s IS NULL OR k = 2"])
+        having = R.choice(
+            ["k > 3", "k IS NULL", "k IN (1, 2)", "count(*) > 100", "s IS NULL OR k = 2"]
+        )
         q = f"SELECT k, s, count(*), sum(n) FROM t GROUP BY {R.choice(['k, s', 'ROLLUP (k, s)', 'CUBE (k, s)', 'GROUPING SETS ((k), (k, s))'])} HAVING {having}"
     lines += ["query I", q, ""]
 write(out, lines)

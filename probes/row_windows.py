@@ -22,16 +22,36 @@ lines = [
 ]
 COLS = ["k", "x", "s", "d", "dt", "n"]
 FUNCTIONS = [
-    "rank()", "dense_rank()", "row_number()", "percent_rank()", "cume_dist()", "ntile(3)",
-    "count(*)", "count(x)", "min(d)", "max(s)", "min(x)", "max(dt)", "lag(n)", "lead(s, 2)",
-    "first_value(d)", "last_value(k)", "nth_value(n, 2)", "sum(n)", "avg(d)", "count(DISTINCT s)",
+    "rank()",
+    "dense_rank()",
+    "row_number()",
+    "percent_rank()",
+    "cume_dist()",
+    "ntile(3)",
+    "count(*)",
+    "count(x)",
+    "min(d)",
+    "max(s)",
+    "min(x)",
+    "max(dt)",
+    "lag(n)",
+    "lead(s, 2)",
+    "first_value(d)",
+    "last_value(k)",
+    "nth_value(n, 2)",
+    "sum(n)",
+    "avg(d)",
+    "count(DISTINCT s)",
 ]
 
 
 def window():
     function = R.choice(FUNCTIONS)
     parts = R.sample(["k", "s", "n % 3", "dt"], R.randint(0, 2))
-    order = [f"{c}{R.choice(['', ' DESC'])}{R.choice(['', ' NULLS FIRST'])}" for c in R.sample(COLS, R.randint(0, 2))]
+    order = [
+        f"{c}{R.choice(['', ' DESC'])}{R.choice(['', ' NULLS FIRST'])}"
+        for c in R.sample(COLS, R.randint(0, 2))
+    ]
     if R.random() < 0.4:
         order.append(f"i{R.choice(['', ' DESC'])}")  # unique: the order is total
     spec = []
@@ -40,7 +60,14 @@ def window():
     if order:
         spec.append("ORDER BY " + ", ".join(order))
         if R.random() < 0.2:
-            spec.append(R.choice(["ROWS BETWEEN 1 PRECEDING AND 1 FOLLOWING", "RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW"]))
+            spec.append(
+                R.choice(
+                    [
+                        "ROWS BETWEEN 1 PRECEDING AND 1 FOLLOWING",
+                        "RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW",
+                    ]
+                )
+            )
     return f"{function} OVER ({' '.join(spec)})"
 
 

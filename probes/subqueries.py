@@ -46,7 +46,10 @@ def inner(corr):
     if corr and R.random() < 0.25:  # TPC-DS Q41: each branch of an OR repeats the correlation
         branches = []
         for _b in range(R.randint(2, 3)):
-            terms = [where[0], f"{src}.{R.choice(['n', 'k'])} {R.choice(['>', '=', '<>'])} {R.randint(-2, 4)}"]
+            terms = [
+                where[0],
+                f"{src}.{R.choice(['n', 'k'])} {R.choice(['>', '=', '<>'])} {R.randint(-2, 4)}",
+            ]
             if R.random() < 0.4:
                 terms.append(f"{src}.s {R.choice(['=', '<>'])} '{R.choice('abz')}'")
             R.shuffle(terms)
