@@ -47,6 +47,8 @@ def test_latest_rows_by_rank_split(con: duckdb.DuckDBPyConnection, device: str) 
         ("SELECT u, sum(v) OVER (PARTITION BY u) FROM ev", "sum() OVER"),
         ("SELECT u, rank() OVER w FROM ev WINDOW w AS (ORDER BY ts)", "names its windows"),
         ("SELECT u, rank() OVER (ORDER BY (SELECT 1) + ts) FROM ev", "subquery"),
+        # A LIMIT without ORDER BY takes rows in the window's order, not the scan's.
+        ("SELECT u, rank() OVER (PARTITION BY u ORDER BY ts) FROM ev LIMIT 5", "LIMIT 5"),
     ],
 )
 def test_other_windows_stay_refused(con: duckdb.DuckDBPyConnection, sql: str, named: str) -> None:

@@ -241,7 +241,8 @@ def unordered_limit(
             continue
         return (
             f"the query takes rows by LIMIT or OFFSET without an ORDER BY ({_clause(query)}) "
-            "in an order the split's plans do not keep (the fold's groups, a join's rows)"
+            "in an order the split's plans do not keep (the fold's groups, a join's rows, a "
+            "window's rows)"
         )
     return None
 
@@ -268,8 +269,11 @@ def _one_row(query: exp.Expr, names: frozenset[str], depth: int = 0) -> bool:
 def _plain_scan(block: exp.Select) -> bool:
     """A block reading one table in its order: no join, no DISTINCT, no subquery in its FROM
     or WHERE (an IN there is a semi join, which may build on either side; one in its LIMIT or
-    its outputs is a value)."""
+    its outputs is a value), no window or QUALIFY (their rows come in the window's order,
+    which the final query's window over the arms' rows makes otherwise)."""
     if block.args.get("joins") or block.args.get("laterals") or block.args.get("distinct"):
+        return False
+    if block.args.get("qualify") or any(isinstance(n, exp.Window) for n in own_nodes(block)):
         return False
     parts = [block.args.get("from_"), block.args.get("where")]
     return not any(part.find(exp.Select, exp.SetOperation) for part in parts if part)
