@@ -15,7 +15,7 @@ from dau_scheduler import tpcds
 # over a ROWS frame ordered by keys this cannot prove unique (rewrite/arrival.py). Polars:
 # Q72 (a join of many rows to many: 14.7M rows at SF 0.01, past polars_facts.MANY_PAIRS) is
 # refused there too; Q41 splits since the thirty-third session (its correlation, repeated in
-# each branch of an OR, is taken out of the OR: arms/polars_join_sql.common_conjuncts_first);
+# each branch of an OR, is taken out of the OR: arms/polars_correlation.common_conjuncts_first);
 # Q44 and Q70 (windows) split with the host computing those subqueries
 # (arms/polars_host_tables.py); Q95's CTE joins many rows to many under MANY_PAIRS, which the
 # arm computes itself since the thirty-first session (the host did before). Q34 and Q73 make a

@@ -8,8 +8,8 @@ fail but reads the outer reference as the inner table's column of that name, so 
 inside an OR held for every row (thirty-third session: 33 of 90 forms wrong in
 ``tests/slt/correlated_references.test``; ``probes/subqueries.py`` drew 14 wrong in 900 once it
 drew such ORs). :func:`refuse_undecorrelated` refuses those forms; a term every branch of an
-OR repeats is taken out of the OR first (``polars_join_sql.common_conjuncts_first``: TPC-DS
-Q41). :func:`refuse_deep_correlation` refuses a reference two queries out and
+OR repeats is taken out of the OR first (:func:`common_conjuncts_first`: TPC-DS Q41).
+:func:`refuse_deep_correlation` refuses a reference two queries out and
 :func:`refuse_empty_group_forms` the values Polars gives wrongly where no inner row matches.
 """
 
@@ -24,6 +24,37 @@ from dau_scheduler.rewrite.blocks import conjuncts
 #: The comparisons Polars decorrelates between an inner and an outer column (each checked
 #: against DuckDB over NULLs in both, in scalar, EXISTS, NOT EXISTS and IN subqueries).
 _COMPARISONS = (exp.EQ, exp.NEQ, exp.LT, exp.LTE, exp.GT, exp.GTE)
+
+
+def _disjuncts(condition: exp.Expr) -> list[exp.Expr]:
+    """The branches of a disjunction, through parentheses."""
+    inner = condition.unnest()
+    if isinstance(inner, exp.Or):
+        return [*_disjuncts(inner.this), *_disjuncts(inner.expression)]
+    return [inner]
+
+
+def common_conjuncts_first(node: exp.Expr) -> exp.Expr:
+    """A WHERE that is an OR whose every branch holds the same term ``a``, as ``a AND (...)``.
+
+    ``(a AND x) OR (a AND y)`` is ``a AND (x OR y)`` in SQL's three-valued logic too (AND
+    distributes over OR there), and a branch left with no other term is true: ``(a AND x) OR
+    a`` is ``a``. Terms are compared as written (sqlglot's structural equality)."""
+    where = node.args.get("where") if isinstance(node, exp.Select) else None
+    if where is None:
+        return node
+    branches = [conjuncts(branch) for branch in _disjuncts(where.this)]
+    if len(branches) < 2:
+        return node
+    common = [term for term in branches[0] if all(term in other for other in branches[1:])]
+    if not common:
+        return node
+    rests = [[term for term in terms if term not in common] for terms in branches]
+    factored = [term.copy() for term in common]
+    if all(rests):
+        factored.append(exp.paren(exp.or_(*[exp.and_(*[t.copy() for t in r]) for r in rests])))
+    node.set("where", exp.Where(this=exp.and_(*factored)))
+    return node
 
 
 def _outer_levels(column: exp.Column) -> tuple[int, exp.Select | None]:
@@ -79,10 +110,11 @@ def refuse_deep_correlation(tree: exp.Expr) -> None:
     i2.i = (SELECT min(i3.i) FROM i3 WHERE i3.i > b1.i)) IS NOT NULL`` kept no row of b1 where
     DuckDB keeps two (a reference one level out is answered right)."""
     for column in tree.find_all(exp.Column):
-        if column.table and _outer_levels(column)[0] >= 2:
+        levels = _outer_levels(column)[0] if column.table else 0
+        if levels >= 2:
             raise SqlError(
                 f"{column.sql(dialect='duckdb')}: a subquery reads a column of a query "
-                f"{_outer_levels(column)[0]} levels out, which Polars answers wrongly"
+                f"{levels} levels out, which Polars answers wrongly"
             )
 
 
@@ -144,4 +176,6 @@ _NOT_NULL_STRICT = (
 )
 
 
-__all__ = ["refuse_deep_correlation", "refuse_empty_group_forms", "refuse_undecorrelated"]
+__all__ = [
+    "common_conjuncts_first",
+    "refuse_deep_correlation", "refuse_empty_group_forms", "refuse_undecorrelated"]

@@ -9,10 +9,7 @@ conditions on the joined table alone become a filter on that table
 (:func:`inner_conditions_to_where`); a left join's conditions on the sources before it go
 into its keys (:func:`mask_preceding_conditions`); the parentheses around an ON go
 (:func:`flat_join_condition`); and any condition left that is not a pair of keys is refused
-(:func:`refuse_unpaired_conditions`). Polars decorrelates a subquery only through equalities
-among its WHERE's conjuncts, so a term every branch of an OR holds is taken out of the OR
-first (:func:`common_conjuncts_first`: TPC-DS Q41's ``(i_manufact = i1.i_manufact AND ...) OR
-(i_manufact = i1.i_manufact AND ...)``).
+(:func:`refuse_unpaired_conditions`).
 """
 
 from __future__ import annotations
@@ -237,37 +234,6 @@ def flat_join_condition(node: exp.Expr) -> exp.Expr:
     return flat
 
 
-def _disjuncts(condition: exp.Expr) -> list[exp.Expr]:
-    """The branches of a disjunction, through parentheses."""
-    inner = condition.unnest()
-    if isinstance(inner, exp.Or):
-        return [*_disjuncts(inner.this), *_disjuncts(inner.expression)]
-    return [inner]
-
-
-def common_conjuncts_first(node: exp.Expr) -> exp.Expr:
-    """A WHERE that is an OR whose every branch holds the same term ``a``, as ``a AND (...)``.
-
-    ``(a AND x) OR (a AND y)`` is ``a AND (x OR y)`` in SQL's three-valued logic too (AND
-    distributes over OR there), and a branch left with no other term is true: ``(a AND x) OR
-    a`` is ``a``. Terms are compared as written (sqlglot's structural equality)."""
-    where = node.args.get("where") if isinstance(node, exp.Select) else None
-    if where is None:
-        return node
-    branches = [conjuncts(branch) for branch in _disjuncts(where.this)]
-    if len(branches) < 2:
-        return node
-    common = [term for term in branches[0] if all(term in other for other in branches[1:])]
-    if not common:
-        return node
-    rests = [[term for term in terms if term not in common] for terms in branches]
-    factored = [term.copy() for term in common]
-    if all(rests):
-        factored.append(exp.paren(exp.or_(*[exp.and_(*[t.copy() for t in r]) for r in rests])))
-    node.set("where", exp.Where(this=exp.and_(*factored)))
-    return node
-
-
 def _is_key_pair(condition: exp.Expr, name: str) -> bool:
     """An equality between an expression of the joined item ``name`` alone and one of the
     sources before it alone: a pair of join keys as Polars reads them."""
@@ -369,7 +335,6 @@ def refuse_unpaired_conditions(tree: exp.Expr) -> None:
 
 
 __all__ = [
-    "common_conjuncts_first",
     "filter_joined_table",
     "filter_right_join_source",
     "mask_preceding_conditions",

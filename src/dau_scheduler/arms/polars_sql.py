@@ -48,6 +48,7 @@ from dau_scheduler.arms.polars_checks import (
     refuse_divergent,
 )
 from dau_scheduler.arms.polars_correlation import (
+    common_conjuncts_first,
     refuse_deep_correlation,
     refuse_empty_group_forms,
     refuse_undecorrelated,
@@ -60,7 +61,6 @@ from dau_scheduler.arms.polars_forms import (
 )
 from dau_scheduler.arms.polars_functions import BETWEEN, CONTAINS, QUOTIENT
 from dau_scheduler.arms.polars_join_sql import (
-    common_conjuncts_first,
     filter_joined_table,
     filter_right_join_source,
     flat_join_condition,

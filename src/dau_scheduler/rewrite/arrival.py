@@ -27,7 +27,7 @@ from __future__ import annotations
 from sqlglot import exp
 
 from dau_scheduler import merge
-from dau_scheduler.rewrite.blocks import aggregate_calls, is_aggregate, own_nodes
+from dau_scheduler.rewrite.blocks import aggregate_calls, distinct_on_keys, is_aggregate, own_nodes
 from dau_scheduler.rewrite.dialect import DIALECT
 
 #: Aggregates whose value keeps or picks rows in the order they arrive: the merge rules' own
@@ -194,11 +194,10 @@ def _group_keys(select: exp.Select) -> list[exp.Expr]:
 def _picks_by_arrival(select: exp.Select) -> bool:
     """A DISTINCT ON that keeps a row per key by arrival: no ORDER BY past its keys (ties of the
     keys themselves are DuckDB's pick)."""
-    distinct = select.args.get("distinct")
-    on = distinct.args.get("on") if isinstance(distinct, exp.Distinct) else None
-    if on is None:
+    on = distinct_on_keys(select)
+    if not on:
         return False
-    keys = {key.sql(dialect=DIALECT) for key in on.expressions}
+    keys = {key.sql(dialect=DIALECT) for key in on}
     order = select.args.get("order")
     past = (
         [o for o in order.expressions if o.this.sql(dialect=DIALECT) not in keys] if order else []

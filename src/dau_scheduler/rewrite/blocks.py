@@ -25,6 +25,15 @@ def conjuncts(condition: exp.Expr) -> list[exp.Expr]:
     return [inner]
 
 
+def distinct_on_keys(select: exp.Select) -> list[exp.Expr]:
+    """The keys of a block's DISTINCT ON (none for another block)."""
+    distinct = select.args.get("distinct")
+    on = distinct.args.get("on") if isinstance(distinct, exp.Distinct) else None
+    if on is None:
+        return []
+    return list(on.expressions) if isinstance(on, exp.Tuple) else [on]
+
+
 class Refuse(Exception):
     """Raised inside the planner to abandon one candidate with a reason."""
 

@@ -34,6 +34,7 @@ from dau_scheduler.rewrite.blocks import (
     Refuse,
     aggregate_calls,
     build_aggregate,
+    distinct_on_keys,
     function_name,
     output_name,
     own_nodes,
@@ -161,8 +162,7 @@ def _block_refusal(
         if windows is not None:
             return windows
     # A row block's DISTINCT ON is kept by the final query over every arm's rows (row_block).
-    distinct = select.args.get("distinct")
-    if grouped and isinstance(distinct, exp.Distinct) and distinct.args.get("on"):
+    if grouped and distinct_on_keys(select):
         return f"the block reading {table} uses DISTINCT ON over its groups"
     for node in own_nodes(select):
         if nondeterministic(node):

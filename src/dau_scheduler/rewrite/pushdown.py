@@ -33,7 +33,7 @@ from collections.abc import Callable
 
 from sqlglot import exp
 
-from dau_scheduler.rewrite.blocks import conjuncts, grouping_keys, is_aggregate
+from dau_scheduler.rewrite.blocks import conjuncts, distinct_on_keys, grouping_keys, is_aggregate
 from dau_scheduler.rewrite.volatility import nondeterministic
 
 
@@ -152,11 +152,9 @@ def _outer_filters(
         if top is not block and (i not in same_type or counts[name] > 1):
             continue  # another type above, or a name that does not say which output
         outputs[name] = expression
-    distinct = block.args.get("distinct")
-    on = distinct.args.get("on") if isinstance(distinct, exp.Distinct) else None
-    if on is not None:
+    keys_on = distinct_on_keys(block)
+    if keys_on:
         # DISTINCT ON picks a row per key: a filter over other outputs picks another row.
-        keys_on = list(on.expressions) if isinstance(on, exp.Tuple) else [on]
         outputs = {n: e for n, e in outputs.items() if any(e == key for key in keys_on)}
     alias = wrapper.alias_or_name
     pushed: list[exp.Expr] = []

@@ -15,6 +15,7 @@ from sqlglot import exp
 from dau_scheduler.rewrite.blocks import (
     BuiltBlock,
     Refuse,
+    distinct_on_keys,
     literal_int,
     order_by_all,
     orders_by_all,
@@ -132,12 +133,8 @@ def build_rows(block: exp.Select, names: frozenset[str]) -> BuiltBlock:
 
 
 def _distinct_on(block: exp.Select) -> list[exp.Expr]:
-    """A DISTINCT ON's keys (none for another block)."""
-    distinct = block.args.get("distinct")
-    on = distinct.args.get("on") if isinstance(distinct, exp.Distinct) else None
-    if on is None:
-        return []
-    keys = list(on.expressions) if isinstance(on, exp.Tuple) else [on]
+    """A DISTINCT ON's keys (none for another block), refused where one is a constant or star."""
+    keys = distinct_on_keys(block)
     for key in keys:
         if isinstance(key, exp.Literal) or key.find(exp.Star):
             raise Refuse(f"DISTINCT ON ({key.sql(dialect=DIALECT)}): a constant or star key")

@@ -67,8 +67,6 @@ def row_window_refusal(select: exp.Select, table: str) -> str | None:
                 f"a window function ({name}() OVER ...) runs over {table}: only "
                 f"{', '.join(sorted(WINDOWED))} are computed over every arm's rows"
             )
-        if node.find(exp.Query, exp.Subquery) is not None:
-            return f"a window function over {table} holds a subquery"
     return None
 
 
@@ -89,9 +87,7 @@ class FinalColumns:
         """``expression`` over the partial's columns (each column it reads carried once)."""
 
         def carried(node: exp.Expr) -> exp.Expr | None:
-            if isinstance(node, (exp.Subquery, exp.Exists)) or (
-                isinstance(node, exp.Select) and node is not expression
-            ):
+            if isinstance(node, (exp.Query, exp.Subquery, exp.Exists)):
                 raise Refuse(
                     f"a windowed expression reads a subquery ({node.sql(dialect=DIALECT)[:60]})"
                 )
