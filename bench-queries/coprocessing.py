@@ -301,8 +301,21 @@ def main(argv: list[str] | None = None) -> int:
     with _session(data, args.device, args.host_threads, cache, args.connection) as session:
         for name, sql in queries.items():
             rows.append(bench_query(session, name, sql, args.runs))
-            print(f"{name}: done", file=sys.stderr, flush=True)
+            # Each query's figures as it ends: a run cut short by a time limit still says them.
+            print(f"{name}: {_brief(rows[-1])}", file=sys.stderr, flush=True)
     return report(rows, args, " ".join(sys.argv))
+
+
+def _brief(row: dict[str, Any]) -> str:
+    if "refused" in row:
+        return f"refused: {row['refused']}"
+    s = row["seconds"]
+    return (
+        f"host {_ms(row['host'])}, device {_ms(row['device'])}, T* {_ms(row['t_star'])}, "
+        f"best fixed {_ms(row['best_fixed_seconds'])} ({row['best_fixed']}), adaptive "
+        f"{_ms(s['adaptive'])}, collaborative {_ms(s['collaborative'])}, "
+        f"wrong {len(row.get('wrong', []))}"
+    )
 
 
 def report(rows: list[dict[str, Any]], args: argparse.Namespace, command: str) -> int:

@@ -30,7 +30,7 @@ from dau_scheduler.arms.polars_frames import (
     sql_types_of,
     widen_decimals,
 )
-from dau_scheduler.arms.polars_gpu import gpu_available, gpu_engine
+from dau_scheduler.arms.polars_gpu import collect, gpu_available, gpu_engine
 from dau_scheduler.arms.polars_values import (
     beyond_polars,
     panics_on_import,
@@ -73,7 +73,12 @@ class PolarsArm(TableFacts):
     """Runs partial queries with Polars; ``engine="gpu"`` makes it the ``cudf`` arm."""
 
     def __init__(
-        self, *, engine: str = "cpu", name: str | None = None, own_cores: bool = False
+        self,
+        *,
+        engine: str = "cpu",
+        name: str | None = None,
+        own_cores: bool = False,
+        gpu_executor: str = "in-memory",
     ) -> None:
         if engine not in {"cpu", "gpu"}:
             raise SqlError(f"unknown Polars engine {engine!r}; expected 'cpu' or 'gpu'")
@@ -93,6 +98,12 @@ class PolarsArm(TableFacts):
         #: (``polars_doubles``); on the GPU engine, whose reading of text the GPU kit has not
         #: yet measured, such a conversion is refused.
         self.exact_conversions = engine == "cpu"
+        #: Integer arithmetic and narrowed decimal products DuckDB checks for overflow are
+        #: computed wide and cast back strictly; the GPU engine's casts do not check, so there
+        #: they are refused (``polars_gpu``). So are ``ln``, ``exp`` and ``pow``, which the GPU
+        #: computes otherwise than DuckDB in the last bit (``exact_math``).
+        self.checked_casts = engine == "cpu"
+        self.exact_math = engine == "cpu"
         #: Polars has no byte limit: host bytes it holds per Arrow byte of what it reads while
         #: a partial runs (its streaming engine, measured on TPC-H SF 1 under a budget: Q3 1.9,
         #: Q18 1.7; Q1, which computes expressions over every row, more: at 2.0 its peak reached
@@ -128,11 +139,11 @@ class PolarsArm(TableFacts):
         self._attaching = threading.Lock()
         # The data's facts (``TableFacts``); a table held again forgets its columns' facts.
         self._unique, self._ascii, self._years, self._heights = {}, {}, {}, {}
-        self._counts = {}
+        self._counts, self._magnitudes = {}, {}
         #: Subqueries the host computes for this arm (``polars_hoist``), once it has a host.
         self.host_values = polars_hoist.HostValues()
         if engine == "gpu":
-            self.collect_engine = gpu_engine()
+            self.collect_engine = gpu_engine(gpu_executor)
 
     def use_host(self, cursor: Callable[[], duckdb.DuckDBPyConnection]) -> None:
         """Let the host compute the subqueries Polars cannot compute as DuckDB does (a float
@@ -213,7 +224,7 @@ class PolarsArm(TableFacts):
         imports Polars; a one-shot query over one of eight tables reads one file's schema)."""
         self.frames, self.types, self.unloaded, self._unique = {}, {}, {}, {}
         self.stored_types, self._ascii, self._years, self._counts = {}, {}, {}, {}
-        self.unreadable, self._heights = {}, {}
+        self.unreadable, self._heights, self._magnitudes = {}, {}, {}
         self._attached = dict(sources)
         self._live, self._fresh, self._scans_as_arrow = {}, {}, set()
         self.host_values.forget()
@@ -298,7 +309,7 @@ class PolarsArm(TableFacts):
         self.frames[name] = frame
         self._heights.pop(name, None)
         self.host_values.forget()
-        for facts in (self._ascii, self._years, self._unique, self._counts):
+        for facts in (self._ascii, self._years, self._unique, self._counts, self._magnitudes):
             for key in [key for key in facts if key[0] == name]:
                 del facts[key]
         self.types[name] = sql_types_of(frame)
@@ -382,7 +393,10 @@ class PolarsArm(TableFacts):
             lambda t, c: self._ascii_only(split if t == PLACEHOLDER else t, c),
             lambda t, c: self._plain_years(split if t == PLACEHOLDER else t, c),
             partial,
+            magnitude=lambda t, c: self._magnitude(split if t == PLACEHOLDER else t, c),
             exact_conversions=self.exact_conversions,
+            checked_casts=self.checked_casts,
+            exact_math=self.exact_math,
         )
 
     def tables_read(self, compiled: CompiledSplit) -> set[str]:
@@ -407,7 +421,7 @@ class PolarsArm(TableFacts):
             frame = pl.SQLContext(frames=dict(self.frames)).execute(text)
             frame.collect_schema()
             if self.probe_runs:
-                frame.lazy().collect(engine=self.collect_engine)
+                collect(frame.lazy(), self.collect_engine)
         except Exception:  # noqa: BLE001 - whatever the engine raises, it is a "no"
             return False
         return self._joins_refusal(text, compiled.plan.split_table or "") is None
@@ -502,7 +516,7 @@ class PolarsArm(TableFacts):
         if unloaded is not None:
             raise SqlError(unloaded)
         frame = context.execute(self.sql_for(compiled))
-        result = frame.lazy().collect(engine=self.collect_engine)
+        result = collect(frame.lazy(), self.collect_engine)
         return cast_partial(result.to_arrow(), compiled.partial_schema, self.name)
 
 

@@ -178,4 +178,7 @@ _NOT_NULL_STRICT = (
 
 __all__ = [
     "common_conjuncts_first",
-    "refuse_deep_correlation", "refuse_empty_group_forms", "refuse_undecorrelated"]
+    "refuse_deep_correlation",
+    "refuse_empty_group_forms",
+    "refuse_undecorrelated",
+]

@@ -21,18 +21,24 @@ counted 2,175 rows for 2,970).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from decimal import Decimal, InvalidOperation
+
 from sqlglot import exp
 from sqlglot.errors import ParseError
 
 from dau_scheduler.arms import integer_types
 from dau_scheduler.arms.duckdb_types import typeof
-from dau_scheduler.arms.polars_marks import decimal_scale
+from dau_scheduler.arms.polars_marks import OVERFLOW_CHECK, UNBOUNDED, decimal_scale
 from dau_scheduler.errors import SqlError
 
 #: ``meta`` key on a product DuckDB checks for overflow: the integer digits its type holds.
 CHECKED_DIGITS = "dau_checked_digits"
 #: ``meta`` key on a column of a base table: its type as the data has it.
 _STORED_TYPE = "dau_stored_type"
+#: ``meta`` key on a column of a base table: the largest magnitude of its values (the arm's
+#: data), where known.
+_MAGNITUDE = "dau_magnitude"
 
 #: DuckDB's decimal width of each integer type (``GetDecimalProperties``).
 _WIDTHS = {
@@ -162,14 +168,59 @@ def _product(left: _Typed, right: _Typed) -> _Typed | None:
     return min(width, 38), scale, None
 
 
-def mark_checked_products(tree: exp.Expr, stored: dict[str, dict[str, str]], scale: int) -> None:
+def bound(node: exp.Expr) -> Decimal | None:
+    """The largest magnitude ``node`` may take over the arm's data, from its columns' (marked
+    :data:`_MAGNITUDE`), its numeric literals, signs, ``abs``, ``+``, ``-``, ``*`` and casts to
+    an integer or a decimal (one more for a cast's rounding); None for anything else."""
+    if isinstance(node, (exp.Paren, exp.Neg, exp.Abs)):
+        return bound(node.this)
+    if isinstance(node, exp.Column):
+        found = node.meta.get(_MAGNITUDE)
+        return found if isinstance(found, Decimal) else None
+    if isinstance(node, exp.Literal) and not node.is_string:
+        try:
+            return abs(Decimal(node.this))
+        except InvalidOperation:
+            return None
+    if isinstance(node, exp.Cast) and not isinstance(node, exp.TryCast):
+        inner = bound(node.this)
+        exact = node.to.is_type(*exp.DataType.INTEGER_TYPES, exp.DType.DECIMAL)
+        return None if inner is None or not exact else inner + 1
+    if isinstance(node, (exp.Add, exp.Sub, exp.Mul)):
+        left, right = bound(node.this), bound(node.expression)
+        if left is None or right is None:
+            return None
+        return left * right if isinstance(node, exp.Mul) else left + right
+    return None
+
+
+def within(node: exp.Expr, digits: int) -> bool:
+    """Whether the data bounds ``node`` under ``10 ** digits`` (:func:`bound`)."""
+    return fits(node, Decimal(10) ** digits)
+
+
+def fits(node: exp.Expr, limit: Decimal | int) -> bool:
+    """Whether the data bounds ``node`` under ``limit`` (:func:`bound`)."""
+    found = bound(node)
+    return found is not None and found < limit
+
+
+def mark_checked_products(
+    tree: exp.Expr,
+    stored: dict[str, dict[str, str]],
+    scale: int,
+    magnitude: Callable[[str, str], Decimal | None] | None = None,
+) -> None:
     """Mark each product of ``tree`` that DuckDB checks for overflow (:data:`CHECKED_DIGITS`),
-    with the stored types of base tables' columns (``stored``: table -> column -> type).
+    with the stored types of base tables' columns (``stored``: table -> column -> type), but
+    one the data bounds within DuckDB's digits (``magnitude(table, column)``: the largest
+    magnitude of a column's values, or None), which cannot overflow; and each decimal product
+    the data does not bound within the arm's digits (:data:`UNBOUNDED`).
     A product DuckDB keeps at more fractional digits than the arm's ``scale`` is refused: the
     arm would drop them (``0.0000001 * 0.0000001`` was 0, so ``-c <> 1e-14`` skipped the zeros)."""
     from sqlglot.optimizer.scope import Scope, traverse_scope
 
-    if tree.find(exp.Mul) is None:
+    if tree.find(exp.Mul) is None and magnitude is None:
         return
     for scope in traverse_scope(tree):  # (a derived table's scope before the one reading it)
         for column in scope.columns:
@@ -181,6 +232,10 @@ def mark_checked_products(tree: exp.Expr, stored: dict[str, dict[str, str]], sca
                 kind = _output_type(source.expression, column.name)
             if kind is not None:
                 column.meta[_STORED_TYPE] = kind
+            if isinstance(source, exp.Table) and magnitude is not None:
+                found = magnitude(source.name.lower(), column.name)
+                if found is not None:
+                    column.meta[_MAGNITUDE] = found
     for product in tree.find_all(exp.Mul):
         typed = _typed(product)
         if typed is None:
@@ -195,11 +250,14 @@ def mark_checked_products(tree: exp.Expr, stored: dict[str, dict[str, str]], sca
                 f"{product.sql(dialect='duckdb')}: a product of {typed[1]} decimal digits, more "
                 f"than the {scale} the Polars arm computes exactly"
             )
+        if not within(product, 38 - scale):
+            product.meta[UNBOUNDED] = True
         left, right = _typed(product.this), _typed(product.expression)
         if not isinstance(left, tuple) or not isinstance(right, tuple):
             continue  # (a decimal beside a NULL or a text: not narrowed)
-        if typed[0] < left[0] + right[0]:  # DuckDB narrowed the width, and checks it
-            product.meta[CHECKED_DIGITS] = typed[0] - typed[1]
+        digits = typed[0] - typed[1]
+        if typed[0] < left[0] + right[0] and not within(product, digits):
+            product.meta[CHECKED_DIGITS] = digits  # DuckDB narrowed the width, and checks it
 
 
 def _data_type(typed: _Typed | exp.DataType | None) -> exp.DataType | None:
@@ -227,11 +285,20 @@ def check_products(tree: exp.Expr, scale: int) -> exp.Expr:
             continue  # past 38 digits Polars raises on its own, before DuckDB would
         narrow = exp.DataType.build(f"DECIMAL({digits + scale}, {scale})")
         wide = exp.DataType.build(f"DECIMAL(38, {scale})")
-        checked = exp.Cast(this=exp.Cast(this=product.copy(), to=narrow), to=wide)
+        narrowed = exp.Cast(this=product.copy(), to=narrow)
+        narrowed.meta[OVERFLOW_CHECK] = True
+        checked = exp.Cast(this=narrowed, to=wide)
         if product is tree:
             return checked
         product.replace(checked)
     return tree
 
 
-__all__ = ["CHECKED_DIGITS", "check_products", "duckdb_type", "mark_checked_products"]
+__all__ = [
+    "CHECKED_DIGITS",
+    "bound",
+    "within",
+    "check_products",
+    "duckdb_type",
+    "mark_checked_products",
+]

@@ -7,7 +7,10 @@ facts of a table held again are forgotten there (``PolarsArm._hold``)."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from decimal import Decimal
 from typing import TYPE_CHECKING
+
+from sqlglot import exp
 
 from dau_scheduler.guards import arrow_for_device
 from dau_scheduler.lazy import LazyModule
@@ -50,6 +53,8 @@ class TableFacts:
     _ascii: dict[tuple[str, str], bool]
     #: (table, column) -> whether its years are all 1 to 9999 (see ``_plain_years``).
     _years: dict[tuple[str, str], bool]
+    #: (table, column) -> the largest magnitude of its values (see ``_magnitude``).
+    _magnitudes: dict[tuple[str, str], Decimal | None]
     #: Row counts read by :meth:`_rows`, per table.
     _heights: dict[str, int]
     #: (table, column) -> rows per non-NULL value (``len``), or None where not readable.
@@ -122,6 +127,38 @@ class TableFacts:
                 found = True
             facts[key] = found is False
         return facts[key]
+
+    def _magnitude(self, table: str, column: str) -> Decimal | None:
+        """The largest magnitude of ``table.column``'s values, an integer or a decimal column,
+        read once per arm (0 where it holds none); None for a user's connection's table and
+        any other column (``polars_decimals.bound``)."""
+        key = (table, column)
+        if key not in self._magnitudes:
+            frame = self.frames.get(table)
+            kind = self.types.get(table, {}).get(column)
+            if frame is None or table in self._live or kind is None:
+                return None
+            found: Decimal | None = None
+            if exp.DataType.build(kind, dialect="duckdb").is_type(
+                *exp.DataType.INTEGER_TYPES, exp.DType.DECIMAL
+            ):
+                value = pl.col(column)
+                try:
+                    least, most = (
+                        frame.select(value.min().alias("a"), value.max().alias("b"))
+                        .collect()
+                        .row(0)
+                    )
+                except pl.exceptions.PolarsError:
+                    least = most = None
+                else:
+                    found = (
+                        Decimal(0)
+                        if least is None
+                        else max(abs(Decimal(least)), abs(Decimal(most)))
+                    )
+            self._magnitudes[key] = found
+        return self._magnitudes[key]
 
     def _rows(self, table: str) -> int:
         """``table``'s row count (a user's connection's as it is now), read once per arm; 1 for

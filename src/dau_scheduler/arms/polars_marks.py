@@ -92,14 +92,23 @@ def mark_plain_years(tree: exp.Expr, plain_years: Callable[[str, str], bool]) ->
 #: ``meta`` key on the ``FIRST(v)`` that reads a host-computed subquery's value
 #: (``polars_hoist``): one row per group, so the first is the value.
 HOST_LOOKUP = "dau_host_lookup"
+#: ``meta`` key on a cast the translation writes to make Polars raise where DuckDB raises on
+#: overflow (integer arithmetic computed wide and cast back, a decimal product narrowed to
+#: DuckDB's digits): the GPU engine's casts do not check (``polars_gpu``).
+OVERFLOW_CHECK = "dau_overflow_check"
+#: ``meta`` key on a decimal product the data does not bound within the arm's 38 digits: Polars
+#: raises where it overflows them on the CPU, the GPU engine wraps around (``polars_gpu``).
+UNBOUNDED = "dau_unbounded_product"
 
 
 __all__ = [
     "ASCII_ONLY",
     "HOST_LOOKUP",
+    "OVERFLOW_CHECK",
     "PLAIN_YEARS",
     "STORED_PRECISION",
     "STORED_SCALE",
+    "UNBOUNDED",
     "decimal_scale",
     "mark_ascii_cases",
     "mark_plain_years",

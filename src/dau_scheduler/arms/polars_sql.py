@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from decimal import Decimal
 from typing import Any, ClassVar
 
 from sqlglot import exp
@@ -60,6 +61,7 @@ from dau_scheduler.arms.polars_forms import (
     refuse_unsafe_ctes,
 )
 from dau_scheduler.arms.polars_functions import BETWEEN, CONTAINS, QUOTIENT
+from dau_scheduler.arms.polars_gpu import refuse_inexact_math, refuse_overflow_checks
 from dau_scheduler.arms.polars_join_sql import (
     filter_joined_table,
     filter_right_join_source,
@@ -401,6 +403,42 @@ def _contains(node: exp.Contains) -> exp.Expr:
     return exp.Paren(this=like)
 
 
+#: What a LIKE pattern's literal runs may hold to be written as a regular expression verbatim:
+#: no character any regex dialect reads as other than itself.
+_PLAIN_RUN = re.compile(r"[^\W_]+(?:[ ,:;'/=<>!@&~-]+[^\W_]*)*")
+
+
+def _like_as_functions(node: exp.Expr) -> exp.Expr:
+    r"""``s LIKE 'lit%'`` as ``starts_with(s, 'lit')``, ``'%lit'`` as ``ends_with``, and other
+    patterns of plain runs joined by ``%`` as a regular expression without flags (``%`` as
+    ``[\s\S]*``, which matches a newline as ``%`` does). Polars' SQL writes every LIKE as a
+    regular expression with the ``(?s)`` flag, which the GPU engine does not run (TPC-H Q2, Q9,
+    Q13, Q14 and Q16 were refused on the cudf arm: GPU kit, 2026-12-04). A pattern with ``_``,
+    a backslash, an ESCAPE or any other character is left as it is."""
+    if not isinstance(node, exp.Like) or not isinstance(node.expression, exp.Literal):
+        return node
+    if {key for key, value in node.args.items() if value} - {"this", "expression", "negate"}:
+        return node  # (an ESCAPE, say)
+    found = _like_as_function(node.this, node.expression)
+    if found is None:
+        return node
+    return exp.Not(this=exp.Paren(this=found)) if node.args.get("negate") else found
+
+
+def _like_as_function(value: exp.Expr, pattern: exp.Literal) -> exp.Expr | None:
+    """:func:`_like_as_functions` of ``value LIKE pattern``; None where none fits."""
+    runs = pattern.this.split("%") if pattern.is_string else []
+    inner = [run for run in runs if run]
+    if not inner or not all(_PLAIN_RUN.fullmatch(run) for run in inner) or len(runs) < 2:
+        return None
+    if len(runs) == 2 and runs[0] and not runs[1]:
+        return exp.StartsWith(this=value, expression=exp.Literal.string(runs[0]))
+    if len(runs) == 2 and runs[1] and not runs[0]:
+        return exp.EndsWith(this=value, expression=exp.Literal.string(runs[1]))
+    regex = ("^" if runs[0] else "") + r"[\s\S]*".join(inner) + ("$" if runs[-1] else "")
+    return exp.Paren(this=exp.RegexpLike(this=value, expression=exp.Literal.string(regex)))
+
+
 def _translated(node: exp.Expr) -> exp.Expr:
     return node.copy().transform(_translate)
 
@@ -472,7 +510,10 @@ def polars_sql(
     ascii_only: Callable[[str, str], bool] | None = None,
     plain_years: Callable[[str, str], bool] | None = None,
     partial: exp.Expr | None = None,
+    magnitude: Callable[[str, str], Decimal | None] | None = None,
     exact_conversions: bool = True,
+    checked_casts: bool = True,
+    exact_math: bool = True,
 ) -> str:
     """The partial query in the SQL Polars reads, with DuckDB's arithmetic (module docstring).
 
@@ -484,19 +525,26 @@ def polars_sql(
     ``plain_years(table, column)`` (whether its years are all 1 to 9999) lets ``strftime``'s
     year specifiers of such a column through (:func:`mark_plain_years`). ``partial`` stands
     for the compiled one where the arm rewrote it first (``polars_hoist``).
+    ``magnitude(table, column)`` (the largest magnitude of a numeric column's values) lets a
+    product the data bounds go unchecked (``polars_decimals.bound``).
     ``exact_conversions``: a decimal made a float is converted through its text, as DuckDB
-    rounds it (``polars_doubles``; the CPU engine), not refused.
+    rounds it (``polars_doubles``; the CPU engine), not refused. ``checked_casts``: the
+    engine's strict casts raise on overflow (else what DuckDB checks is refused);
+    ``exact_math``: its ``ln``, ``exp`` and ``pow`` are DuckDB's bit for bit (else refused):
+    both false on the GPU engine (``polars_gpu``).
     """
     partial = compiled.partial if partial is None else partial
     if partial is None:
         raise SqlError("this query has no partial to run")
+    if not exact_math:
+        refuse_inexact_math(partial)
     split = compiled.plan.split_table or ""
     as_stored = None  # the stored types, the placeholder read as the split table
     if stored is not None:
         as_stored = dict(stored) | ({PLACEHOLDER: stored[split]} if split in stored else {})
         # DuckDB's types of the products, before the translation rewrites their operands.
         partial = partial.copy()
-        mark_checked_products(partial, as_stored, DECIMAL_SCALE)
+        mark_checked_products(partial, as_stored, DECIMAL_SCALE, magnitude)
     partial = _translated(partial).transform(common_conjuncts_first)
     partial = join_explicitly(partial).transform(flat_join_condition)
     partial = partial.transform(_group_by_key_names).transform(_distinct_sort_keys)
@@ -520,6 +568,8 @@ def polars_sql(
             mark_plain_years(partial, plain_years)
         partial = checked_arithmetic(partial, schema)
         partial = check_products(partial, DECIMAL_SCALE)
+        if not checked_casts:
+            refuse_overflow_checks(partial)
         if exact_conversions:
             partial = polars_doubles.exact_conversions(partial, DECIMAL_SCALE)
         partial = partial.transform(_round_half_away)
@@ -528,7 +578,7 @@ def polars_sql(
     refuse_set_operations(partial, typed=types is not None)
     refuse_divergent(partial, DECIMAL_SCALE)
     refuse_deep_nesting(partial)
-    return str(partial.sql(dialect=_PolarsSQL))
+    return str(partial.transform(_like_as_functions).sql(dialect=_PolarsSQL))
 
 
 __all__ = ["DECIMAL_SCALE", "DECIMAL_TYPE", "polars_sql"]

@@ -1,0 +1,123 @@
+"""The cudf arm's limits, run on the CPU: a Polars arm given the GPU engine's limits
+(``arms/polars_gpu.py``). The GPU kit's first run on an H200 (2026-12-04) found that the GPU
+engine's strict casts do not raise on overflow (``ti + 1`` of a TINYINT 127 answered) and that
+its ``ln``, ``exp`` and ``pow`` differ from DuckDB's in the last bit (``ln`` of a FLOAT gained
+GROUP BY groups). Such a partial is refused by name and DuckDB answers; arithmetic the data bounds
+needs no check, so TPC-H still splits. And a LIKE is written as ``starts_with``/``ends_with`` or
+a regular expression without the ``(?s)`` flag the GPU engine rejected (TPC-H Q2, Q9, Q13, Q14,
+Q16), on both engines."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+import pytest
+
+from dau_scheduler import Session, tpch
+from dau_scheduler.arms import PolarsArm
+from dau_scheduler.compare import compare_tables
+from test_error_parity import OVERFLOW_TABLES, RAISING
+
+
+def _gpu_limited() -> PolarsArm:
+    arm = PolarsArm(name="gpu-limited")
+    arm.checked_casts = False
+    arm.exact_math = False
+    return arm
+
+
+@pytest.fixture(scope="module")
+def con() -> Iterator[duckdb.DuckDBPyConnection]:
+    connection = duckdb.connect()
+    for sql in OVERFLOW_TABLES:
+        connection.execute(sql)
+    yield connection
+    connection.close()
+
+
+@pytest.fixture(scope="module")
+def held(con: duckdb.DuckDBPyConnection) -> dict[str, pa.Table]:
+    """The tables as Arrow, which the arm holds (and reads its bounds from); a connection's
+    rows are read as each query runs, so the arm knows no bounds of them."""
+    return {name: con.table(name).to_arrow_table() for name in ("t", "h")}
+
+
+@pytest.mark.parametrize("sql", RAISING)
+def test_what_may_overflow_is_refused_and_duckdb_raises(
+    con: duckdb.DuckDBPyConnection, held: dict[str, pa.Table], sql: str
+) -> None:
+    with Session(held, device=_gpu_limited()) as session:
+        query = sql.format(t="t")
+        refusal = session.refusals.device(session.compile(query))
+        assert refusal is not None and ("overflow" in refusal or "FLOAT" in refusal), refusal
+        for share in (1.0, 0.5):
+            with pytest.raises((duckdb.OutOfRangeException, duckdb.ConversionException)):
+                session.sql(query, device_share=share)
+        # Over rows the data bounds (table h: nothing near a type's limit) it needs no check.
+        plain = sql.format(t="h")
+        result = session.sql(plain, device_share=0.5)
+        if "FLOAT" not in sql:
+            assert result.execution is not None and result.execution.device_rows > 0, result.refusal
+        assert result.table.to_pylist()[0] == dict(
+            zip(result.table.column_names, con.execute(plain).fetchall()[0], strict=True)
+        )
+
+
+@pytest.mark.parametrize(
+    ("expression", "refused"),
+    [("ln(x + 1)", True), ("exp(x / 1e6)", True), ("pow(x, 2)", True), ("sqrt(x)", False)],
+)
+def test_inexact_math_is_refused_by_name(
+    con: duckdb.DuckDBPyConnection, held: dict[str, pa.Table], expression: str, refused: bool
+) -> None:
+    sql = f"SELECT {expression} AS v, count(*) AS c FROM h GROUP BY v ORDER BY v"
+    with Session(held, device=_gpu_limited()) as session:
+        result = session.sql(sql, device_share=0.5)
+        assert compare_tables(result.table, con.sql(sql).to_arrow_table()) is None
+        if refused:
+            assert result.refusal is not None and "last bit" in result.refusal, result.refusal
+        else:
+            assert result.refusal is None and result.execution is not None
+
+
+def test_tpch_splits_within_the_limits(tpch_dir: Path, tpch_expected: dict[str, pa.Table]) -> None:
+    split, refused = 0, {}
+    with Session(tpch_dir, device=_gpu_limited()) as session:
+        for name, sql in tpch.queries().items():
+            result = session.sql(sql, device_share=0.5)
+            assert compare_tables(result.table, tpch_expected[name]) is None, name
+            ex = result.execution
+            if ex is not None and ex.device_rows > 0 and ex.host_rows > 0:
+                split += 1
+            else:
+                refused[name] = result.refusal
+    # Q20's 0.5 * sum(l_quantity) is not bounded (a sum's bound would need its row count).
+    assert split >= 21, refused
+
+
+@pytest.mark.parametrize("negated", ["", "NOT "])
+@pytest.mark.parametrize(
+    "pattern",
+    ["PROMO%", "%BRASS", "%green%", "%special%requests%", "P%O", "%", "%a_b%", "Épée%", "x%"],
+)
+def test_like_as_functions(pattern: str, negated: str) -> None:
+    con = duckdb.connect()
+    con.execute(
+        "CREATE TABLE t AS SELECT i, (['PROMO x', E'a green\\nb', NULL, 'xBRASS', '', "
+        "E'special\\nrequests', 'Épée green BRASS', 'PROMO', 'requests special'])[i % 9 + 1] "
+        "AS s FROM range(900) r(i)"
+    )
+    sql = (
+        f"SELECT i % 3 AS g, count(*) AS c, count(s) AS n FROM t WHERE s {negated}LIKE "
+        f"'{pattern}' GROUP BY g ORDER BY g"
+    )
+    with Session(con, device="polars") as session:
+        result = session.sql(sql, device_share=0.5)
+        assert result.execution is not None and result.execution.device_rows > 0
+        assert compare_tables(result.table, con.sql(sql).to_arrow_table()) is None
+        written = session.device.sql_for(session.compile(sql))  # type: ignore[union-attr]
+        plain = "_" not in pattern and pattern.strip("%")
+        assert ("LIKE" not in written) == bool(plain), written
