@@ -62,11 +62,17 @@ OVERFLOW_TABLES = (
 )
 
 
-@pytest.fixture(scope="module")
-def con() -> Iterator[duckdb.DuckDBPyConnection]:
+def overflow_tables() -> duckdb.DuckDBPyConnection:
+    """A connection holding :data:`OVERFLOW_TABLES`."""
     connection = duckdb.connect()
     for sql in OVERFLOW_TABLES:
         connection.execute(sql)
+    return connection
+
+
+@pytest.fixture(scope="module")
+def con() -> Iterator[duckdb.DuckDBPyConnection]:
+    connection = overflow_tables()
     yield connection
     connection.close()
 

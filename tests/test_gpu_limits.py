@@ -19,7 +19,7 @@ import pytest
 from dau_scheduler import Session, tpch
 from dau_scheduler.arms import PolarsArm
 from dau_scheduler.compare import compare_tables
-from test_error_parity import OVERFLOW_TABLES, RAISING
+from test_error_parity import RAISING, overflow_tables
 
 
 def _gpu_limited() -> PolarsArm:
@@ -31,9 +31,7 @@ def _gpu_limited() -> PolarsArm:
 
 @pytest.fixture(scope="module")
 def con() -> Iterator[duckdb.DuckDBPyConnection]:
-    connection = duckdb.connect()
-    for sql in OVERFLOW_TABLES:
-        connection.execute(sql)
+    connection = overflow_tables()
     yield connection
     connection.close()
 
