@@ -12,6 +12,7 @@ from __future__ import annotations
 import itertools
 import threading
 from collections.abc import Callable, Iterable, Sequence
+from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -393,7 +394,7 @@ class PolarsArm(TableFacts):
             lambda t, c: self._ascii_only(split if t == PLACEHOLDER else t, c),
             lambda t, c: self._plain_years(split if t == PLACEHOLDER else t, c),
             partial,
-            magnitude=lambda t, c: self._magnitude(split if t == PLACEHOLDER else t, c),
+            bounds=_Bounds(self, split),
             exact_conversions=self.exact_conversions,
             checked_casts=self.checked_casts,
             exact_math=self.exact_math,
@@ -518,6 +519,27 @@ class PolarsArm(TableFacts):
         frame = context.execute(self.sql_for(compiled))
         result = collect(frame.lazy(), self.collect_engine)
         return cast_partial(result.to_arrow(), compiled.partial_schema, self.name)
+
+
+class _Bounds:
+    """The arm's data facts as ``polars_decimals.DataBounds``, the placeholder read as the
+    split table; a user's connection's tables have none (their rows are read as each query
+    runs)."""
+
+    def __init__(self, arm: PolarsArm, split: str) -> None:
+        self._arm, self._split = arm, split
+
+    def _name(self, table: str) -> str:
+        return self._split if table == PLACEHOLDER else table
+
+    def magnitude(self, table: str, column: str) -> Decimal | None:
+        return self._arm._magnitude(self._name(table), column)
+
+    def rows(self, table: str) -> int | None:
+        name = self._name(table)
+        if name in self._arm._live or name not in self._arm.frames:
+            return None
+        return self._arm._rows(name)
 
 
 def _first_line(exc: BaseException) -> str:

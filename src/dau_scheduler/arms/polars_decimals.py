@@ -21,11 +21,12 @@ counted 2,175 rows for 2,970).
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from decimal import Decimal, InvalidOperation
+from typing import Protocol
 
 from sqlglot import exp
 from sqlglot.errors import ParseError
+from sqlglot.optimizer.scope import Scope
 
 from dau_scheduler.arms import integer_types
 from dau_scheduler.arms.duckdb_types import typeof
@@ -39,6 +40,20 @@ _STORED_TYPE = "dau_stored_type"
 #: ``meta`` key on a column of a base table: the largest magnitude of its values (the arm's
 #: data), where known.
 _MAGNITUDE = "dau_magnitude"
+#: ``meta`` key on a SUM or COUNT over base tables only: the most rows it can see (the product
+#: of the tables' row counts: a join makes no more pairs).
+_ROWS = "dau_rows"
+
+
+class DataBounds(Protocol):
+    """What the arm's data says of a value's size: a numeric column's largest magnitude and a
+    table's rows, or None where it cannot say (a user's connection's rows, read as each query
+    runs)."""
+
+    def magnitude(self, table: str, column: str) -> Decimal | None: ...
+
+    def rows(self, table: str) -> int | None: ...
+
 
 #: DuckDB's decimal width of each integer type (``GetDecimalProperties``).
 _WIDTHS = {
@@ -170,18 +185,23 @@ def _product(left: _Typed, right: _Typed) -> _Typed | None:
 
 def bound(node: exp.Expr) -> Decimal | None:
     """The largest magnitude ``node`` may take over the arm's data, from its columns' (marked
-    :data:`_MAGNITUDE`), its numeric literals, signs, ``abs``, ``+``, ``-``, ``*`` and casts to
-    an integer or a decimal (one more for a cast's rounding); None for anything else."""
-    if isinstance(node, (exp.Paren, exp.Neg, exp.Abs)):
+    :data:`_MAGNITUDE`), its numeric literals, signs, ``abs``, ``+``, ``-``, ``*``, casts to an
+    integer or a decimal (one more for a cast's rounding), MIN, MAX and AVG of a bounded value,
+    and SUM and COUNT over base tables (:data:`_ROWS`); None for anything else."""
+    if isinstance(node, (exp.Paren, exp.Neg, exp.Abs, exp.Min, exp.Max, exp.Avg)):
         return bound(node.this)
+    if isinstance(node, (exp.Sum, exp.Count)):
+        rows = node.meta.get(_ROWS)
+        inner = Decimal(1) if isinstance(node, exp.Count) else bound(node.this)
+        return None if rows is None or inner is None else inner * rows
     if isinstance(node, exp.Column):
         found = node.meta.get(_MAGNITUDE)
         return found if isinstance(found, Decimal) else None
-    if isinstance(node, exp.Literal) and not node.is_string:
+    if isinstance(node, exp.Literal) and (not node.is_string or isinstance(node.parent, exp.Cast)):
         try:
             return abs(Decimal(node.this))
         except InvalidOperation:
-            return None
+            return None  # (a text that is no number)
     if isinstance(node, exp.Cast) and not isinstance(node, exp.TryCast):
         inner = bound(node.this)
         exact = node.to.is_type(*exp.DataType.INTEGER_TYPES, exp.DType.DECIMAL)
@@ -192,6 +212,23 @@ def bound(node: exp.Expr) -> Decimal | None:
             return None
         return left * right if isinstance(node, exp.Mul) else left + right
     return None
+
+
+def _mark_rows(scope: Scope, bounds: DataBounds) -> None:
+    """Mark each SUM and COUNT of ``scope``'s own SELECT with the most rows it can see
+    (:data:`_ROWS`), where every source of the scope is a base table whose rows are known."""
+    select = scope.expression
+    if not isinstance(select, exp.Select) or not scope.sources:
+        return
+    rows = 1
+    for source in scope.sources.values():
+        counted = bounds.rows(source.name.lower()) if isinstance(source, exp.Table) else None
+        if counted is None:
+            return
+        rows *= counted
+    for aggregate in select.find_all(exp.Sum, exp.Count):
+        if aggregate.find_ancestor(exp.Select) is select:
+            aggregate.meta[_ROWS] = rows
 
 
 def within(node: exp.Expr, digits: int) -> bool:
@@ -209,18 +246,18 @@ def mark_checked_products(
     tree: exp.Expr,
     stored: dict[str, dict[str, str]],
     scale: int,
-    magnitude: Callable[[str, str], Decimal | None] | None = None,
+    bounds: DataBounds | None = None,
 ) -> None:
     """Mark each product of ``tree`` that DuckDB checks for overflow (:data:`CHECKED_DIGITS`),
     with the stored types of base tables' columns (``stored``: table -> column -> type), but
-    one the data bounds within DuckDB's digits (``magnitude(table, column)``: the largest
-    magnitude of a column's values, or None), which cannot overflow; and each decimal product
+    one the data bounds within DuckDB's digits (``bounds``: :func:`bound`), which cannot
+    overflow; and each decimal product
     the data does not bound within the arm's digits (:data:`UNBOUNDED`).
     A product DuckDB keeps at more fractional digits than the arm's ``scale`` is refused: the
     arm would drop them (``0.0000001 * 0.0000001`` was 0, so ``-c <> 1e-14`` skipped the zeros)."""
-    from sqlglot.optimizer.scope import Scope, traverse_scope
+    from sqlglot.optimizer.scope import traverse_scope
 
-    if tree.find(exp.Mul) is None and magnitude is None:
+    if tree.find(exp.Mul) is None and bounds is None:
         return
     for scope in traverse_scope(tree):  # (a derived table's scope before the one reading it)
         for column in scope.columns:
@@ -232,10 +269,12 @@ def mark_checked_products(
                 kind = _output_type(source.expression, column.name)
             if kind is not None:
                 column.meta[_STORED_TYPE] = kind
-            if isinstance(source, exp.Table) and magnitude is not None:
-                found = magnitude(source.name.lower(), column.name)
+            if isinstance(source, exp.Table) and bounds is not None:
+                found = bounds.magnitude(source.name.lower(), column.name)
                 if found is not None:
                     column.meta[_MAGNITUDE] = found
+        if bounds is not None:
+            _mark_rows(scope, bounds)
     for product in tree.find_all(exp.Mul):
         typed = _typed(product)
         if typed is None:
@@ -296,6 +335,7 @@ def check_products(tree: exp.Expr, scale: int) -> exp.Expr:
 
 __all__ = [
     "CHECKED_DIGITS",
+    "DataBounds",
     "bound",
     "within",
     "check_products",

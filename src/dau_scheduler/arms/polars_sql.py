@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from decimal import Decimal
 from typing import Any, ClassVar
 
 from sqlglot import exp
@@ -54,7 +53,11 @@ from dau_scheduler.arms.polars_correlation import (
     refuse_empty_group_forms,
     refuse_undecorrelated,
 )
-from dau_scheduler.arms.polars_decimals import check_products, mark_checked_products
+from dau_scheduler.arms.polars_decimals import (
+    DataBounds,
+    check_products,
+    mark_checked_products,
+)
 from dau_scheduler.arms.polars_forms import (
     refuse_set_operations,
     refuse_shadowing_aliases,
@@ -510,7 +513,7 @@ def polars_sql(
     ascii_only: Callable[[str, str], bool] | None = None,
     plain_years: Callable[[str, str], bool] | None = None,
     partial: exp.Expr | None = None,
-    magnitude: Callable[[str, str], Decimal | None] | None = None,
+    bounds: DataBounds | None = None,
     exact_conversions: bool = True,
     checked_casts: bool = True,
     exact_math: bool = True,
@@ -525,8 +528,8 @@ def polars_sql(
     ``plain_years(table, column)`` (whether its years are all 1 to 9999) lets ``strftime``'s
     year specifiers of such a column through (:func:`mark_plain_years`). ``partial`` stands
     for the compiled one where the arm rewrote it first (``polars_hoist``).
-    ``magnitude(table, column)`` (the largest magnitude of a numeric column's values) lets a
-    product the data bounds go unchecked (``polars_decimals.bound``).
+    ``bounds`` (the largest magnitude of a numeric column's values, a table's rows) lets what
+    the data bounds go unchecked (``polars_decimals.bound``).
     ``exact_conversions``: a decimal made a float is converted through its text, as DuckDB
     rounds it (``polars_doubles``; the CPU engine), not refused. ``checked_casts``: the
     engine's strict casts raise on overflow (else what DuckDB checks is refused);
@@ -544,7 +547,7 @@ def polars_sql(
         as_stored = dict(stored) | ({PLACEHOLDER: stored[split]} if split in stored else {})
         # DuckDB's types of the products, before the translation rewrites their operands.
         partial = partial.copy()
-        mark_checked_products(partial, as_stored, DECIMAL_SCALE, magnitude)
+        mark_checked_products(partial, as_stored, DECIMAL_SCALE, bounds)
     partial = _translated(partial).transform(common_conjuncts_first)
     partial = join_explicitly(partial).transform(flat_join_condition)
     partial = partial.transform(_group_by_key_names).transform(_distinct_sort_keys)
