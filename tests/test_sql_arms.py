@@ -851,12 +851,17 @@ def test_polars_leaves_out_decimals_past_its_widened_type(tmp_path: Any, way: st
         "wide, (i * 1.5)::DECIMAL(38, 10) AS fine FROM range(40) r(i)) "
         f"TO '{tmp_path}/t.parquet'"
     )
+    # Another table with a column of the same name (a query over it alone was refused too).
+    con.execute(f"COPY (SELECT i AS k, i AS big FROM range(30) r(i)) TO '{tmp_path}/u.parquet'")
     con.execute(f"CREATE VIEW t AS FROM '{tmp_path}/t.parquet'")
-    data = {"t": con.sql("FROM t").to_arrow_table()} if way == "arrow" else tmp_path
+    con.execute(f"CREATE VIEW u AS FROM '{tmp_path}/u.parquet'")
+    tables = {name: con.sql(f"FROM {name}").to_arrow_table() for name in ("t", "u")}
+    data = tables if way == "arrow" else tmp_path
     with Session(data, device="polars", lazy=way == "lazy") as session:
         for sql, refused in [
             ("select sum(big), count(*) from t", True),
             ("select k % 3 as g, sum(wide), sum(fine) from t group by g", False),
+            ("select k % 3 as g, sum(big) from u group by g", False),
         ]:
             result = session.sql(sql, device_share=0.5)
             expected = con.sql(sql).to_arrow_table()

@@ -501,10 +501,11 @@ class PolarsArm(TableFacts):
         if not self.unloaded or compiled.partial is None:
             return None
         read = {c.name.translate(ASCII_LOWER) for c in compiled.partial.find_all(exp.Column)}
+        tables = set(self._tables_read(compiled))  # (not another table's column of the name)
         missing = sorted(
             f"{t}.{c} ({kind})"
             for (t, c), kind in list(self.unloaded.items())
-            if c.translate(ASCII_LOWER) in read
+            if t.lower() in tables and c.translate(ASCII_LOWER) in read
         )
         if not missing:
             return None
