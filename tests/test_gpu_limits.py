@@ -19,6 +19,7 @@ import pytest
 from dau_scheduler import Session, tpch
 from dau_scheduler.arms import PolarsArm
 from dau_scheduler.compare import compare_tables
+from dau_scheduler.errors import SqlError
 from test_error_parity import RAISING, overflow_tables
 
 
@@ -38,8 +39,7 @@ def con() -> Iterator[duckdb.DuckDBPyConnection]:
 
 @pytest.fixture(scope="module")
 def held(con: duckdb.DuckDBPyConnection) -> dict[str, pa.Table]:
-    """The tables as Arrow, which the arm holds (and reads its bounds from); a connection's
-    rows are read as each query runs, so the arm knows no bounds of them."""
+    """The tables as Arrow, which the arm holds (and reads its bounds from once)."""
     return {name: con.table(name).to_arrow_table() for name in ("t", "h")}
 
 
@@ -119,3 +119,26 @@ def test_like_as_functions(pattern: str, negated: str) -> None:
         written = session.device.sql_for(session.compile(sql))  # type: ignore[union-attr]
         plain = "_" not in pattern and pattern.strip("%")
         assert ("LIKE" not in written) == bool(plain), written
+
+
+def test_a_connection_is_bounded_as_its_rows_are_now() -> None:
+    """Over a user's connection the bounds are read from it as the partial is translated, and
+    each run first checks the rows it is given against them: a row past a bound (the table
+    changed since) fails the arm, and the host answers (here: raises, as DuckDB does)."""
+    con = overflow_tables()
+    arm = _gpu_limited()
+    with Session(con, device=arm) as session:
+        for sql in ("SELECT sum(ti + 1) FROM h", "SELECT max(d * 1000000000) FROM h"):
+            result = session.sql(sql, device_share=0.5)
+            assert result.execution is not None and result.execution.device_rows > 0, sql
+            assert result.table.to_pylist()[0] == dict(
+                zip(result.table.column_names, con.execute(sql).fetchall()[0], strict=True)
+            )
+        compiled = session.compile("SELECT sum(ti + 1) FROM h")
+        arm.sql_for(compiled)  # written while h holds nothing near a limit
+        con.execute("INSERT INTO h SELECT * FROM t WHERE i = 0")
+        rows = con.execute("SELECT count(*) FROM h").fetchall()[0][0]
+        with pytest.raises(SqlError, match="past the"):
+            arm.run_partial(compiled, 0, rows + 1)
+        with pytest.raises(duckdb.OutOfRangeException):
+            session.sql("SELECT sum(ti + 1) FROM h", device_share=0.5)

@@ -12,7 +12,6 @@ from __future__ import annotations
 import itertools
 import threading
 from collections.abc import Callable, Iterable, Sequence
-from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -24,6 +23,7 @@ from sqlglot.errors import SqlglotError
 
 from dau_scheduler.arms import polars_hoist
 from dau_scheduler.arms.base import cast_partial
+from dau_scheduler.arms.polars_bounds import DataBoundsOf, check_live_bounds
 from dau_scheduler.arms.polars_facts import TableFacts
 from dau_scheduler.arms.polars_frames import (
     ASCII_LOWER,
@@ -375,7 +375,9 @@ class PolarsArm(TableFacts):
                 self.stored_types,
                 lambda query: self._runs_alone(compiled, query),
             )
-            text = self._translate(compiled, partial, types, stored)
+            bounds = DataBoundsOf(self, compiled.plan.split_table or "")
+            text = self._translate(compiled, partial, types, stored, bounds)
+            bounds.remember(compiled, self._sql_key)
             compiled.arm_sql[self._sql_key] = text
         return text
 
@@ -385,6 +387,7 @@ class PolarsArm(TableFacts):
         partial: exp.Expr | None,
         types: dict[str, dict[str, str]],
         stored: dict[str, dict[str, str]],
+        bounds: DataBoundsOf | None = None,
     ) -> str:
         split = compiled.plan.split_table or ""
         return _sql.polars_sql(
@@ -394,7 +397,7 @@ class PolarsArm(TableFacts):
             lambda t, c: self._ascii_only(split if t == PLACEHOLDER else t, c),
             lambda t, c: self._plain_years(split if t == PLACEHOLDER else t, c),
             partial,
-            bounds=_Bounds(self, split),
+            bounds=bounds if bounds is not None else DataBoundsOf(self, split),
             exact_conversions=self.exact_conversions,
             checked_casts=self.checked_casts,
             exact_math=self.exact_math,
@@ -518,29 +521,9 @@ class PolarsArm(TableFacts):
         if unloaded is not None:
             raise SqlError(unloaded)
         frame = context.execute(self.sql_for(compiled))
+        check_live_bounds(compiled, self._sql_key, context, self.name)
         result = collect(frame.lazy(), self.collect_engine)
         return cast_partial(result.to_arrow(), compiled.partial_schema, self.name)
-
-
-class _Bounds:
-    """The arm's data facts as ``polars_decimals.DataBounds``, the placeholder read as the
-    split table; a user's connection's tables have none (their rows are read as each query
-    runs)."""
-
-    def __init__(self, arm: PolarsArm, split: str) -> None:
-        self._arm, self._split = arm, split
-
-    def _name(self, table: str) -> str:
-        return self._split if table == PLACEHOLDER else table
-
-    def magnitude(self, table: str, column: str) -> Decimal | None:
-        return self._arm._magnitude(self._name(table), column)
-
-    def rows(self, table: str) -> int | None:
-        name = self._name(table)
-        if name in self._arm._live or name not in self._arm.frames:
-            return None
-        return self._arm._rows(name)
 
 
 def _first_line(exc: BaseException) -> str:

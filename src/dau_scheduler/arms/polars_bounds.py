@@ -1,0 +1,112 @@
+"""What the Polars arm's data says of a value's size (``polars_decimals.DataBounds``), and the
+check that a user's connection's rows still keep to what the arm's SQL was written for.
+
+A held table's facts are read once (``TableFacts._magnitude``, ``_rows``). A user's connection's
+rows are read as each query runs, so on the CPU engine, whose strict casts check overflow
+anyway, they have no bounds. The GPU engine's casts do not check (``polars_gpu``): there a
+column's largest magnitude is read from the connection as the partial is translated, the SQL
+leaves out the checks that bound makes needless, and each run first reads the rows it is given:
+a value past the bound (the table changed since) is an arm failure, and the host answers the
+whole query (``check_live_bounds``).
+"""
+
+from __future__ import annotations
+
+import json
+from decimal import Decimal
+from typing import TYPE_CHECKING, Any
+
+import duckdb
+from sqlglot import exp
+
+from dau_scheduler.errors import SqlError
+from dau_scheduler.rewrite.planner import PLACEHOLDER, CompiledSplit
+
+if TYPE_CHECKING:
+    from dau_scheduler.arms.polars import PolarsArm
+
+#: The suffix of the ``CompiledSplit.arm_sql`` key that holds the bounds an arm's SQL assumed of
+#: a connection's rows (JSON: [frame, column, bound] triples).
+_LIVE = "#live-bounds"
+
+
+class DataBoundsOf:
+    """``polars_decimals.DataBounds`` of ``arm``'s data, the placeholder read as the split
+    table; what it read of a connection's rows is :attr:`assumed`."""
+
+    def __init__(self, arm: PolarsArm, split: str) -> None:
+        self._arm, self._split = arm, split
+        #: (frame name as the SQL reads it, column) -> the bound read from the connection.
+        self.assumed: dict[tuple[str, str], Decimal] = {}
+
+    def _name(self, table: str) -> str:
+        return self._split if table == PLACEHOLDER else table
+
+    def magnitude(self, table: str, column: str) -> Decimal | None:
+        name = self._name(table)
+        source = self._arm._live.get(name)
+        if source is None:
+            return self._arm._magnitude(name, column)
+        if self._arm.checked_casts:
+            return None
+        found = _read_magnitude(source, column, self._arm.types.get(name, {}).get(column))
+        if found is not None:
+            self.assumed[(table, column)] = found
+        return found
+
+    def rows(self, table: str) -> int | None:
+        name = self._name(table)
+        if name in self._arm._live or name not in self._arm.frames:
+            return None
+        return self._arm._rows(name)
+
+    def remember(self, compiled: CompiledSplit, key: str) -> None:
+        """Keep :attr:`assumed` beside the arm's SQL (``key``) for :func:`check_live_bounds`."""
+        if self.assumed:
+            triples = [[t, c, str(b)] for (t, c), b in sorted(self.assumed.items())]
+            compiled.arm_sql[key + _LIVE] = json.dumps(triples)
+
+
+def _read_magnitude(source: Any, column: str, kind: str | None) -> Decimal | None:
+    """The largest magnitude of a connection's numeric column now, or None."""
+    if kind is None:
+        return None
+    if not exp.DataType.build(kind, dialect="duckdb").is_type(
+        *exp.DataType.INTEGER_TYPES, exp.DType.DECIMAL
+    ):
+        return None
+    quoted = '"' + column.replace('"', '""') + '"'
+    sql = f"SELECT min({quoted}), max({quoted}) FROM {source.ref}"
+    try:
+        least, most = source.con.cursor().execute(sql).fetchone() or (None, None)
+    except duckdb.Error:
+        return None
+    if least is None or most is None:
+        return Decimal(0)
+    return max(abs(Decimal(least)), abs(Decimal(most)))
+
+
+def check_live_bounds(compiled: CompiledSplit, key: str, context: Any, arm: str) -> None:
+    """Raise where the rows a partial is given (``context``'s frames) hold a value past a bound
+    its SQL assumed of a connection's table: the table changed since it was translated."""
+    text = compiled.arm_sql.get(key + _LIVE)
+    if text is None:
+        return
+    for frame, column, bound in json.loads(text):
+        quoted = '"' + column.replace('"', '""') + '"'
+        least, most = (
+            context.execute(f'SELECT MIN({quoted}) AS a, MAX({quoted}) AS b FROM "{frame}"')
+            .collect()
+            .row(0)
+        )
+        if least is None:
+            continue
+        found = max(abs(Decimal(least)), abs(Decimal(most)))
+        if found > Decimal(bound):
+            raise SqlError(
+                f"{arm} arm: {frame}.{column} holds {found} now, past the {bound} its SQL was "
+                "written for (the table changed)"
+            )
+
+
+__all__ = ["DataBoundsOf", "check_live_bounds"]
