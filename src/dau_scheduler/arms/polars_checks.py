@@ -334,11 +334,31 @@ def refuse_constant_filters(tree: exp.Expr) -> None:
         )
 
 
+#: What gives NULL where an operand is NULL, whatever the others hold.
+_NULL_STRICT_OPS = (exp.Binary, exp.Neg, exp.Paren, exp.Cast, exp.Abs)
+
+
+def _null_folded(node: exp.Expr) -> bool:
+    """Whether ``node`` is NULL whatever the rows hold: a NULL, or arithmetic or a comparison
+    with a NULL operand (``NULL = b``, ``-NULL``), which Polars folds to a literal though it
+    names a column (``count(*) FILTER (WHERE -NULL IS NOT DISTINCT FROM NULL = b)`` counted 1
+    where DuckDB counts every row). AND, OR and IS [NOT] DISTINCT FROM are not NULL-strict."""
+    if isinstance(node, exp.Null):
+        return True
+    if isinstance(node, (exp.And, exp.Or, exp.NullSafeEQ, exp.NullSafeNEQ, exp.Is)):
+        return False
+    if not isinstance(node, _NULL_STRICT_OPS):
+        return False
+    return any(_null_folded(child) for child in node.iter_expressions())
+
+
 def _reads_no_column(node: exp.Expr) -> bool:
     """Whether ``node`` reads no column of the rows it is computed over: none outside a
     subquery, and no subquery in it reads the query around it. An uncorrelated subquery is a
     constant to Polars as a literal is (``count((SELECT max(n) FROM u))`` counted 1 over any
     rows, ``count(*) FILTER (WHERE (SELECT max(n) FROM u) > 1)`` too)."""
+    if _null_folded(node):
+        return True
     if node.find(exp.Star) is not None:
         return False
     for column in node.find_all(exp.Column):
