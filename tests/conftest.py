@@ -139,3 +139,16 @@ def overflow_table() -> pa.Table:
             "col2": pa.array([40, 67, 67, 23], pa.int32()),
         }
     )
+
+
+@pytest.fixture(scope="module")
+def events() -> Iterator[duckdb.DuckDBPyConnection]:
+    """A connection holding ``ev``: 20,000 events of 40 users (``u``) at distinct-ish times
+    (``ts``), a value ``v`` and a label ``s`` (test_distinct_on, test_row_windows)."""
+    con = duckdb.connect()
+    con.execute(
+        "CREATE TABLE ev AS SELECT i % 40 AS u, (i * 7919) % 100003 AS ts, i AS v, "
+        "'x' || (i % 7) AS s FROM range(20000) r(i)"
+    )
+    yield con
+    con.close()

@@ -5,8 +5,6 @@ by name. tests/slt/row_windows.test compares answers with DuckDB's on both devic
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import duckdb
 import pytest
 
@@ -14,31 +12,20 @@ from dau_scheduler import Session
 from dau_scheduler.compare import compare_tables
 
 
-@pytest.fixture(scope="module")
-def con() -> Iterator[duckdb.DuckDBPyConnection]:
-    con = duckdb.connect()
-    con.execute(
-        "CREATE TABLE ev AS SELECT i % 40 AS u, (i * 7919) % 100003 AS ts, i AS v "
-        "FROM range(20000) r(i)"
-    )
-    yield con
-    con.close()
-
-
 @pytest.mark.parametrize("device", ["duckdb", "polars"])
-def test_latest_rows_by_rank_split(con: duckdb.DuckDBPyConnection, device: str) -> None:
+def test_latest_rows_by_rank_split(events: duckdb.DuckDBPyConnection, device: str) -> None:
     sql = (
         "SELECT u, ts, v FROM ev WHERE v > 10 "
         "QUALIFY rank() OVER (PARTITION BY u ORDER BY ts DESC) = 1 ORDER BY u"
     )
-    with Session(con, device=device) as session:
+    with Session(events, device=device) as session:
         plan = session.explain(sql)
         assert plan.refusal is None, plan.refusal
         assert "OVER" not in plan.partial_sql and "QUALIFY" not in plan.partial_sql
         assert "RANK() OVER" in plan.final_sql
         result = session.sql(sql, device_share=0.5)
         assert result.execution is not None and result.fallback is None
-        assert compare_tables(result.table, con.sql(sql).to_arrow_table()) is None
+        assert compare_tables(result.table, events.sql(sql).to_arrow_table()) is None
 
 
 @pytest.mark.parametrize(
@@ -51,7 +38,9 @@ def test_latest_rows_by_rank_split(con: duckdb.DuckDBPyConnection, device: str) 
         ("SELECT u, rank() OVER (PARTITION BY u ORDER BY ts) FROM ev LIMIT 5", "LIMIT 5"),
     ],
 )
-def test_other_windows_stay_refused(con: duckdb.DuckDBPyConnection, sql: str, named: str) -> None:
-    with Session(con, device="duckdb") as session:
+def test_other_windows_stay_refused(
+    events: duckdb.DuckDBPyConnection, sql: str, named: str
+) -> None:
+    with Session(events, device="duckdb") as session:
         plan = session.explain(sql)
         assert plan.refusal is not None and named in plan.refusal, plan.refusal
