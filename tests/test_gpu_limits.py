@@ -96,6 +96,17 @@ def test_tpch_splits_within_the_limits(tpch_dir: Path, tpch_expected: dict[str, 
     assert split == 22, refused
 
 
+def test_tpch_plans_hold_nothing_the_gpu_engine_lacks(tpch_dir: Path) -> None:
+    """No ``list.contains`` (Polars' IN of a subquery beside a join: Q16 and Q18 on the H200)
+    and no ``(?s)`` regular expression (its LIKE: Q2, Q9, Q13, Q14, Q16) in any query's plan."""
+    with Session(tpch_dir, device=_gpu_limited()) as session:
+        arm = session.device
+        assert isinstance(arm, PolarsArm)
+        for name, sql in tpch.queries().items():
+            plan = arm.polars_plan(session.compile(sql))
+            assert "list.contains" not in plan and "(?s)" not in plan, (name, plan)
+
+
 @pytest.mark.parametrize("negated", ["", "NOT "])
 @pytest.mark.parametrize(
     "pattern",

@@ -44,6 +44,7 @@ SPLITS = {
     "variance_overflow",
     "float_class_tests",
     "qualify_over_groups",
+    "in_subqueries",
 }
 
 

@@ -365,6 +365,12 @@ class PolarsArm(TableFacts):
         frames |= self.host_values.frames(self.sql_for(compiled), held=held)
         return pl.SQLContext(frames=frames)
 
+    def polars_plan(self, compiled: CompiledSplit) -> str:
+        """Polars' optimized plan of the partial over the frames held (what the GPU engine is
+        given to translate; ``list.contains`` there is a node it has no handler for)."""
+        frame = self._context(compiled, 0, 0, held=True).execute(self.sql_for(compiled))
+        return str(frame.lazy().explain())
+
     def sql_for(self, compiled: CompiledSplit) -> str:
         text = compiled.arm_sql.get(self._sql_key)
         if text is None:

@@ -79,6 +79,7 @@ from dau_scheduler.arms.polars_marks import (
     mark_plain_years,
     mark_stored_scales,
 )
+from dau_scheduler.arms.polars_semijoins import in_subqueries_as_exists
 from dau_scheduler.errors import SqlError
 from dau_scheduler.rewrite.planner import PLACEHOLDER, CompiledSplit
 
@@ -581,7 +582,8 @@ def polars_sql(
     refuse_set_operations(partial, typed=types is not None)
     refuse_divergent(partial, DECIMAL_SCALE)
     refuse_deep_nesting(partial)
-    return str(partial.transform(_like_as_functions).sql(dialect=_PolarsSQL))
+    partial = in_subqueries_as_exists(partial.transform(_like_as_functions))
+    return str(partial.sql(dialect=_PolarsSQL))
 
 
 __all__ = ["DECIMAL_SCALE", "DECIMAL_TYPE", "polars_sql"]

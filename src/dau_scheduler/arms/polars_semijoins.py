@@ -1,0 +1,148 @@
+"""``x IN (SELECT ...)`` and ``x NOT IN (SELECT ...)`` in a WHERE, written as the EXISTS that
+Polars plans as a semi or an anti join.
+
+Polars' SQL writes an IN of a subquery beside a join as a list built of the subquery's rows and
+a ``list.contains`` over it, which the GPU engine cannot run (cudf-polars 26.10: TPC-H Q16 and
+Q18 on the H200, 2026-12-04), where it plans ``EXISTS (SELECT 1 FROM c WHERE t.a = c.k)``, with
+``c`` a table or a CTE, as a semi join both engines run. So where the term is one of a WHERE's
+conjuncts, ``x`` a column of the block's own sources and the subquery uncorrelated, the subquery
+becomes a CTE ``__dau_inN(__dau_in)`` and the term an EXISTS over it. The same rows pass:
+
+- ``x IN (S)`` holds, in a WHERE, where some value of S equals ``x`` (a NULL on either side
+  equals nothing): the semi join's rows.
+- ``x NOT IN (S)`` holds where S is empty, or where ``x`` is not NULL, no value of S equals it
+  and S holds no NULL: the anti join's rows (which keep a NULL ``x``) where
+  ``count(*) = 0 OR (x IS NOT NULL AND count(*) - count(__dau_in) = 0)`` over S.
+
+Left as it was (and so for the GPU engine to refuse) where ``x`` is an expression (Polars
+plans an EXISTS only on a column), the term sits under an OR, or the subquery reads an outer
+column or a CTE of another scope.
+"""
+
+from __future__ import annotations
+
+from sqlglot import exp
+
+from dau_scheduler.rewrite.blocks import conjuncts
+
+#: The CTEs this writes, and the one column each holds.
+PREFIX = "__dau_in"
+COLUMN = "__dau_in"
+
+
+def _defined_inside(node: exp.Expr) -> set[str]:
+    """The lower-cased names ``node``'s own FROMs, JOINs and WITHs define."""
+    names = {t.alias_or_name.lower() for t in node.find_all(exp.Table)}
+    names |= {s.alias.lower() for s in node.find_all(exp.Subquery) if s.alias}
+    names |= {c.alias_or_name.lower() for c in node.find_all(exp.CTE)}
+    return names
+
+
+def _uncorrelated(subquery: exp.Subquery, outer_ctes: set[str], top_ctes: set[str]) -> bool:
+    """Whether ``subquery`` reads only its own sources, and tables or top-level CTEs (a CTE
+    of another scope would not be in sight of a top-level one)."""
+    inside = _defined_inside(subquery.this)
+    for column in subquery.find_all(exp.Column):
+        if not column.table or column.table.lower() not in inside:
+            return False
+    own = {c.alias_or_name.lower() for c in subquery.find_all(exp.CTE)}
+    read = {t.name.lower() for t in subquery.find_all(exp.Table)}
+    return not (read & outer_ctes - own - top_ctes)
+
+
+def _block_sources(select: exp.Select) -> set[str]:
+    """The lower-cased names of the sources in ``select``'s own FROM and JOINs."""
+    items = [select.args.get("from_"), *(select.args.get("joins") or [])]
+    return {item.this.alias_or_name.lower() for item in items if item is not None}
+
+
+def _top_cte_of(node: exp.Expr, with_: exp.With | None) -> int | None:
+    """The index of the top-level CTE ``node`` sits in, if it does."""
+    if with_ is None:
+        return None
+    parent: exp.Expr | None = node
+    while parent is not None:
+        if isinstance(parent, exp.CTE) and parent.parent is with_:
+            return with_.expressions.index(parent)
+        parent = parent.parent
+    return None
+
+
+def _exists(column: exp.Column, name: str) -> exp.Exists:
+    key = exp.column(COLUMN, table=name, quoted=True)
+    select = exp.select("1").from_(exp.to_table(name, quoted=True))
+    return exp.Exists(this=select.where(exp.EQ(this=column.copy(), expression=key)))
+
+
+def _scalar(name: str, value: str) -> exp.Subquery:
+    return exp.select(value).from_(exp.to_table(name, quoted=True)).subquery()
+
+
+def _not_in(column: exp.Column, name: str) -> exp.Expr:
+    """The NOT IN's terms (module docstring) over the CTE ``name``."""
+    empty = exp.EQ(this=_scalar(name, "COUNT(*)"), expression=exp.Literal.number(0))
+    nulls = exp.EQ(
+        this=_scalar(name, f'COUNT(*) - COUNT("{COLUMN}")'), expression=exp.Literal.number(0)
+    )
+    present = exp.and_(exp.Not(this=exp.Is(this=column.copy(), expression=exp.Null())), nulls)
+    return exp.and_(
+        exp.Not(this=_exists(column, name)), exp.Paren(this=exp.or_(empty, exp.Paren(this=present)))
+    )
+
+
+def in_subqueries_as_exists(tree: exp.Expr) -> exp.Expr:
+    """``tree`` with each IN or NOT IN of the kind the module docstring describes written as
+    an EXISTS over a CTE; ``tree`` itself where there is none."""
+    if not isinstance(tree, exp.Select):
+        return tree
+    with_ = tree.args.get("with_")
+    if with_ is not None and with_.args.get("recursive"):
+        return tree
+    top = {c.alias_or_name.lower() for c in (with_.expressions if with_ else [])}
+    all_ctes = {c.alias_or_name.lower() for c in tree.find_all(exp.CTE)}
+    count = 0
+    # Inner blocks first: an outer subquery moved into a CTE carries their rewrites with it.
+    for select in reversed(list(tree.find_all(exp.Select))):
+        where = select.args.get("where")
+        if where is None:
+            continue
+        own = _block_sources(select)
+        terms, changed = [], False
+        for term in conjuncts(where.this):
+            negated = isinstance(term, exp.Not)
+            node = term.this.unnest() if negated else term
+            query = node.args.get("query") if isinstance(node, exp.In) else None
+            column = node.this if isinstance(node, exp.In) else None
+            if (
+                not isinstance(query, exp.Subquery)
+                or not isinstance(column, exp.Column)
+                or (column.table or "").lower() not in own
+                or not _uncorrelated(query, all_ctes - top, top)
+            ):
+                terms.append(term)
+                continue
+            name = f"{PREFIX}{count}"
+            count += 1
+            cte = exp.CTE(
+                this=query.this.copy(),
+                alias=exp.TableAlias(
+                    this=exp.to_identifier(name, quoted=True),
+                    columns=[exp.to_identifier(COLUMN, quoted=True)],
+                ),
+            )
+            if with_ is None:
+                with_ = exp.With(expressions=[])
+                tree.set("with_", with_)
+            ctes = list(with_.expressions)
+            at = _top_cte_of(select, with_)
+            ctes.insert(len(ctes) if at is None else at, cte)
+            with_.set("expressions", ctes)
+            top.add(name)
+            terms.append(_not_in(column, name) if negated else _exists(column, name))
+            changed = True
+        if changed:
+            where.set("this", exp.and_(*terms))
+    return tree
+
+
+__all__ = ["in_subqueries_as_exists"]
