@@ -209,6 +209,36 @@ _FLOAT_TABLE = (
 )
 
 
+def step_slt(args: argparse.Namespace) -> None:
+    """The project's sqllogictest corpus (``tests/slt``: a file per class of wrong answer found
+    against DuckDB, per aggregate kind and type family) on the device at share 0.5, DuckDB the
+    oracle, in four processes; ``slt.json`` holds each file's outcomes and every defect's query
+    and difference. Fails on a wrong answer, a crash or an answer where DuckDB raises."""
+    files = sorted(str(p) for p in (ROOT / "tests" / "slt").glob("*.test"))
+    groups = [files[k::4] for k in range(4)]
+    runs = []
+    for k, group in enumerate(groups):
+        cmd = [sys.executable, "-m", "dau_scheduler.slt", *group, "--device", args.device]
+        cmd += ["--share", "0.5", "--json", str(args.out / f"slt.{k}.json")]
+        runs.append(subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, text=True))
+    codes = [run.wait() for run in runs]
+    totals: dict[str, int] = {}
+    report: dict[str, Any] = {"device": args.device, "share": 0.5, "files": []}
+    for k in range(len(groups)):
+        part = json.loads((args.out / f"slt.{k}.json").read_text())
+        for name, count in part["totals"].items():
+            totals[name] = totals.get(name, 0) + count
+        report["files"] += part["files"]
+    report["totals"] = totals
+    (args.out / "slt.json").write_text(json.dumps(report, indent=1))
+    print(f"{len(files)} files on {args.device}: {totals}")
+    for entry in report["files"]:
+        for detail in entry["details"]:
+            print(f"{entry['path']}: {str(detail)[:600]}")
+    if any(codes):
+        raise SystemExit(1)
+
+
 def step_floats(args: argparse.Namespace) -> None:
     """Each of :data:`FLOAT_EXPRESSIONS` on the device arm (share 1.0) against DuckDB: how many
     values differ in any bit, and whether a GROUP BY over it gives DuckDB's groups (a value an
@@ -309,7 +339,7 @@ def step_calibration(args: argparse.Namespace) -> None:
 #: name -> (function, seconds allowed, needs CUDA), in the order that pays on a second run: what
 #: the first H200 run (2026-12-04) measured and no code of ours changes (``floats``: the engine's
 #: math; ``link``: the bus) runs last, after the steps that check this project's fixes
-#: (``gpu-tests``, ``split22``) and those it could not run or finish (``executors``,
+#: (``gpu-tests``, ``split22``, ``slt``) and those it could not run or finish (``executors``,
 #: ``coprocessing``, ``calibration``).
 STEPS: dict[str, tuple[Any, int, bool]] = {
     "versions": (step_versions, 30, False),
@@ -319,6 +349,7 @@ STEPS: dict[str, tuple[Any, int, bool]] = {
     "tpch": (step_tpch, 90, False),
     "executors": (step_executors, 90, True),
     "split22": (step_split22, 150, False),
+    "slt": (step_slt, 120, False),
     "coprocessing": (step_coprocessing, 240, False),
     "calibration": (step_calibration, 90, False),
     "floats": (step_floats, 45, False),

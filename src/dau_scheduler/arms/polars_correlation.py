@@ -11,6 +11,11 @@ drew such ORs). :func:`refuse_undecorrelated` refuses those forms; a term every 
 OR repeats is taken out of the OR first (:func:`common_conjuncts_first`: TPC-DS Q41).
 :func:`refuse_deep_correlation` refuses a reference two queries out and
 :func:`refuse_empty_group_forms` the values Polars gives wrongly where no inner row matches.
+And Polars finds an outer reference by its column's name alone among the joined outer rows, so
+``u.n`` reads ``t.n`` in ``FROM t JOIN u ... WHERE EXISTS (... v.n = u.n)`` (a join keeps the
+first source's ``n`` by that name): :func:`name_shared_outer_columns` gives such a reference
+a name of its own (thirty-fifth session; ``probes/correlated_joins.py`` drew 18 wrong in 200
+on main).
 """
 
 from __future__ import annotations
@@ -104,6 +109,120 @@ def refuse_undecorrelated(tree: exp.Expr) -> None:
             )
 
 
+def _source_names(
+    item: exp.Expr, ctes: dict[str, exp.CTE], schema: dict[str, dict[str, str]]
+) -> set[str] | None:
+    """The lower-cased column names a FROM or JOIN item gives (None where unknown)."""
+    alias = item.args.get("alias")
+    if isinstance(alias, exp.TableAlias) and alias.columns:
+        return {c.name.lower() for c in alias.columns}
+    if isinstance(item, exp.Table) and item.name.lower() in ctes:
+        cte = ctes[item.name.lower()]
+        if cte.args["alias"].columns:
+            return {c.name.lower() for c in cte.args["alias"].columns}
+        item = cte.this
+    elif isinstance(item, exp.Table):
+        held = schema.get(item.name) or schema.get(item.name.lower())
+        return {c.lower() for c in held} if held is not None else None
+    select = item.this if isinstance(item, exp.Subquery) else item
+    if not isinstance(select, exp.Select) or any(
+        isinstance(e, exp.Star) or (isinstance(e, exp.Column) and isinstance(e.this, exp.Star))
+        for e in select.expressions
+    ):
+        return None
+    return {e.alias_or_name.lower() for e in select.expressions}
+
+
+def outer_name_shared(
+    column: exp.Column, outer: exp.Select, schema: dict[str, dict[str, str]]
+) -> bool:
+    """Whether ``column`` (of a source of ``outer``) may be read as another source's column of
+    its name where a subquery of ``outer`` reads it: another source of ``outer`` may hold the
+    name, and ``column``'s is not the FROM item ahead of joins that keep its names."""
+    ctes = {c.alias_or_name.lower(): c for c in outer.root().find_all(exp.CTE)}
+    from_ = outer.args.get("from_")
+    joins = outer.args.get("joins") or []
+    items = ([from_.this] if from_ is not None else []) + [j.this for j in joins]
+    name = column.name.lower()
+    others = [i for i in items if i.alias_or_name != column.table]
+    if not any((names := _source_names(i, ctes, schema)) is None or name in names for i in others):
+        return False
+    first = from_ is not None and from_.this.alias_or_name == column.table
+    keeping = all(j.side not in {"RIGHT", "FULL"} and j.kind != "FULL" for j in joins)
+    return not (first and keeping)
+
+
+def _shared_outer_references(
+    tree: exp.Expr, schema: dict[str, dict[str, str]]
+) -> list[tuple[exp.Column, exp.Select]]:
+    """Each subquery's reference to a column of the query around it that Polars may read as
+    another source's column of that name (:func:`outer_name_shared`), with that query."""
+    found = []
+    for column in list(tree.find_all(exp.Column)):
+        if not column.table:
+            continue
+        levels, own = _outer_levels(column)
+        if levels != 1 or own is None:
+            continue
+        outer = own.parent
+        while outer is not None and not (
+            isinstance(outer, exp.Select) and column.table in defined_names(outer)
+        ):
+            outer = outer.parent
+        if isinstance(outer, exp.Select) and outer_name_shared(column, outer, schema):
+            found.append((column, outer))
+    return found
+
+
+def renamable_source(column: exp.Column, outer: exp.Select) -> exp.Expr | None:
+    """The source of ``outer`` that ``column`` reads, where :func:`name_shared_outer_columns`
+    can give it a column of its own: a table or a derived table, ``outer`` outputting no star
+    (None otherwise)."""
+    from_ = outer.args.get("from_")
+    items = ([from_.this] if from_ is not None else []) + [
+        j.this for j in outer.args.get("joins") or []
+    ]
+    item = next((i for i in items if i.alias_or_name == column.table), None)
+    star = any(
+        isinstance(e, exp.Star) or (isinstance(e, exp.Column) and isinstance(e.this, exp.Star))
+        for e in outer.expressions
+    )
+    return item if isinstance(item, (exp.Table, exp.Subquery)) and not star else None
+
+
+def name_shared_outer_columns(tree: exp.Expr, schema: dict[str, dict[str, str]]) -> exp.Expr:
+    """``tree`` with each outer reference :func:`_shared_outer_references` finds given a name
+    of its own: its source ``u`` read as ``(SELECT *, u.n AS __dau_o0 FROM u) AS u`` and the
+    reference as ``u.__dau_o0``, which Polars cannot read as another source's column. Refused
+    by name where the query around it outputs a star (the new column would be an output) or
+    the source is neither a table nor a derived table."""
+    wrappers: dict[int, tuple[exp.Expr, dict[str, tuple[str, str]]]] = {}
+    count = 0
+    for column, outer in _shared_outer_references(tree, schema):
+        item = renamable_source(column, outer)
+        if item is None:
+            raise SqlError(
+                f"{column.sql(dialect='duckdb')}: a subquery reads a column of the query "
+                "around it whose name another of that query's sources may hold, which Polars "
+                "may read as that source's column"
+            )
+        names = wrappers.setdefault(id(item), (item, {}))[1]
+        if column.name.lower() not in names:
+            names[column.name.lower()] = (column.name, f"__dau_o{count}")
+            count += 1
+        new = names[column.name.lower()][1]
+        column.replace(exp.column(new, table=exp.to_identifier(column.table, quoted=True)))
+    for item, names in wrappers.values():
+        alias = exp.to_identifier(item.alias_or_name, quoted=True)
+        extra = [
+            exp.alias_(exp.column(name, table=alias.copy()), new, quoted=True)
+            for name, new in names.values()
+        ]
+        inner = exp.select(exp.Star(), *extra).from_(item.copy())
+        item.replace(exp.Subquery(this=inner, alias=exp.TableAlias(this=alias)))
+    return tree
+
+
 def refuse_deep_correlation(tree: exp.Expr) -> None:
     """Raise ``SqlError`` for a column that a subquery reads from a query two or more levels
     out. Polars 1.44 answers such a subquery wrongly: ``WHERE (SELECT max(i2.i) FROM i2 WHERE
@@ -179,6 +298,9 @@ _NOT_NULL_STRICT = (
 __all__ = [
     "common_conjuncts_first",
     "refuse_deep_correlation",
+    "outer_name_shared",
     "refuse_empty_group_forms",
+    "name_shared_outer_columns",
+    "renamable_source",
     "refuse_undecorrelated",
 ]

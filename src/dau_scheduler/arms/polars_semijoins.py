@@ -14,15 +14,19 @@ becomes a CTE ``__dau_inN(__dau_in)`` and the term an EXISTS over it. The same r
   and S holds no NULL: the anti join's rows (which keep a NULL ``x``) where
   ``count(*) = 0 OR (x IS NOT NULL AND count(*) - count(__dau_in) = 0)`` over S.
 
-Left as it was (and so for the GPU engine to refuse) where ``x`` is an expression (Polars
-plans an EXISTS only on a column), the term sits under an OR, or the subquery reads an outer
-column or a CTE of another scope.
+Polars finds an EXISTS's outer column by its name alone (``u.n`` beside ``t.n`` read ``t.n``:
+``probes/outer_joins.py`` seed 3551 drew it from this rewrite), so such a column is then given
+a name of its own (``polars_correlation.name_shared_outer_columns``). Left as it was (and so
+for the GPU engine to refuse) where ``x`` is an expression (Polars plans an EXISTS only on a
+column), the term sits under an OR, or the subquery reads an outer column or a CTE of another
+scope.
 """
 
 from __future__ import annotations
 
 from sqlglot import exp
 
+from dau_scheduler.arms.polars_correlation import outer_name_shared, renamable_source
 from dau_scheduler.rewrite.blocks import conjuncts
 
 #: The CTEs this writes, and the one column each holds.
@@ -90,9 +94,13 @@ def _not_in(column: exp.Column, name: str) -> exp.Expr:
     )
 
 
-def in_subqueries_as_exists(tree: exp.Expr) -> exp.Expr:
+def in_subqueries_as_exists(tree: exp.Expr, schema: dict[str, dict[str, str]]) -> exp.Expr:
     """``tree`` with each IN or NOT IN of the kind the module docstring describes written as
-    an EXISTS over a CTE; ``tree`` itself where there is none."""
+    an EXISTS over a CTE; ``tree`` itself where there is none. ``schema`` (table -> column ->
+    type) tells which sources hold a column's name: Polars finds the EXISTS's outer column by
+    its name alone, so a column whose name another source may hold must be one
+    ``polars_correlation.name_shared_outer_columns`` can name apart (it runs after this), or
+    its IN stays an IN."""
     if not isinstance(tree, exp.Select):
         return tree
     with_ = tree.args.get("with_")
@@ -118,6 +126,10 @@ def in_subqueries_as_exists(tree: exp.Expr) -> exp.Expr:
                 or not isinstance(column, exp.Column)
                 or (column.table or "").lower() not in own
                 or not _uncorrelated(query, all_ctes - top, top)
+                or (
+                    outer_name_shared(column, select, schema)
+                    and renamable_source(column, select) is None
+                )
             ):
                 terms.append(term)
                 continue

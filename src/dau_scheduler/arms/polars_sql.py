@@ -49,6 +49,7 @@ from dau_scheduler.arms.polars_checks import (
 )
 from dau_scheduler.arms.polars_correlation import (
     common_conjuncts_first,
+    name_shared_outer_columns,
     refuse_deep_correlation,
     refuse_empty_group_forms,
     refuse_undecorrelated,
@@ -562,8 +563,8 @@ def polars_sql(
     refuse_undecorrelated(partial)
     refuse_constant_groups(partial)
     refuse_constant_filters(partial)
+    schema = dict(types or {}) | ({PLACEHOLDER: types[split]} if types and split in types else {})
     if types is not None:
-        schema = dict(types) | ({PLACEHOLDER: types[split]} if split in types else {})
         if as_stored is not None:
             mark_stored_scales(partial, as_stored)
         if ascii_only is not None:
@@ -582,7 +583,8 @@ def polars_sql(
     refuse_set_operations(partial, typed=types is not None)
     refuse_divergent(partial, DECIMAL_SCALE)
     refuse_deep_nesting(partial)
-    partial = in_subqueries_as_exists(partial.transform(_like_as_functions))
+    partial = in_subqueries_as_exists(partial.transform(_like_as_functions), schema)
+    partial = name_shared_outer_columns(partial, schema)
     return str(partial.sql(dialect=_PolarsSQL))
 
 
