@@ -50,6 +50,15 @@ def test_single_key_joins_lists_base_tables_on_one_key() -> None:
         'INNER JOIN "c" AS "c" ON "c"."x" = "a"."x" AND "c"."y" = "a"."y"'
     )
     assert single_key_joins(text, "t") == [("t", "k", "b", "k")]
+    # A table only given a column of its own for a correlated subquery is still that table
+    # (polars_correlation.name_shared_outer_columns); a filtered one is not listed.
+    named = (
+        'SELECT 1 FROM __dau_split__ AS "a" JOIN (SELECT *, "b"."n" AS "__dau_o0" FROM "b" AS '
+        '"b") AS "b" ON "a"."k" = "b"."k"'
+    )
+    assert single_key_joins(named, "t") == [("t", "k", "b", "k")]
+    filtered = named.replace('AS "b") AS', 'AS "b" WHERE "b"."n" > 0) AS')
+    assert single_key_joins(filtered, "t") == []
 
 
 def test_joins_without_a_key_that_may_pair_too_many_rows_are_refused(

@@ -37,6 +37,25 @@ def tables_in(text: str) -> set[str] | None:
     return None if tree is None else {t.name.lower() for t in tree.find_all(exp.Table)}
 
 
+def _whole_table(item: exp.Expr) -> exp.Table | None:
+    """The table a FROM or JOIN item reads every row of: itself, or the one a derived table
+    only adds columns to (``(SELECT *, u.n AS __dau_o0 FROM u) AS u``:
+    ``polars_correlation.name_shared_outer_columns``)."""
+    if isinstance(item, exp.Table):
+        return item
+    inner = item.this if isinstance(item, exp.Subquery) else None
+    if (
+        isinstance(inner, exp.Select)
+        and any(isinstance(e, exp.Star) for e in inner.expressions)
+        and isinstance(inner.args.get("from_") and inner.args["from_"].this, exp.Table)
+        and not any(
+            inner.args.get(k) for k in ("joins", "where", "group", "having", "distinct", "limit")
+        )
+    ):
+        return _whole_table(inner.args["from_"].this)
+    return None
+
+
 def single_key_joins(text: str, split_table: str) -> list[tuple[str, str, str, str]]:
     """``(table, column, table, column)`` of each join in the Polars SQL ``text`` on one
     equality between two base tables' columns (the split table under its own name). Joins of
@@ -50,9 +69,9 @@ def single_key_joins(text: str, split_table: str) -> list[tuple[str, str, str, s
         items = [from_.this if from_ is not None else None]
         items += [j.this for j in select.args.get("joins") or []]
         tables = {
-            item.alias_or_name: (split_table if item.name == PLACEHOLDER else item.name.lower())
+            item.alias_or_name: (split_table if table.name == PLACEHOLDER else table.name.lower())
             for item in items
-            if isinstance(item, exp.Table)
+            if item is not None and (table := _whole_table(item)) is not None
         }
         for join in select.args.get("joins") or []:
             on = join.args.get("on")
