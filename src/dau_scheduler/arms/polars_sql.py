@@ -75,6 +75,7 @@ from dau_scheduler.arms.polars_join_sql import (
     mask_preceding_conditions,
     refuse_unpaired_conditions,
 )
+from dau_scheduler.arms.polars_like import like_as_functions
 from dau_scheduler.arms.polars_marks import (
     mark_ascii_cases,
     mark_plain_years,
@@ -408,42 +409,6 @@ def _contains(node: exp.Contains) -> exp.Expr:
     return exp.Paren(this=like)
 
 
-#: What a LIKE pattern's literal runs may hold to be written as a regular expression verbatim:
-#: no character any regex dialect reads as other than itself.
-_PLAIN_RUN = re.compile(r"[^\W_]+(?:[ ,:;'/=<>!@&~-]+[^\W_]*)*")
-
-
-def _like_as_functions(node: exp.Expr) -> exp.Expr:
-    r"""``s LIKE 'lit%'`` as ``starts_with(s, 'lit')``, ``'%lit'`` as ``ends_with``, and other
-    patterns of plain runs joined by ``%`` as a regular expression without flags (``%`` as
-    ``[\s\S]*``, which matches a newline as ``%`` does). Polars' SQL writes every LIKE as a
-    regular expression with the ``(?s)`` flag, which the GPU engine does not run (TPC-H Q2, Q9,
-    Q13, Q14 and Q16 were refused on the cudf arm: GPU kit, 2026-12-04). A pattern with ``_``,
-    a backslash, an ESCAPE or any other character is left as it is."""
-    if not isinstance(node, exp.Like) or not isinstance(node.expression, exp.Literal):
-        return node
-    if {key for key, value in node.args.items() if value} - {"this", "expression", "negate"}:
-        return node  # (an ESCAPE, say)
-    found = _like_as_function(node.this, node.expression)
-    if found is None:
-        return node
-    return exp.Not(this=exp.Paren(this=found)) if node.args.get("negate") else found
-
-
-def _like_as_function(value: exp.Expr, pattern: exp.Literal) -> exp.Expr | None:
-    """:func:`_like_as_functions` of ``value LIKE pattern``; None where none fits."""
-    runs = pattern.this.split("%") if pattern.is_string else []
-    inner = [run for run in runs if run]
-    if not inner or not all(_PLAIN_RUN.fullmatch(run) for run in inner) or len(runs) < 2:
-        return None
-    if len(runs) == 2 and runs[0] and not runs[1]:
-        return exp.StartsWith(this=value, expression=exp.Literal.string(runs[0]))
-    if len(runs) == 2 and runs[1] and not runs[0]:
-        return exp.EndsWith(this=value, expression=exp.Literal.string(runs[1]))
-    regex = ("^" if runs[0] else "") + r"[\s\S]*".join(inner) + ("$" if runs[-1] else "")
-    return exp.Paren(this=exp.RegexpLike(this=value, expression=exp.Literal.string(regex)))
-
-
 def _translated(node: exp.Expr) -> exp.Expr:
     return node.copy().transform(_translate)
 
@@ -583,7 +548,7 @@ def polars_sql(
     refuse_set_operations(partial, typed=types is not None)
     refuse_divergent(partial, DECIMAL_SCALE)
     refuse_deep_nesting(partial)
-    partial = in_subqueries_as_exists(partial.transform(_like_as_functions), schema)
+    partial = in_subqueries_as_exists(partial.transform(like_as_functions), schema)
     partial = name_shared_outer_columns(partial, schema)
     return str(partial.sql(dialect=_PolarsSQL))
 
