@@ -169,3 +169,22 @@ def test_a_connection_is_bounded_as_its_rows_are_now() -> None:
             arm.run_partial(compiled, 0, rows + 1)
         with pytest.raises(duckdb.OutOfRangeException):
             session.sql("SELECT sum(ti + 1) FROM h", device_share=0.5)
+
+
+def test_a_sum_over_a_connection_is_bounded_by_its_rows_now() -> None:
+    """A product of a SUM (TPC-H Q20's ``0.5 * sum(l_quantity)``) is bounded by the column's
+    magnitude times the table's rows, both read from the connection; a run given more rows
+    than that (the table grew) fails the arm."""
+    con = overflow_tables()
+    arm = _gpu_limited()
+    sql = "SELECT count(*) FROM h WHERE d > 0.001 * (SELECT sum(d) FROM h)"
+    with Session(con, device=arm) as session:
+        result = session.sql(sql, device_share=0.5)
+        assert result.execution is not None and result.execution.device_rows > 0
+        assert result.table.to_pylist()[0]["count_star()"] == con.execute(sql).fetchone()[0]  # type: ignore[index]
+        compiled = session.compile(sql)
+        arm.sql_for(compiled)
+        con.execute("INSERT INTO h SELECT * FROM h LIMIT 1")  # the same magnitudes, a row more
+        rows = con.execute("SELECT count(*) FROM h").fetchall()[0][0]
+        with pytest.raises(SqlError, match="rows now"):
+            arm.run_partial(compiled, 0, rows)

@@ -4,10 +4,10 @@ check that a user's connection's rows still keep to what the arm's SQL was writt
 A held table's facts are read once (``TableFacts._magnitude``, ``_rows``). A user's connection's
 rows are read as each query runs, so on the CPU engine, whose strict casts check overflow
 anyway, they have no bounds. The GPU engine's casts do not check (``polars_gpu``): there a
-column's largest magnitude is read from the connection as the partial is translated, the SQL
-leaves out the checks that bound makes needless, and each run first reads the rows it is given:
-a value past the bound (the table changed since) is an arm failure, and the host answers the
-whole query (``check_live_bounds``).
+column's largest magnitude (and a table's rows, for a SUM's bound) is read from the connection
+as the partial is translated, the SQL leaves out the checks that bound makes needless, and each
+run first reads the rows it is given: a value or a row count past its bound (the table changed
+since) is an arm failure, and the host answers the whole query (``check_live_bounds``).
 """
 
 from __future__ import annotations
@@ -36,8 +36,9 @@ class DataBoundsOf:
 
     def __init__(self, arm: PolarsArm, split: str) -> None:
         self._arm, self._split = arm, split
-        #: (frame name as the SQL reads it, column) -> the bound read from the connection.
-        self.assumed: dict[tuple[str, str], Decimal] = {}
+        #: (frame name as the SQL reads it, column) -> the bound read from the connection (a
+        #: column of None: the most rows the frame may hold).
+        self.assumed: dict[tuple[str, str | None], Decimal] = {}
 
     def _name(self, table: str) -> str:
         return self._split if table == PLACEHOLDER else table
@@ -56,14 +57,21 @@ class DataBoundsOf:
 
     def rows(self, table: str) -> int | None:
         name = self._name(table)
-        if name in self._arm._live or name not in self._arm.frames:
+        source = self._arm._live.get(name)
+        if source is not None and not self._arm.checked_casts:
+            found = _read_rows(source)
+            if found is not None:
+                self.assumed[(table, None)] = Decimal(found)
+            return found
+        if source is not None or name not in self._arm.frames:
             return None
         return self._arm._rows(name)
 
     def remember(self, compiled: CompiledSplit, key: str) -> None:
         """Keep :attr:`assumed` beside the arm's SQL (``key``) for :func:`check_live_bounds`."""
         if self.assumed:
-            triples = [[t, c, str(b)] for (t, c), b in sorted(self.assumed.items())]
+            ordered = sorted(self.assumed.items(), key=lambda item: (item[0][0], item[0][1] or ""))
+            triples = [[t, c, str(b)] for (t, c), b in ordered]
             compiled.arm_sql[key + _LIVE] = json.dumps(triples)
 
 
@@ -86,6 +94,15 @@ def _read_magnitude(source: Any, column: str, kind: str | None) -> Decimal | Non
     return max(abs(Decimal(least)), abs(Decimal(most)))
 
 
+def _read_rows(source: Any) -> int | None:
+    """How many rows a connection's table holds now, or None."""
+    try:
+        found = source.con.cursor().execute(f"SELECT count(*) FROM {source.ref}").fetchone()
+    except duckdb.Error:
+        return None
+    return int(found[0]) if found else None
+
+
 def check_live_bounds(compiled: CompiledSplit, key: str, context: Any, arm: str) -> None:
     """Raise where the rows a partial is given (``context``'s frames) hold a value past a bound
     its SQL assumed of a connection's table: the table changed since it was translated."""
@@ -93,6 +110,14 @@ def check_live_bounds(compiled: CompiledSplit, key: str, context: Any, arm: str)
     if text is None:
         return
     for frame, column, bound in json.loads(text):
+        if column is None:  # a row count
+            held = context.execute(f'SELECT COUNT(*) AS n FROM "{frame}"').collect().item()
+            if held > int(bound):
+                raise SqlError(
+                    f"{arm} arm: {frame} holds {held} rows now, past the {bound} its SQL was "
+                    "written for (the table changed)"
+                )
+            continue
         quoted = '"' + column.replace('"', '""') + '"'
         least, most = (
             context.execute(f'SELECT MIN({quoted}) AS a, MAX({quoted}) AS b FROM "{frame}"')

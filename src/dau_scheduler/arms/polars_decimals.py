@@ -187,9 +187,14 @@ def bound(node: exp.Expr) -> Decimal | None:
     """The largest magnitude ``node`` may take over the arm's data, from its columns' (marked
     :data:`_MAGNITUDE`), its numeric literals, signs, ``abs``, ``+``, ``-``, ``*``, casts to an
     integer or a decimal (one more for a cast's rounding), MIN, MAX and AVG of a bounded value,
-    and SUM and COUNT over base tables (:data:`_ROWS`); None for anything else."""
-    if isinstance(node, (exp.Paren, exp.Neg, exp.Abs, exp.Min, exp.Max, exp.Avg)):
+    SUM and COUNT over base tables (:data:`_ROWS`) and a scalar subquery's one output; None
+    for anything else."""
+    if isinstance(node, (exp.Paren, exp.Neg, exp.Abs, exp.Min, exp.Max, exp.Avg, exp.Alias)):
         return bound(node.this)
+    if isinstance(node, exp.Subquery):  # a scalar subquery: its one output's
+        select = node.this
+        one = isinstance(select, exp.Select) and len(select.expressions) == 1
+        return bound(select.expressions[0]) if one else None
     if isinstance(node, (exp.Sum, exp.Count)):
         rows = node.meta.get(_ROWS)
         inner = Decimal(1) if isinstance(node, exp.Count) else bound(node.this)
