@@ -12,7 +12,6 @@ since) is an arm failure, and the host answers the whole query (``check_live_bou
 
 from __future__ import annotations
 
-import json
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
@@ -24,10 +23,6 @@ from dau_scheduler.rewrite.planner import PLACEHOLDER, CompiledSplit
 
 if TYPE_CHECKING:
     from dau_scheduler.arms.polars import PolarsArm
-
-#: The suffix of the ``CompiledSplit.arm_sql`` key that holds the bounds an arm's SQL assumed of
-#: a connection's rows (JSON: [frame, column, bound] triples).
-_LIVE = "#live-bounds"
 
 
 class DataBoundsOf:
@@ -68,11 +63,11 @@ class DataBoundsOf:
         return self._arm._rows(name)
 
     def remember(self, compiled: CompiledSplit, key: str) -> None:
-        """Keep :attr:`assumed` beside the arm's SQL (``key``) for :func:`check_live_bounds`."""
+        """Keep :attr:`assumed` beside the arm's SQL (``CompiledSplit.arm_bounds[key]``) for
+        :func:`check_live_bounds`."""
         if self.assumed:
             ordered = sorted(self.assumed.items(), key=lambda item: (item[0][0], item[0][1] or ""))
-            triples = [[t, c, str(b)] for (t, c), b in ordered]
-            compiled.arm_sql[key + _LIVE] = json.dumps(triples)
+            compiled.arm_bounds[key] = [(t, c, b) for (t, c), b in ordered]
 
 
 def _read_magnitude(source: Any, column: str, kind: str | None) -> Decimal | None:
@@ -106,13 +101,10 @@ def _read_rows(source: Any) -> int | None:
 def check_live_bounds(compiled: CompiledSplit, key: str, context: Any, arm: str) -> None:
     """Raise where the rows a partial is given (``context``'s frames) hold a value past a bound
     its SQL assumed of a connection's table: the table changed since it was translated."""
-    text = compiled.arm_sql.get(key + _LIVE)
-    if text is None:
-        return
-    for frame, column, bound in json.loads(text):
+    for frame, column, bound in compiled.arm_bounds.get(key, []):
         if column is None:  # a row count
             held = context.execute(f'SELECT COUNT(*) AS n FROM "{frame}"').collect().item()
-            if held > int(bound):
+            if held > bound:
                 raise SqlError(
                     f"{arm} arm: {frame} holds {held} rows now, past the {bound} its SQL was "
                     "written for (the table changed)"
@@ -127,7 +119,7 @@ def check_live_bounds(compiled: CompiledSplit, key: str, context: Any, arm: str)
         if least is None:
             continue
         found = max(abs(Decimal(least)), abs(Decimal(most)))
-        if found > Decimal(bound):
+        if found > bound:
             raise SqlError(
                 f"{arm} arm: {frame}.{column} holds {found} now, past the {bound} its SQL was "
                 "written for (the table changed)"

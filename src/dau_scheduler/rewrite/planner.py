@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
+from decimal import Decimal
 
 import pyarrow as pa
 import sqlglot
@@ -99,6 +100,11 @@ class CompiledSplit:
     passes_rows_through: bool = False
     #: Each arm's SQL for this query, by the arm's key (a Polars arm's is its own).
     arm_sql: dict[str, str] = field(default_factory=dict, compare=False)
+    #: What each arm's SQL assumed of a user's connection's rows, by the same key: (frame,
+    #: column or None for its row count, the bound) (``arms.polars_bounds``).
+    arm_bounds: dict[str, list[tuple[str, str | None, Decimal]]] = field(
+        default_factory=dict, compare=False
+    )
     #: The columns of each base table the query reads (``rewrite.columns.query_columns`` over
     #: ``read_sql``), worked out once: ``strategies.columns_read``.
     columns_read: dict[str, set[str]] = field(default_factory=dict, compare=False)
