@@ -104,3 +104,38 @@ def test_unkeyed_joins_bound_the_pairs_by_the_rows_before_them() -> None:
     assert unkeyed_joins(branches, "f", rows) == []
     partly = 'SELECT 1 FROM "f", "e" WHERE ("f"."k" = "e"."k" AND "e"."x" = 1) OR "e"."x" = 2'
     assert unkeyed_joins(partly, "f", rows) == [("f with e", 30_000)]
+
+
+def test_a_plan_polars_optimizer_panics_on_is_refused_before_it_runs() -> None:
+    """Polars 1.44's predicate pushdown panics on this plan (correlated subqueries beside the
+    CROSS JOIN the arm writes for a comma before an explicit join; probes/correlated_joins.py
+    seed 3561): found at planning and refused by name, rather than failing the arm as it runs
+    (the host then re-ran the whole query)."""
+    con = duckdb.connect()
+    con.execute(
+        "CREATE TABLE t AS SELECT i, CASE WHEN i % 17 = 0 THEN NULL ELSE i % 11 END AS k, "
+        "CASE WHEN i % 23 = 0 THEN NULL ELSE (i % 7 - 3)::INTEGER END AS n, "
+        "['a','b',NULL,'ab'][i % 4 + 1] AS s FROM range(3000) r(i)"
+    )
+    con.execute(
+        "CREATE TABLE u AS SELECT i AS j, CASE WHEN i % 9 = 0 THEN NULL ELSE i % 13 END AS k, "
+        "(i % 5 - 2)::INTEGER AS n FROM range(60) r(i)"
+    )
+    con.execute(
+        "CREATE TABLE w AS SELECT i AS k, (i % 3)::INTEGER AS n, ['z','a'][i % 2 + 1] AS s "
+        "FROM range(12) r(i)"
+    )
+    con.execute(
+        "CREATE TABLE v AS SELECT i AS m, i % 4 AS n, ['a','z'][i % 2 + 1] AS s FROM range(8) r(i)"
+    )
+    con.execute("CREATE TABLE e AS SELECT * FROM v WHERE false")
+    sql = (
+        "SELECT t.s AS g, count(*), sum(t.n) FROM t, u JOIN w ON u.n = w.n WHERE t.k = u.k "
+        "AND (SELECT max(e.m) FROM e WHERE e.n > t.n) > 3 "
+        "AND w.s IN (SELECT v.s FROM v WHERE v.m > 3 AND v.s = w.s) GROUP BY g ORDER BY g"
+    )
+    with Session(con, device="polars") as session:
+        result = session.sql(sql, device_share=0.5)
+        assert result.fallback is None
+        assert result.refusal is not None and "cannot run" in result.refusal, result.refusal
+        assert compare_tables(result.table, con.sql(sql).to_arrow_table()) is None

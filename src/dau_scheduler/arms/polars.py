@@ -474,6 +474,10 @@ class PolarsArm(TableFacts):
             text = self.sql_for(compiled)
             frame = self._context(compiled, 0, 0, held=True).execute(text)
             frame.collect_schema()
+            # Polars' optimizer too (under a millisecond): it panics on some plans it resolves
+            # (a correlated inequality beside a CROSS JOIN: "matches!(options.args.how,
+            # JoinType::Cross)"), which would otherwise fail the arm as it runs.
+            frame.lazy().explain()
         except (
             SqlglotError,
             pl.exceptions.PolarsError,
