@@ -196,7 +196,7 @@ def name_shared_outer_columns(tree: exp.Expr, schema: dict[str, dict[str, str]])
     reference as ``u.__dau_o0``, which Polars cannot read as another source's column. Refused
     by name where the query around it outputs a star (the new column would be an output) or
     the source is neither a table nor a derived table."""
-    wrappers: dict[int, tuple[exp.Expr, dict[str, tuple[str, str]]]] = {}
+    wrappers: dict[int, tuple[exp.Expr, dict[str, tuple[exp.Identifier, str]]]] = {}
     count = 0
     for column, outer in _shared_outer_references(tree, schema):
         item = renamable_source(column, outer)
@@ -208,14 +208,14 @@ def name_shared_outer_columns(tree: exp.Expr, schema: dict[str, dict[str, str]])
             )
         names = wrappers.setdefault(id(item), (item, {}))[1]
         if column.name.lower() not in names:
-            names[column.name.lower()] = (column.name, f"__dau_o{count}")
+            names[column.name.lower()] = (column.this.copy(), f"__dau_o{count}")
             count += 1
         new = names[column.name.lower()][1]
         column.replace(exp.column(new, table=exp.to_identifier(column.table, quoted=True)))
     for item, names in wrappers.values():
         alias = exp.to_identifier(item.alias_or_name, quoted=True)
         extra = [
-            exp.alias_(exp.column(name, table=alias.copy()), new, quoted=True)
+            exp.alias_(exp.Column(this=name.copy(), table=alias.copy()), new, quoted=True)
             for name, new in names.values()
         ]
         inner = exp.select(exp.Star(), *extra).from_(item.copy())
