@@ -21,6 +21,21 @@ TIES_TABLE = (
 )
 
 
+#: The split table ``t`` and a small ``u`` whose columns share names with it, with NULL keys
+#: (``outer_joins.py``, ``correlated_joins.py``): each a "statement ok" block of lines.
+JOINED_TABLES = [
+    "statement ok",
+    "CREATE TABLE t AS SELECT i, CASE WHEN i % 17 = 0 THEN NULL ELSE i % 11 END AS k, "
+    "CASE WHEN i % 23 = 0 THEN NULL ELSE (i % 7 - 3)::INTEGER END AS n, "
+    "['a','b',NULL,'ab'][i % 4 + 1] AS s FROM range(3000) r(i)",
+    "",
+    "statement ok",
+    "CREATE TABLE u AS SELECT i AS j, CASE WHEN i % 9 = 0 THEN NULL ELSE i % 13 END AS k, "
+    "(i % 5 - 2)::INTEGER AS n, ['a','b','z',NULL][i % 4 + 1] AS s FROM range(60) r(i)",
+    "",
+]
+
+
 def arguments():
     """The seed's random source, the file to write and how many queries to draw, from the
     command line."""

@@ -4,19 +4,11 @@ scalar, IN, NOT IN, EXISTS or NOT EXISTS subquery in WHERE reads a column of any
 IN and NOT IN of uncorrelated subqueries over any outer source's column too. Arguments: SEED
 FILE COUNT."""
 
-from _probe import arguments, write
+from _probe import JOINED_TABLES, arguments, write
 
 R, out, COUNT = arguments()
 lines = [
-    "statement ok",
-    "CREATE TABLE t AS SELECT i, CASE WHEN i % 17 = 0 THEN NULL ELSE i % 11 END AS k, "
-    "CASE WHEN i % 23 = 0 THEN NULL ELSE (i % 7 - 3)::INTEGER END AS n, "
-    "['a','b',NULL,'ab'][i % 4 + 1] AS s FROM range(3000) r(i)",
-    "",
-    "statement ok",
-    "CREATE TABLE u AS SELECT i AS j, CASE WHEN i % 9 = 0 THEN NULL ELSE i % 13 END AS k, "
-    "(i % 5 - 2)::INTEGER AS n, ['a','b','z',NULL][i % 4 + 1] AS s FROM range(60) r(i)",
-    "",
+    *JOINED_TABLES,
     "statement ok",
     "CREATE TABLE w AS SELECT i AS k, (i % 3)::INTEGER AS n, ['z','a'][i % 2 + 1] AS s "
     "FROM range(12) r(i)",

@@ -5,19 +5,11 @@ a comma and inside a parenthesized join group; followed by filters and inner joi
 may not remove the rows an outer join adds (``t.n > 0`` does, ``coalesce(t.n, 0) > 0``,
 ``t.n IS NULL`` and ``NOT (t.n > 0) OR ...`` do not). Arguments: SEED FILE COUNT."""
 
-from _probe import arguments, write
+from _probe import JOINED_TABLES, arguments, write
 
 R, out, COUNT = arguments()
 lines = [
-    "statement ok",
-    "CREATE TABLE t AS SELECT i, CASE WHEN i % 17 = 0 THEN NULL ELSE i % 11 END AS k, "
-    "CASE WHEN i % 23 = 0 THEN NULL ELSE (i % 7 - 3)::INTEGER END AS n, "
-    "['a','b',NULL,'ab'][i % 4 + 1] AS s FROM range(3000) r(i)",
-    "",
-    "statement ok",
-    "CREATE TABLE u AS SELECT i AS j, CASE WHEN i % 9 = 0 THEN NULL ELSE i % 13 END AS k, "
-    "(i % 5 - 2)::INTEGER AS n, ['a','b','z',NULL][i % 4 + 1] AS s FROM range(60) r(i)",
-    "",
+    *JOINED_TABLES,
     "statement ok",
     "CREATE TABLE v AS SELECT i AS m, i % 4 AS n, ['a','z'][i % 2 + 1] AS s FROM range(8) r(i)",
     "",
