@@ -533,6 +533,11 @@ class PolarsArm(TableFacts):
         frame = context.execute(self.sql_for(compiled))
         check_live_bounds(compiled, self._sql_key, context, self.name)
         result = collect(frame.lazy(), self.collect_engine)
+        # Arrow has no 128-bit integer (Polars exports one as '_pli128', which pyarrow cannot
+        # read); DuckDB gives a HUGEINT to Arrow as a DECIMAL(38, 0), and so does this.
+        wide = [n for n, t in result.schema.items() if t in (pl.Int128, pl.UInt128)]
+        if wide:
+            result = result.with_columns(pl.col(wide).cast(pl.Decimal(38, 0)))
         return cast_partial(result.to_arrow(), compiled.partial_schema, self.name)
 
 

@@ -26,6 +26,7 @@ def _is_integer(data_type: exp.DataType | None) -> bool:
 
 
 _BIGINT = exp.DataType.build("BIGINT")
+_INTEGER = exp.DataType.build("INTEGER")
 _DATE = exp.DataType.build("DATE")
 _TIMESTAMP = exp.DataType.build("TIMESTAMP")
 #: What a literal interval may be added to on the Polars arm (DuckDB's TIMESTAMP is sqlglot's
@@ -372,6 +373,8 @@ def checked_arithmetic(tree: exp.Expr, types: dict[str, dict[str, str]]) -> exp.
             if argument.find(exp.Column) is None:
                 _constant_sum(node)
                 continue
+            if data_type is not None and data_type.is_type("BOOLEAN"):  # (no cast to decimal)
+                argument = argument.replace(exp.Cast(this=argument.copy(), to=_INTEGER.copy()))
             argument.replace(exp.Cast(this=argument.copy(), to=_WIDE_INTEGER.copy()))
         elif isinstance(node, exp.Sum) and (
             data_type is None or not data_type.is_type(*exp.DataType.REAL_TYPES)
