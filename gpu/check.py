@@ -213,15 +213,19 @@ def step_slt(args: argparse.Namespace) -> None:
     """The project's sqllogictest corpus (``tests/slt``: a file per class of wrong answer found
     against DuckDB, per aggregate kind and type family) on the device at share 0.5, DuckDB the
     oracle, in four processes; ``slt.json`` holds each file's outcomes and every defect's query
-    and difference. Fails on a wrong answer, a crash or an answer where DuckDB raises."""
+    and difference, ``slt.K.log`` each process's output. Fails on a wrong answer, a crash or
+    an answer where DuckDB raises."""
     files = sorted(str(p) for p in (ROOT / "tests" / "slt").glob("*.test"))
     groups = [files[k::4] for k in range(4)]
-    runs = []
+    runs, logs = [], []
     for k, group in enumerate(groups):
         cmd = [sys.executable, "-m", "dau_scheduler.slt", *group, "--device", args.device]
         cmd += ["--share", "0.5", "--json", str(args.out / f"slt.{k}.json")]
-        runs.append(subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, text=True))
+        logs.append((args.out / f"slt.{k}.log").open("w"))  # (a pipe unread could fill)
+        runs.append(subprocess.Popen(cmd, cwd=ROOT, stdout=logs[-1], stderr=subprocess.STDOUT))
     codes = [run.wait() for run in runs]
+    for log in logs:
+        log.close()
     totals: dict[str, int] = {}
     report: dict[str, Any] = {"device": args.device, "share": 0.5, "files": []}
     for k in range(len(groups)):
