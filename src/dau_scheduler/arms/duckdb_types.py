@@ -83,6 +83,14 @@ def _numeric(node: exp.Expr | None) -> exp.DataType | None:
     return kind if kind is not None and kind.this in _NUMERIC else None
 
 
+def _is_int_literal(node: exp.Expr) -> bool:
+    """Whether ``node`` is an integer literal, or its negative."""
+    bare = node.unnest()
+    if isinstance(bare, exp.Neg):
+        bare = bare.this
+    return isinstance(bare, exp.Literal) and bare.is_int
+
+
 def _stand_in(node: exp.Expr, kind: exp.DataType) -> exp.Expr:
     """What the probe reads in ``node``'s place: an integer literal as written, else a NULL of
     the type ``node`` was given."""
@@ -118,8 +126,9 @@ def binder_type(node: exp.Expr) -> exp.DataType | None:
     if not given or any(k is None for k in kinds):
         return None
     typed = [k for k in kinds if k is not None]
-    if all(k.this in _SIGNED for k in typed):
-        return None
+    literal = any(_is_int_literal(v) for v in given)
+    if all(k.this in _SIGNED for k in typed) and not literal:
+        return None  # (an integer literal takes the other values' type: coalesce(ti, 0) is TINYINT)
     probe = node.copy()
     for value, data_type in zip(values(probe), typed, strict=True):  # (in the same order)
         value.replace(_stand_in(value, data_type))
