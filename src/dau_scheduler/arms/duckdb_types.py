@@ -8,8 +8,10 @@ Polars arm decides on those types: an integer SUM is widened through DECIMAL(38,
 rounded every double: ``sum(ut * y)`` answered -395,250 for -395,625), and an extremum of a
 decimal is let through where one of floats is refused (``max(d + x)`` skipped the NaN DuckDB
 ranks top). :func:`annotate` runs sqlglot's annotator, but each arithmetic operator, COALESCE,
-GREATEST, LEAST, NULLIF, CASE and IF over numeric values (two signed integers aside: those stay
-sqlglot's, and ``integer_types`` gives DuckDB's where it matters) takes DuckDB's kind of type
+GREATEST, LEAST, NULLIF, CASE and IF over numeric values (signed integers alone aside: those
+stay sqlglot's, and ``integer_types`` gives DuckDB's where it matters; but not beside an integer
+literal, which takes the other values' type: ``coalesce(ti, 0)`` is a TINYINT, where sqlglot
+says INTEGER) takes DuckDB's kind of type
 (single or double precision, decimal, integer): ``typeof`` of the same node over typed NULLs,
 asked once per distinct form on a private in-memory DuckDB. A decimal sqlglot types a decimal
 keeps sqlglot's width and scale (they describe the arm's values, held at its own scale); an
@@ -30,6 +32,8 @@ from sqlglot import exp
 from sqlglot.errors import ParseError
 from sqlglot.optimizer.annotate_types import TypeAnnotator
 from sqlglot.schema import ensure_schema
+
+from dau_scheduler.arms.integer_types import literal_value
 
 #: The types DuckDB's binder ranks among numbers (what a typed NULL of each is written as).
 _NUMERIC = frozenset(
@@ -83,14 +87,6 @@ def _numeric(node: exp.Expr | None) -> exp.DataType | None:
     return kind if kind is not None and kind.this in _NUMERIC else None
 
 
-def _is_int_literal(node: exp.Expr) -> bool:
-    """Whether ``node`` is an integer literal, or its negative."""
-    bare = node.unnest()
-    if isinstance(bare, exp.Neg):
-        bare = bare.this
-    return isinstance(bare, exp.Literal) and bare.is_int
-
-
 def _stand_in(node: exp.Expr, kind: exp.DataType) -> exp.Expr:
     """What the probe reads in ``node``'s place: an integer literal as written, else a NULL of
     the type ``node`` was given."""
@@ -126,9 +122,9 @@ def binder_type(node: exp.Expr) -> exp.DataType | None:
     if not given or any(k is None for k in kinds):
         return None
     typed = [k for k in kinds if k is not None]
-    literal = any(_is_int_literal(v) for v in given)
+    literal = any(literal_value(v) is not None for v in given)
     if all(k.this in _SIGNED for k in typed) and not literal:
-        return None  # (an integer literal takes the other values' type: coalesce(ti, 0) is TINYINT)
+        return None
     probe = node.copy()
     for value, data_type in zip(values(probe), typed, strict=True):  # (in the same order)
         value.replace(_stand_in(value, data_type))
