@@ -40,12 +40,16 @@ from dau_scheduler.rewrite.decisions import FLOAT_FOLDS
 from dau_scheduler.rewrite.moments import NAN_BLIND
 
 
-def defined_names(select: exp.Select) -> set[str]:
-    """The names a SELECT's own FROM and JOINs define (tables, derived tables, by alias)."""
+def source_items(select: exp.Expr) -> list[exp.Expr]:
+    """The items of a SELECT's own FROM and JOINs (tables, derived tables), in order."""
     from_ = select.args.get("from_")
     items = [from_.this] if from_ is not None else []
-    items += [join.this for join in select.args.get("joins") or []]
-    return {item.alias_or_name for item in items}
+    return items + [join.this for join in select.args.get("joins") or []]
+
+
+def defined_names(select: exp.Select) -> set[str]:
+    """The names a SELECT's own FROM and JOINs define (tables, derived tables, by alias)."""
+    return {item.alias_or_name for item in source_items(select)}
 
 
 #: Why kinds that Polars' SQL computes differently from DuckDB's (found by a sweep against DuckDB)

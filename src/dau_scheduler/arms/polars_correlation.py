@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from dau_scheduler.arms.polars_checks import defined_names
+from dau_scheduler.arms.polars_checks import defined_names, source_items
 from dau_scheduler.errors import SqlError
 from dau_scheduler.rewrite.blocks import conjuncts
 
@@ -125,12 +125,17 @@ def _source_names(
         held = schema.get(item.name) or schema.get(item.name.lower())
         return {c.lower() for c in held} if held is not None else None
     select = item.this if isinstance(item, exp.Subquery) else item
-    if not isinstance(select, exp.Select) or any(
-        isinstance(e, exp.Star) or (isinstance(e, exp.Column) and isinstance(e.this, exp.Star))
-        for e in select.expressions
-    ):
+    if not isinstance(select, exp.Select) or _outputs_star(select):
         return None
     return {e.alias_or_name.lower() for e in select.expressions}
+
+
+def _outputs_star(select: exp.Select) -> bool:
+    """Whether ``select`` outputs ``*`` or ``t.*`` (columns it does not name)."""
+    return any(
+        isinstance(e, exp.Star) or (isinstance(e, exp.Column) and isinstance(e.this, exp.Star))
+        for e in select.expressions
+    )
 
 
 def outer_name_shared(
@@ -140,14 +145,14 @@ def outer_name_shared(
     its name where a subquery of ``outer`` reads it: another source of ``outer`` may hold the
     name, and ``column``'s is not the FROM item ahead of joins that keep its names."""
     ctes = {c.alias_or_name.lower(): c for c in outer.root().find_all(exp.CTE)}
-    from_ = outer.args.get("from_")
-    joins = outer.args.get("joins") or []
-    items = ([from_.this] if from_ is not None else []) + [j.this for j in joins]
+    items = source_items(outer)
     name = column.name.lower()
     others = [i for i in items if i.alias_or_name != column.table]
     if not any((names := _source_names(i, ctes, schema)) is None or name in names for i in others):
         return False
+    from_ = outer.args.get("from_")
     first = from_ is not None and from_.this.alias_or_name == column.table
+    joins = outer.args.get("joins") or []
     keeping = all(j.side not in {"RIGHT", "FULL"} and j.kind != "FULL" for j in joins)
     return not (first and keeping)
 
@@ -178,16 +183,9 @@ def renamable_source(column: exp.Column, outer: exp.Select) -> exp.Expr | None:
     """The source of ``outer`` that ``column`` reads, where :func:`name_shared_outer_columns`
     can give it a column of its own: a table or a derived table, ``outer`` outputting no star
     (None otherwise)."""
-    from_ = outer.args.get("from_")
-    items = ([from_.this] if from_ is not None else []) + [
-        j.this for j in outer.args.get("joins") or []
-    ]
-    item = next((i for i in items if i.alias_or_name == column.table), None)
-    star = any(
-        isinstance(e, exp.Star) or (isinstance(e, exp.Column) and isinstance(e.this, exp.Star))
-        for e in outer.expressions
-    )
-    return item if isinstance(item, (exp.Table, exp.Subquery)) and not star else None
+    item = next((i for i in source_items(outer) if i.alias_or_name == column.table), None)
+    renamable = isinstance(item, (exp.Table, exp.Subquery)) and not _outputs_star(outer)
+    return item if renamable else None
 
 
 def name_shared_outer_columns(tree: exp.Expr, schema: dict[str, dict[str, str]]) -> exp.Expr:

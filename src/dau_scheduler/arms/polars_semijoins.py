@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
+from dau_scheduler.arms.polars_checks import source_items
 from dau_scheduler.arms.polars_correlation import outer_name_shared, renamable_source
 from dau_scheduler.rewrite.blocks import conjuncts
 
@@ -52,12 +53,6 @@ def _uncorrelated(subquery: exp.Subquery, outer_ctes: set[str], top_ctes: set[st
     own = {c.alias_or_name.lower() for c in subquery.find_all(exp.CTE)}
     read = {t.name.lower() for t in subquery.find_all(exp.Table)}
     return not (read & outer_ctes - own - top_ctes)
-
-
-def _block_sources(select: exp.Select) -> set[str]:
-    """The lower-cased names of the sources in ``select``'s own FROM and JOINs."""
-    items = [select.args.get("from_"), *(select.args.get("joins") or [])]
-    return {item.this.alias_or_name.lower() for item in items if item is not None}
 
 
 def _top_cte_of(node: exp.Expr, with_: exp.With | None) -> int | None:
@@ -114,7 +109,7 @@ def in_subqueries_as_exists(tree: exp.Expr, schema: dict[str, dict[str, str]]) -
         where = select.args.get("where")
         if where is None:
             continue
-        own = _block_sources(select)
+        own = {item.alias_or_name.lower() for item in source_items(select)}
         terms, changed = [], False
         for term in conjuncts(where.this):
             negated = isinstance(term, exp.Not)
