@@ -84,6 +84,11 @@ def _read_magnitude(source: Any, column: str, kind: str | None) -> Decimal | Non
         least, most = source.con.cursor().execute(sql).fetchone() or (None, None)
     except duckdb.Error:
         return None
+    return _magnitude(least, most)
+
+
+def _magnitude(least: Any, most: Any) -> Decimal:
+    """The largest magnitude between a column's least and greatest values (0 for none)."""
     if least is None or most is None:
         return Decimal(0)
     return max(abs(Decimal(least)), abs(Decimal(most)))
@@ -100,30 +105,34 @@ def _read_rows(source: Any) -> int | None:
 
 def check_live_bounds(compiled: CompiledSplit, key: str, context: Any, arm: str) -> None:
     """Raise where the rows a partial is given (``context``'s frames) hold a value past a bound
-    its SQL assumed of a connection's table: the table changed since it was translated."""
+    its SQL assumed of a connection's table: the table changed since it was translated. One
+    pass over each frame reads its rows and every bounded column's least and greatest value."""
+    by_frame: dict[str, list[tuple[str | None, Decimal]]] = {}
     for frame, column, bound in compiled.arm_bounds.get(key, []):
-        if column is None:  # a row count
-            held = context.execute(f'SELECT COUNT(*) AS n FROM "{frame}"').collect().item()
-            if held > bound:
+        by_frame.setdefault(frame, []).append((column, bound))
+    for frame, bounds in by_frame.items():
+        reads = ["COUNT(*)"]
+        for column, _ in bounds:
+            if column is not None:
+                quoted = '"' + column.replace('"', '""') + '"'
+                reads += [f"MIN({quoted})", f"MAX({quoted})"]
+        outputs = ", ".join(f"{read} AS v{k}" for k, read in enumerate(reads))
+        row = context.execute(f'SELECT {outputs} FROM "{frame}"').collect().row(0)
+        values = iter(row[1:])
+        for column, bound in bounds:
+            if column is None:  # a row count
+                if row[0] > bound:
+                    raise SqlError(
+                        f"{arm} arm: {frame} holds {row[0]} rows now, past the {bound} its SQL "
+                        "was written for (the table changed)"
+                    )
+                continue
+            found = _magnitude(next(values), next(values))
+            if found > bound:
                 raise SqlError(
-                    f"{arm} arm: {frame} holds {held} rows now, past the {bound} its SQL was "
-                    "written for (the table changed)"
+                    f"{arm} arm: {frame}.{column} holds {found} now, past the {bound} its SQL "
+                    "was written for (the table changed)"
                 )
-            continue
-        quoted = '"' + column.replace('"', '""') + '"'
-        least, most = (
-            context.execute(f'SELECT MIN({quoted}) AS a, MAX({quoted}) AS b FROM "{frame}"')
-            .collect()
-            .row(0)
-        )
-        if least is None:
-            continue
-        found = max(abs(Decimal(least)), abs(Decimal(most)))
-        if found > bound:
-            raise SqlError(
-                f"{arm} arm: {frame}.{column} holds {found} now, past the {bound} its SQL was "
-                "written for (the table changed)"
-            )
 
 
 __all__ = ["DataBoundsOf", "check_live_bounds"]
