@@ -58,7 +58,7 @@ def test_queries_from_several_threads_split_as_alone(
         with ThreadPoolExecutor(4) as pool:
             results = list(pool.map(run, work))
         # Each query alone, after: what it splits, or why not (the cudf arm refuses some:
-        # arms/polars_gpu.py; a connection's rows are not bounded, so more there).
+        # arms/polars_gpu.py).
         alone = {name: run((name, 0.5)) for name in sorted({name for name, _ in work})}
     for (name, share), result in zip(work, results, strict=True):
         assert compare_tables(result.table, tpch_expected[name]) is None, (name, share)
