@@ -18,16 +18,10 @@ import pytest
 
 from dau_scheduler import Session, tpch
 from dau_scheduler.arms import PolarsArm
+from dau_scheduler.arms.cudf import CudfStandIn
 from dau_scheduler.compare import compare_tables
 from dau_scheduler.errors import SqlError
 from test_error_parity import RAISING, overflow_tables
-
-
-def _gpu_limited() -> PolarsArm:
-    arm = PolarsArm(name="gpu-limited")
-    arm.checked_casts = False
-    arm.exact_math = False
-    return arm
 
 
 @pytest.fixture(scope="module")
@@ -47,7 +41,7 @@ def held(con: duckdb.DuckDBPyConnection) -> dict[str, pa.Table]:
 def test_what_may_overflow_is_refused_and_duckdb_raises(
     con: duckdb.DuckDBPyConnection, held: dict[str, pa.Table], sql: str
 ) -> None:
-    with Session(held, device=_gpu_limited()) as session:
+    with Session(held, device=CudfStandIn()) as session:
         query = sql.format(t="t")
         refusal = session.refusals.device(session.compile(query))
         assert refusal is not None and ("overflow" in refusal or "FLOAT" in refusal), refusal
@@ -73,7 +67,7 @@ def test_inexact_math_is_refused_by_name(
     con: duckdb.DuckDBPyConnection, held: dict[str, pa.Table], expression: str, refused: bool
 ) -> None:
     sql = f"SELECT {expression} AS v, count(*) AS c FROM h GROUP BY v ORDER BY v"
-    with Session(held, device=_gpu_limited()) as session:
+    with Session(held, device=CudfStandIn()) as session:
         result = session.sql(sql, device_share=0.5)
         assert compare_tables(result.table, con.sql(sql).to_arrow_table()) is None
         if refused:
@@ -84,7 +78,7 @@ def test_inexact_math_is_refused_by_name(
 
 def test_tpch_splits_within_the_limits(tpch_dir: Path, tpch_expected: dict[str, pa.Table]) -> None:
     split, refused = 0, {}
-    with Session(tpch_dir, device=_gpu_limited()) as session:
+    with Session(tpch_dir, device=CudfStandIn()) as session:
         for name, sql in tpch.queries().items():
             result = session.sql(sql, device_share=0.5)
             assert compare_tables(result.table, tpch_expected[name]) is None, name
@@ -101,7 +95,7 @@ def test_tpch_plans_hold_nothing_the_gpu_engine_lacks(tpch_dir: Path) -> None:
     """No ``list.contains`` (Polars' IN of a subquery beside a join: Q16 and Q18 on the H200)
     and no ``(?s)`` regular expression (its LIKE: Q2, Q9, Q13, Q14, Q16) in any query's plan,
     nor a ``$``."""
-    with Session(tpch_dir, device=_gpu_limited()) as session:
+    with Session(tpch_dir, device=CudfStandIn()) as session:
         arm = session.device
         assert isinstance(arm, PolarsArm)
         for name, sql in tpch.queries().items():
@@ -154,7 +148,7 @@ def test_a_connection_is_bounded_as_its_rows_are_now() -> None:
     each run first checks the rows it is given against them: a row past a bound (the table
     changed since) fails the arm, and the host answers (here: raises, as DuckDB does)."""
     con = overflow_tables()
-    arm = _gpu_limited()
+    arm = CudfStandIn()
     with Session(con, device=arm) as session:
         for sql in ("SELECT sum(ti + 1) FROM h", "SELECT max(d * 1000000000) FROM h"):
             result = session.sql(sql, device_share=0.5)
@@ -177,7 +171,7 @@ def test_a_sum_over_a_connection_is_bounded_by_its_rows_now() -> None:
     magnitude times the table's rows, both read from the connection; a run given more rows
     than that (the table grew) fails the arm."""
     con = overflow_tables()
-    arm = _gpu_limited()
+    arm = CudfStandIn()
     sql = "SELECT count(*) FROM h WHERE d > 0.001 * (SELECT sum(d) FROM h)"
     with Session(con, device=arm) as session:
         result = session.sql(sql, device_share=0.5)

@@ -417,11 +417,16 @@ def _unstable(con: Any, sql: str, expected: Any, runs: int = 8, in_order: bool =
 
 def _device(name: Any) -> Any:
     """The device a Session is given for ``name``; ``polars-separate`` is a new Polars arm
-    declared as its own hardware (each Session its own)."""
+    declared as its own hardware (each Session its own); ``gpu-limited`` is the cudf arm's CPU
+    stand-in (``arms.cudf.CudfStandIn``)."""
     if name == "polars-separate":
         from dau_scheduler.arms import PolarsArm
 
         return PolarsArm(own_cores=True)
+    if name == "gpu-limited":
+        from dau_scheduler.arms.cudf import CudfStandIn
+
+        return CudfStandIn()
     return name
 
 
@@ -453,8 +458,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--device",
         default="duckdb",
-        help="duckdb, polars, cudf, none, or polars-separate (the Polars arm on hardware of "
-        "its own, so postures treat it as the GPU: adaptive takes morsels from both ends)",
+        help="duckdb, polars, cudf, none, polars-separate (the Polars arm on hardware of "
+        "its own, so postures treat it as the GPU: adaptive takes morsels from both ends), or "
+        "gpu-limited (the Polars arm on the CPU, translating as the cudf arm does)",
     )
     parser.add_argument("--share", type=float, default=0.5)
     parser.add_argument(
