@@ -270,6 +270,7 @@ def run_file(
                     continue
             session, outcome, note = _one(
                 con if copies is None else copies.tables,
+                con if copies is None else copies.oracle,
                 session,
                 record,
                 expected,
@@ -327,6 +328,7 @@ def _is_query(sql: str) -> bool:
 
 def _one(
     con: duckdb.DuckDBPyConnection | dict[str, Any],
+    oracle: duckdb.DuckDBPyConnection,
     session: Any,
     record: Record,
     expected: Any,
@@ -334,8 +336,10 @@ def _one(
     share: float,
     options: dict[str, Any],
 ) -> tuple[Any, str, str | None]:
-    """``(session, outcome, why)`` for one query; the session is built here when None.
-    ``expected`` None: DuckDB raised on it, and so must the Session."""
+    """``(session, outcome, why)`` for one query over ``con`` (the Session's source: the
+    connection, or Arrow copies of its tables); the session is built here when None.
+    ``expected`` None: ``oracle`` (DuckDB over the same rows) raised on it, and so must the
+    Session."""
     from dau_scheduler.compare import compare_tables
     from dau_scheduler.session import Session
 
@@ -379,14 +383,14 @@ def _one(
     if (
         diff is not None
         and result.execution is None
-        and _unstable(con, record.sql, expected, in_order=in_order)
+        and _unstable(oracle, record.sql, expected, in_order=in_order)
     ):
         return session, "unstable", f"answered unsplit; DuckDB's own answers differ: {diff}"
     ran_split = result.execution is not None
     if (
         diff is not None
         and ran_split
-        and summed_apart(con, record.sql, result.table, expected, in_order)
+        and summed_apart(oracle, record.sql, result.table, expected, in_order)
     ):
         return session, "cancelled", f"a sum that cancels, added in another order: {diff}"
     return session, outcome, diff or result.refusal or result.fallback
