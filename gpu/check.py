@@ -16,6 +16,7 @@ import argparse
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -216,12 +217,41 @@ def step_slt(args: argparse.Namespace) -> None:
     and difference, ``slt.K.log`` each process's output. Fails on a wrong answer, a crash or
     an answer where DuckDB raises."""
     files = sorted(str(p) for p in (ROOT / "tests" / "slt").glob("*.test"))
-    groups = [files[k::4] for k in range(4)]
+    _slt_in_processes(args, files, "slt", 4)
+
+
+#: The seed and the queries a probe draws for the ``probes`` step.
+PROBE_SEED, PROBE_QUERIES = 3611, 40
+
+
+def step_probes(args: argparse.Namespace) -> None:
+    """Every random probe (``probes/*.py``: each draws queries of one kind over tables of odd
+    values, a file per probe) at seed :data:`PROBE_SEED`, :data:`PROBE_QUERIES` queries each,
+    on the device at share 0.5 against DuckDB, in eight processes (``probes.json``). What the
+    GPU engine computes otherwise than the CPU one (a case mapping, a regex, a rounding) no
+    stand-in here can show. Fails as ``slt`` does."""
+    folder = args.out / "probes"
+    folder.mkdir(parents=True, exist_ok=True)
+    files = []
+    for script in sorted((ROOT / "probes").glob("[!_]*.py")):
+        target = folder / f"{script.stem}.test"
+        drawn = [str(PROBE_SEED), str(target), str(PROBE_QUERIES)]
+        if script.stem == "typed_expressions":  # (its arguments: SEED COUNT FILE)
+            drawn = [drawn[0], drawn[2], drawn[1]]
+        subprocess.run([sys.executable, str(script), *drawn], cwd=script.parent, check=True)
+        files.append(str(target))
+    _slt_in_processes(args, files, "probes", 8)
+
+
+def _slt_in_processes(args: argparse.Namespace, files: list[str], name: str, count: int) -> None:
+    """``files`` through the sqllogictest runner on the device at share 0.5 in ``count``
+    processes: ``NAME.json`` (each file's outcomes, every defect), ``NAME.K.log``."""
+    groups = [g for g in (files[k::count] for k in range(count)) if g]
     runs, logs = [], []
     for k, group in enumerate(groups):
         cmd = [sys.executable, "-m", "dau_scheduler.slt", *group, "--device", args.device]
-        cmd += ["--share", "0.5", "--json", str(args.out / f"slt.{k}.json")]
-        logs.append((args.out / f"slt.{k}.log").open("w"))  # (a pipe unread could fill)
+        cmd += ["--share", "0.5", "--json", str(args.out / f"{name}.{k}.json")]
+        logs.append((args.out / f"{name}.{k}.log").open("w"))  # (a pipe unread could fill)
         runs.append(subprocess.Popen(cmd, cwd=ROOT, stdout=logs[-1], stderr=subprocess.STDOUT))
     codes = [run.wait() for run in runs]
     for log in logs:
@@ -229,12 +259,12 @@ def step_slt(args: argparse.Namespace) -> None:
     totals: dict[str, int] = {}
     report: dict[str, Any] = {"device": args.device, "share": 0.5, "files": []}
     for k in range(len(groups)):
-        part = json.loads((args.out / f"slt.{k}.json").read_text())
-        for name, count in part["totals"].items():
-            totals[name] = totals.get(name, 0) + count
+        part = json.loads((args.out / f"{name}.{k}.json").read_text())
+        for outcome, number in part["totals"].items():
+            totals[outcome] = totals.get(outcome, 0) + number
         report["files"] += part["files"]
     report["totals"] = totals
-    (args.out / "slt.json").write_text(json.dumps(report, indent=1))
+    (args.out / f"{name}.json").write_text(json.dumps(report, indent=1))
     print(f"{len(files)} files on {args.device}: {totals}")
     for entry in report["files"]:
         for detail in entry["details"]:
@@ -344,7 +374,7 @@ def step_calibration(args: argparse.Namespace) -> None:
 #: the first H200 run (2026-12-04) measured and no code of ours changes (``floats``: the engine's
 #: math; ``link``: the bus) runs last, after the steps that check this project's fixes
 #: (``gpu-tests``, ``split22``, ``slt``) and those it could not run or finish (``executors``,
-#: ``coprocessing``, ``calibration``).
+#: ``coprocessing``, ``calibration``); ``probes`` (new random queries) before those two.
 STEPS: dict[str, tuple[Any, int, bool]] = {
     "versions": (step_versions, 30, False),
     "requirements": (step_requirements, 30, False),
@@ -356,6 +386,7 @@ STEPS: dict[str, tuple[Any, int, bool]] = {
     "slt": (step_slt, 120, False),
     "coprocessing": (step_coprocessing, 240, False),
     "calibration": (step_calibration, 90, False),
+    "probes": (step_probes, 120, False),
     "floats": (step_floats, 45, False),
     "link": (step_link, 60, True),
 }
@@ -390,19 +421,7 @@ def run_steps(args: argparse.Namespace) -> int:
             log.write(f"== {name}\n")
             log.flush()
             t0 = time.perf_counter()
-            try:
-                done = subprocess.run(
-                    cmd,
-                    env=env,
-                    cwd=ROOT,
-                    timeout=limit,
-                    stdout=subprocess.PIPE,
-                    stderr=subprocess.STDOUT,
-                    text=True,
-                )
-                code, text = done.returncode, done.stdout
-            except subprocess.TimeoutExpired as exc:
-                code, text = 124, _text(exc.stdout)
+            code, text = _run_step(cmd, env, limit)
             seconds = time.perf_counter() - t0
             log.write(text)
             log.flush()
@@ -414,6 +433,28 @@ def run_steps(args: argparse.Namespace) -> int:
         report_path.write_text(json.dumps(report, indent=1))
         print(f"-- {name}: {outcome['status']}", flush=True)
     return 1 if failed else 0
+
+
+def _run_step(cmd: list[str], env: dict[str, str], limit: float) -> tuple[int, str]:
+    """``cmd``'s exit status (124: past ``limit`` seconds) and output. The step runs in a
+    process group of its own, killed whole at the limit: the ``slt`` and ``probes`` steps'
+    runner processes must not go on holding the GPU while the next step runs."""
+    step = subprocess.Popen(
+        cmd,
+        env=env,
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        out, _ = step.communicate(timeout=limit)
+        return step.returncode, out
+    except subprocess.TimeoutExpired:
+        os.killpg(step.pid, signal.SIGKILL)
+        out, _ = step.communicate()
+        return 124, _text(out)
 
 
 def _text(captured: bytes | str | None) -> str:
