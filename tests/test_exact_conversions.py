@@ -9,6 +9,7 @@ import duckdb
 import pytest
 
 from dau_scheduler import Session
+from dau_scheduler.arms.cudf import CudfStandIn
 from dau_scheduler.arms.polars import PolarsArm
 from dau_scheduler.compare import compare_tables
 
@@ -59,3 +60,45 @@ def test_over_the_split_rows_or_without_the_rewrite_it_is_refused(
     arm = PolarsArm()
     arm.exact_conversions = False  # (as the GPU engine's arm)
     assert refused in (_answer(con, arm, _QUERIES[0]) or "")
+
+
+# DECIMAL(18, 4) values the data bounds under 2**53 / 10**12 (about 9,007) even times f.n
+# (under 13): their digits at the arm's scale fit a double, so Polars' own cast is rounded
+# once, as DuckDB's is (DECIMAL(18, 4) by its type alone does not).
+_SMALL = (
+    "CREATE TABLE s AS SELECT i AS k, ((i * 7919 % 800 - 400) * 1.2345 + i * 0.0001)"
+    "::DECIMAL(18, 4) AS c FROM range(2000) r(i)"
+)
+_BOUNDED = [
+    "SELECT s.c::DOUBLE AS v, count(*) AS n FROM f JOIN s USING (k) GROUP BY v",
+    "SELECT (s.c * 1.000)::DOUBLE AS v, count(*) AS n FROM f JOIN s USING (k) GROUP BY v",
+    # over the split table's rows too: no text to read, Polars' own cast
+    "SELECT (s.c - f.n)::DOUBLE AS v, count(*) AS n FROM f JOIN s USING (k) GROUP BY v",
+    "SELECT count(*) FROM f JOIN s USING (k) WHERE s.c * f.n > 1e3 * 0.37",
+]
+
+
+@pytest.mark.parametrize("sql", _BOUNDED)
+@pytest.mark.parametrize("arm", [PolarsArm, CudfStandIn])
+def test_a_decimal_the_data_bounds_converts_with_polars_own_cast(
+    con: duckdb.DuckDBPyConnection, sql: str, arm: type[PolarsArm] | object
+) -> None:
+    con.execute(_SMALL)
+    assert callable(arm)
+    # Over a connection the cudf arm reads its bounds from it (the CPU engine's needs none for
+    # its overflow checks, and converts through text where it reads no split row).
+    refusal = _answer(con, arm(), sql)
+    assert refusal is None or (arm is PolarsArm and "decimal made a floating" in refusal)
+    # Over Arrow tables, bounds read once from the held frames: both split.
+    tables = {name: con.table(name).to_arrow_table() for name in ("f", "s")}
+    with Session(tables, device=arm()) as session:
+        result = session.sql(sql, device_share=0.5)
+        assert result.refusal is None and result.execution is not None
+        assert compare_tables(result.table, con.sql(sql).to_arrow_table(), ordered=False) is None
+
+
+def test_past_the_bound_the_gpu_limited_arm_refuses(con: duckdb.DuckDBPyConnection) -> None:
+    """``d.c`` reaches 6e10: its digits at the arm's scale pass 2**53."""
+    assert "decimal made a floating-point value" in (
+        _answer(con, CudfStandIn(), _QUERIES[0]) or ""
+    )

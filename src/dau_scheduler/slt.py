@@ -340,6 +340,7 @@ def _one(
     connection, or Arrow copies of its tables); the session is built here when None.
     ``expected`` None: ``oracle`` (DuckDB over the same rows) raised on it, and so must the
     Session."""
+    from dau_scheduler.arms.devices import checker_device
     from dau_scheduler.compare import compare_tables
     from dau_scheduler.session import Session
 
@@ -348,7 +349,7 @@ def _one(
             chunks = options.get("chunks")
             session = Session(
                 con,
-                device=_device(device),
+                device=checker_device(device),
                 cluster=options.get("cluster"),
                 **{k: v for k, v in options.items() if k not in _RUNNER_OPTIONS},
             )
@@ -417,21 +418,6 @@ def _unstable(con: Any, sql: str, expected: Any, runs: int = 8, in_order: bool =
         if moved and not only_ties(sql, again, expected):
             return True
     return False
-
-
-def _device(name: Any) -> Any:
-    """The device a Session is given for ``name``; ``polars-separate`` is a new Polars arm
-    declared as its own hardware (each Session its own); ``gpu-limited`` is the cudf arm's CPU
-    stand-in (``arms.cudf.CudfStandIn``)."""
-    if name == "polars-separate":
-        from dau_scheduler.arms import PolarsArm
-
-        return PolarsArm(own_cores=True)
-    if name == "gpu-limited":
-        from dau_scheduler.arms.cudf import CudfStandIn
-
-        return CudfStandIn()
-    return name
 
 
 #: Quoted names and numbers, but not the aggregate kind a refusal names.

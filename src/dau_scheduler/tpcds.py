@@ -81,7 +81,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scale", type=float, default=0.01)
     parser.add_argument("--data", help="a folder of TPC-DS Parquet files (default: generated)")
-    parser.add_argument("--device", default="polars")
+    parser.add_argument(
+        "--device", default="polars", help="a Session device, polars-separate or gpu-limited"
+    )
     parser.add_argument("--shares", default="0.5,0.1")
     parser.add_argument("--verbose", action="store_true", help="list every refusal and fallback")
     args = parser.parse_args(argv)

@@ -221,7 +221,10 @@ def check_queries(
     def off(table: pa.Table, name: str) -> str | None:
         return None if reference is None else reference(table, name)
 
-    with Session(data, device=device, **session_options) as session, warnings.catch_warnings():
+    from dau_scheduler.arms.devices import checker_device
+
+    arm = checker_device(device)
+    with Session(data, device=arm, **session_options) as session, warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
         for name, sql in named.items():
             expected = session.host.cursor().sql(sql).to_arrow_table()
@@ -280,7 +283,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--scale", type=float, default=0.01, help="0.01, 0.1 or 1")
     parser.add_argument("--data", help="a folder of TPC-H Parquet files (default: generated)")
-    parser.add_argument("--device", default="polars")
+    parser.add_argument(
+        "--device", default="polars", help="a Session device, polars-separate or gpu-limited"
+    )
     parser.add_argument(
         "--shares", default="0.5,0.1,posture", help="device shares; 'posture': the default one"
     )

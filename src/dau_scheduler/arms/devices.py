@@ -34,4 +34,21 @@ def device_arm(device: str | Arm | None) -> Arm | str | None:
     return DUCKDB
 
 
-__all__ = ["DEVICES", "DUCKDB", "device_arm"]
+#: The devices the exactness checkers (``slt``, ``tpch``, ``tpcds``) also take by name.
+CHECKER_DEVICES: tuple[str, ...] = ("polars-separate", "gpu-limited")
+
+
+def checker_device(name: str | None) -> str | Arm | None:
+    """What a checker gives a Session for ``name``: ``polars-separate`` is a new Polars arm
+    declared as hardware of its own (postures treat it as the GPU), ``gpu-limited`` the cudf
+    arm's CPU stand-in (``cudf.CudfStandIn``); any other name is the Session's to read."""
+    if name == "polars-separate":
+        return PolarsArm(own_cores=True)
+    if name == "gpu-limited":
+        from dau_scheduler.arms.cudf import CudfStandIn
+
+        return CudfStandIn()
+    return name
+
+
+__all__ = ["CHECKER_DEVICES", "DEVICES", "DUCKDB", "checker_device", "device_arm"]

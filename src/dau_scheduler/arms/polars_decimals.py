@@ -186,7 +186,7 @@ def _product(left: _Typed, right: _Typed) -> _Typed | None:
 def bound(node: exp.Expr) -> Decimal | None:
     """The largest magnitude ``node`` may take over the arm's data, from its columns' (marked
     :data:`_MAGNITUDE`), its numeric literals, signs, ``abs``, ``+``, ``-``, ``*``, casts to an
-    integer or a decimal (one more for a cast's rounding), MIN, MAX and AVG of a bounded value,
+    integer or a decimal (one more in the last digit it keeps, for its rounding), MIN, MAX and AVG of a bounded value,
     SUM and COUNT over base tables (:data:`_ROWS`) and a scalar subquery's one output; None
     for anything else."""
     if isinstance(node, (exp.Paren, exp.Neg, exp.Abs, exp.Min, exp.Max, exp.Avg, exp.Alias)):
@@ -209,8 +209,10 @@ def bound(node: exp.Expr) -> Decimal | None:
             return None  # (a text that is no number)
     if isinstance(node, exp.Cast) and not isinstance(node, exp.TryCast):
         inner = bound(node.this)
-        exact = node.to.is_type(*exp.DataType.INTEGER_TYPES, exp.DType.DECIMAL)
-        return None if inner is None or not exact else inner + 1
+        if inner is None or not node.to.is_type(*exp.DataType.INTEGER_TYPES, exp.DType.DECIMAL):
+            return None
+        # (its rounding moves a value by at most the last digit it keeps)
+        return inner + Decimal(1).scaleb(-decimal_scale(node.to))
     if isinstance(node, (exp.Add, exp.Sub, exp.Mul)):
         left, right = bound(node.this), bound(node.expression)
         if left is None or right is None:
