@@ -48,7 +48,7 @@ def decimal(joined, depth=2):
         return column if R.random() < 0.7 else leaf(joined)
     k = R.randint(1, 8)
     if k <= 3:
-        return f"({decimal(joined, depth - 1)} * {R.choice(LITERALS + ['t.n'])})"
+        return f"({decimal(joined, depth - 1)} * {R.choice([*LITERALS, 't.n'])})"
     if k <= 5:
         return f"({decimal(joined, depth - 1)} {R.choice('+-')} {decimal(joined, depth - 1)})"
     if k == 6:

@@ -186,9 +186,9 @@ def _product(left: _Typed, right: _Typed) -> _Typed | None:
 def bound(node: exp.Expr) -> Decimal | None:
     """The largest magnitude ``node`` may take over the arm's data, from its columns' (marked
     :data:`_MAGNITUDE`), its numeric literals, signs, ``abs``, ``+``, ``-``, ``*``, casts to an
-    integer or a decimal (one more in the last digit it keeps, for its rounding), MIN, MAX and AVG of a bounded value,
-    SUM and COUNT over base tables (:data:`_ROWS`) and a scalar subquery's one output; None
-    for anything else."""
+    integer or a decimal (one more in the last digit it keeps, for its rounding), MIN, MAX and
+    AVG of a bounded value, SUM and COUNT over base tables (:data:`_ROWS`) and a scalar
+    subquery's one output; None for anything else."""
     if isinstance(node, (exp.Paren, exp.Neg, exp.Abs, exp.Min, exp.Max, exp.Avg, exp.Alias)):
         return bound(node.this)
     if isinstance(node, exp.Subquery):  # a scalar subquery: its one output's

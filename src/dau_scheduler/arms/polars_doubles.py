@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
+from dau_scheduler.arms.polars_decimals import bound
 from dau_scheduler.arms.polars_functions import (
     ARITHMETIC,
     COMMON_TYPE,
@@ -32,7 +33,6 @@ from dau_scheduler.arms.polars_functions import (
     constant_value,
     operands_of,
 )
-from dau_scheduler.arms.polars_decimals import bound
 from dau_scheduler.arms.polars_marks import STORED_PRECISION, STORED_SCALE, decimal_scale
 from dau_scheduler.rewrite.decisions import FLOAT_FOLDS
 from dau_scheduler.rewrite.moments import NAN_BLIND
