@@ -72,10 +72,10 @@ def _bounded_in_double(operand: exp.Expr, scale: int) -> bool:
     is rounded once (TPC-DS Q34's ``hd_dep_count * 1.000``). The GPU kit's first run found
     libcudf's conversion of such digits DuckDB's bit for bit (``floats``: 0 of 100,000)."""
     for node in operand.find_all(exp.Column, exp.DataType):
-        if isinstance(node, exp.Column):
-            finer = int(node.meta.get(STORED_SCALE) or 0) > scale
-        else:
+        if isinstance(node, exp.DataType):
             finer = node.is_type(exp.DType.DECIMAL) and decimal_scale(node) > scale
+        else:
+            finer = int(node.meta.get(STORED_SCALE) or 0) > scale
         if finer:
             return False
     found = bound(operand)
