@@ -183,3 +183,29 @@ def test_a_sum_over_a_connection_is_bounded_by_its_rows_now() -> None:
         rows = con.execute("SELECT count(*) FROM h").fetchall()[0][0]
         with pytest.raises(SqlError, match="rows now"):
             arm.run_partial(compiled, 0, rows)
+
+
+def test_date_arithmetic_the_data_bounds_splits_and_the_rest_is_refused() -> None:
+    """A date plus or minus an integer is computed on day numbers and made a DATE again, which
+    DuckDB checks against its last day. Over held tables the dates' days bound it (TPC-DS Q72's
+    ``d_date + 5``): it splits on the cudf arm. Where the bound passes DuckDB's dates the cast
+    back is a check the GPU engine would not make: refused, and DuckDB raises."""
+    con = duckdb.connect()
+    con.execute(
+        "CREATE TABLE t AS SELECT i, DATE '2000-01-01' + i::INTEGER AS e, "
+        "CASE WHEN i = 7 THEN 2147483000 ELSE i END::INTEGER AS n FROM range(3000) r(i)"
+    )
+    tables = {"t": con.table("t").to_arrow_table()}
+    with Session(tables, device=CudfStandIn()) as session:
+        for sql in (
+            "SELECT count(*) FROM t WHERE e + 5 > DATE '2000-02-05'",
+            "SELECT max(e - 7) AS m, min(3 + e) AS l FROM t",
+        ):
+            result = session.sql(sql, device_share=0.5)
+            assert result.execution is not None and result.execution.device_rows > 0, sql
+            assert compare_tables(result.table, con.sql(sql).to_arrow_table()) is None
+        past = "SELECT max(e + n) FROM t"
+        refusal = session.refusals.device(session.compile(past))
+        assert refusal is not None and "overflow" in refusal, refusal
+        with pytest.raises(duckdb.OutOfRangeException):
+            session.sql(past, device_share=0.5)

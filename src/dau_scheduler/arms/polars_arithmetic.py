@@ -106,6 +106,20 @@ def _days(node: exp.Expr) -> exp.Expr:
     return exp.Cast(this=node.copy(), to=_BIGINT.copy())
 
 
+#: DuckDB's last day either side of 1970 (``DATE '5881580-07-10'``); a day past it raises, where
+#: Polars' 32-bit date holds one more (DuckDB's ``infinity`` when it reads it back).
+_LAST_DAY = 2147483646
+
+
+def _to_date(shifted: exp.Expr) -> exp.Cast:
+    """A day number made a DATE, strictly: marked :data:`OVERFLOW_CHECK` (an engine whose casts
+    do not check refuses it) unless the data bounds it within DuckDB's dates."""
+    cast = exp.Cast(this=shifted, to=_DATE.copy())
+    if not fits(shifted, _LAST_DAY + 1):
+        cast.meta[OVERFLOW_CHECK] = True
+    return cast
+
+
 def _date_arithmetic(op: exp.Expr) -> exp.Expr:
     """``op`` (``+``, ``-`` or ``*`` with a date, time or interval operand) as Polars computes
     it the way DuckDB does, or ``SqlError``.
@@ -125,11 +139,9 @@ def _date_arithmetic(op: exp.Expr) -> exp.Expr:
         days.type = _BIGINT.copy()
         return days
     if isinstance(op, (exp.Add, exp.Sub)) and lt.is_type(date) and _is_integer(rt):
-        shifted = op.__class__(this=_days(left), expression=_days(right))
-        return exp.Cast(this=shifted, to=_DATE.copy())
+        return _to_date(op.__class__(this=_days(left), expression=_days(right)))
     if isinstance(op, exp.Add) and _is_integer(lt) and rt.is_type(date):
-        shifted = exp.Add(this=_days(right), expression=_days(left))
-        return exp.Cast(this=shifted, to=_DATE.copy())
+        return _to_date(exp.Add(this=_days(right), expression=_days(left)))
     literal_interval = [_whole_interval(side) for side in (left, right)]
     if (
         isinstance(op, (exp.Add, exp.Sub))

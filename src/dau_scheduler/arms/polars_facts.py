@@ -129,7 +129,8 @@ class TableFacts:
         return facts[key]
 
     def _magnitude(self, table: str, column: str) -> Decimal | None:
-        """The largest magnitude of ``table.column``'s values, an integer or a decimal column,
+        """The largest magnitude of ``table.column``'s values, an integer or a decimal column
+        (a DATE column's: of its days since 1970, which the arm's date arithmetic adds to),
         read once per arm (0 where it holds none); None for a user's connection's table and
         any other column (``polars_decimals.bound``)."""
         key = (table, column)
@@ -139,10 +140,11 @@ class TableFacts:
             if frame is None or table in self._live or kind is None:
                 return None
             found: Decimal | None = None
-            if exp.DataType.build(kind, dialect="duckdb").is_type(
-                *exp.DataType.INTEGER_TYPES, exp.DType.DECIMAL
-            ):
+            data_type = exp.DataType.build(kind, dialect="duckdb")
+            if data_type.is_type(*exp.DataType.INTEGER_TYPES, exp.DType.DECIMAL, exp.DType.DATE):
                 value = pl.col(column)
+                if data_type.is_type(exp.DType.DATE):
+                    value = value.cast(pl.Int64)
                 try:
                     least, most = (
                         frame.select(value.min().alias("a"), value.max().alias("b"))
