@@ -187,8 +187,11 @@ def bound(node: exp.Expr) -> Decimal | None:
     """The largest magnitude ``node`` may take over the arm's data, from its columns' (marked
     :data:`_MAGNITUDE`), its numeric literals, signs, ``abs``, ``+``, ``-``, ``*``, casts to an
     integer or a decimal (one more in the last digit it keeps, for its rounding), MIN, MAX and
-    AVG of a bounded value, SUM and COUNT over base tables (:data:`_ROWS`) and a scalar
-    subquery's one output; None for anything else."""
+    AVG of a bounded value, SUM and COUNT over base tables (:data:`_ROWS`), a scalar
+    subquery's one output, and what picks one of bounded values (COALESCE, NULLIF, CASE, IF,
+    GREATEST, LEAST: their largest); None for anything else. (It bounds a value; the type
+    Polars computes it in is ``integer_types.result_type``'s, DuckDB's own where a literal is
+    among the values: ``duckdb_types.binder_type``.)"""
     if isinstance(node, (exp.Paren, exp.Neg, exp.Abs, exp.Min, exp.Max, exp.Avg, exp.Alias)):
         return bound(node.this)
     if isinstance(node, exp.Subquery):  # a scalar subquery: its one output's
@@ -218,6 +221,28 @@ def bound(node: exp.Expr) -> Decimal | None:
         if left is None or right is None:
             return None
         return left * right if isinstance(node, exp.Mul) else left + right
+    values = _picked_values(node)
+    if values is not None:  # a value one of them is (or NULL)
+        found = [bound(value) for value in values]
+        return None if not found or None in found else max(v for v in found if v is not None)
+    return None
+
+
+def _picked_values(node: exp.Expr) -> list[exp.Expr] | None:
+    """The values ``node`` picks its own from: COALESCE's and GREATEST's and LEAST's
+    arguments, NULLIF's first, a CASE's or IF's branches; None for any other node."""
+    if isinstance(node, (exp.Coalesce, exp.Greatest, exp.Least)):
+        return [node.this, *node.expressions]
+    if isinstance(node, exp.Nullif):
+        return [node.this]
+    if isinstance(node, exp.Case):
+        branches = [when.args.get("true") for when in node.args.get("ifs") or []]
+        default = node.args.get("default")
+        found = [*branches, *([default] if default is not None else [])]
+        return None if any(b is None for b in found) else found
+    if isinstance(node, exp.If):
+        false = node.args.get("false")
+        return [node.args["true"], *([false] if false is not None else [])]
     return None
 
 
