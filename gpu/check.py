@@ -230,7 +230,7 @@ def step_probes(args: argparse.Namespace) -> None:
     on the device at share 0.5 against DuckDB, in eight processes (``probes.json``). What the
     GPU engine computes otherwise than the CPU one (a case mapping, a regex, a rounding) no
     stand-in here can show. Fails as ``slt`` does."""
-    folder = args.out / "probes"
+    folder = (args.out / "probes").resolve()  # (each probe runs in its own folder)
     folder.mkdir(parents=True, exist_ok=True)
     files = []
     for script in sorted((ROOT / "probes").glob("[!_]*.py")):

@@ -80,8 +80,7 @@ def query():
     shape = R.randint(1, 7)
     if shape <= 2:
         return (
-            f"SELECT CAST({value} AS {kind}) AS v, count(*) AS c FROM {where(src, filt)} "
-            "GROUP BY v"
+            f"SELECT CAST({value} AS {kind}) AS v, count(*) AS c FROM {where(src, filt)} GROUP BY v"
         )
     if shape == 3:
         return f"SELECT count(*) FROM {where(src, f'{value} > {R.choice(FLOATS)}')}"

@@ -99,6 +99,4 @@ def test_a_decimal_the_data_bounds_converts_with_polars_own_cast(
 
 def test_past_the_bound_the_gpu_limited_arm_refuses(con: duckdb.DuckDBPyConnection) -> None:
     """``d.c`` reaches 6e10: its digits at the arm's scale pass 2**53."""
-    assert "decimal made a floating-point value" in (
-        _answer(con, CudfStandIn(), _QUERIES[0]) or ""
-    )
+    assert "decimal made a floating-point value" in (_answer(con, CudfStandIn(), _QUERIES[0]) or "")
