@@ -35,6 +35,7 @@ import duckdb
 import pyarrow as pa
 from sqlglot import exp
 
+from dau_scheduler.arms.polars_checks import source_items
 from dau_scheduler.arms.polars_frames import (
     ASCII_LOWER,
     lowercase_names,
@@ -121,11 +122,8 @@ class _Candidate:
 def _defined(select: exp.Select) -> set[str] | None:
     """The names the subquery's FROM and JOINs define, when each is a table (None where one
     is a derived table, a function or a list: the host's query would need them written out)."""
-    from_ = select.args.get("from_")
-    if from_ is None:
-        return None
-    items = [from_.this, *(join.this for join in select.args.get("joins") or [])]
-    if not all(isinstance(item, exp.Table) for item in items):
+    items = source_items(select)
+    if not items or not all(isinstance(item, exp.Table) for item in items):
         return None
     return {item.alias_or_name for item in items}
 

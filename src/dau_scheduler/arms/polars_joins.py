@@ -11,6 +11,7 @@ from collections.abc import Callable
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
+from dau_scheduler.arms.polars_checks import source_items
 from dau_scheduler.arms.polars_join_sql import sources
 from dau_scheduler.arms.polars_sql import _PolarsSQL
 from dau_scheduler.rewrite.blocks import conjuncts
@@ -65,13 +66,10 @@ def single_key_joins(text: str, split_table: str) -> list[tuple[str, str, str, s
         return []
     found = []
     for select in tree.find_all(exp.Select):
-        from_ = select.args.get("from_")
-        items = [from_.this if from_ is not None else None]
-        items += [j.this for j in select.args.get("joins") or []]
         tables = {
             item.alias_or_name: (split_table if table.name == PLACEHOLDER else table.name.lower())
-            for item in items
-            if item is not None and (table := _whole_table(item)) is not None
+            for item in source_items(select)
+            if (table := _whole_table(item)) is not None
         }
         for join in select.args.get("joins") or []:
             on = join.args.get("on")
@@ -138,10 +136,7 @@ def unkeyed_joins(text: str, split_table: str, rows: Callable[[str], int]) -> li
         if isinstance(node, exp.Select):
             if _one_row(node):
                 return 1
-            from_ = node.args.get("from_")
-            items = [from_.this] if from_ is not None else []
-            items += [j.this for j in node.args.get("joins") or []]
-            return max((size(item, seen) for item in items), default=1)
+            return max((size(item, seen) for item in source_items(node)), default=1)
         return max((size(t, seen) for t in node.find_all(exp.Table)), default=1)
 
     found = []
