@@ -9,7 +9,11 @@ alternating runs as ratios to plain DuckDB on the same connection, every answer 
 - ``parquet views, polars``: the connection's ``CREATE VIEW t AS FROM 't.parquet'`` views,
   split as the files;
 - ``folder, polars``: a Session over the same Parquet folder, the device's copy resident (what
-  the connection paths are measured against).
+  the connection paths are measured against);
+- ``tables, gpu-limited``: the connection's tables, the cudf arm's translation on the CPU
+  (``arms.cudf.CudfStandIn``), which reads each bounded column's least and greatest value from
+  the connection as it writes a query and checks the rows each run is given against them:
+  what those reads cost beside ``tables, polars``.
 
     python bench-queries/connection.py --scale 1 --runs 3
 
@@ -28,6 +32,7 @@ import duckdb
 from alternate import alternate
 
 from dau_scheduler import Session, tpch
+from dau_scheduler.arms.cudf import CudfStandIn
 from dau_scheduler.compare import compare_tables
 
 RESULTS = Path(__file__).parent / "results"
@@ -53,6 +58,7 @@ def main() -> None:
         "tables, polars": (tables, Session(tables, device="polars")),
         "parquet views, polars": (views, Session(views, device="polars")),
         "folder, polars": (views, Session(folder, device="polars")),
+        "tables, gpu-limited": (tables, Session(tables, device=CudfStandIn())),
     }
     queries = tpch.queries()
     rows = []

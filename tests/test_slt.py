@@ -233,6 +233,24 @@ def test_an_unsplit_answer_that_differs_is_unstable_only_where_duckdb_differs_fr
     assert not slt._unstable({}, "SELECT 1 AS a", other)  # Arrow copies: not asked
 
 
+def test_over_arrow_copies_the_oracle_over_them_is_asked_whether_duckdb_varies() -> None:
+    """Under ``--arrow`` the Session reads Arrow copies, and the question whether DuckDB's own
+    answer varies goes to the oracle over those copies (it went to the copies, a dict, and so
+    was never asked: windows over ties read as wrong)."""
+    import duckdb
+    import pyarrow as pa
+
+    oracle = duckdb.connect()
+    copies = {"t": pa.table({"a": [1, 2, 3]})}
+    oracle.execute("CREATE TABLE t AS SELECT * FROM range(1, 4) r(a)")
+    sql = "SELECT a, random() < 2 AS r FROM t"  # refused (volatile), answered unsplit
+    other = pa.table({"a": [9, 9, 9], "r": [True, True, True]})
+    record = slt.Record("query", sql, 1)
+    session, outcome, _ = slt._one(copies, oracle, None, record, other, "polars", 0.5, {})
+    session.close()
+    assert outcome == "unstable"
+
+
 def test_a_cancelling_sum_apart_from_duckdbs_is_told_from_a_wrong_one(tmp_path: Path) -> None:
     """A floating-point SUM that cancels is off its exact value by the rounding of its largest
     terms in any order (DuckDB's own between thread counts): a split answer no further from the
