@@ -34,14 +34,11 @@ def device_arm(device: str | Arm | None) -> Arm | str | None:
     return DUCKDB
 
 
-#: The devices the exactness checkers (``slt``, ``tpch``, ``tpcds``) also take by name.
-CHECKER_DEVICES: tuple[str, ...] = ("polars-separate", "gpu-limited")
-
-
 def checker_device(name: str | None) -> str | Arm | None:
-    """What a checker gives a Session for ``name``: ``polars-separate`` is a new Polars arm
-    declared as hardware of its own (postures treat it as the GPU), ``gpu-limited`` the cudf
-    arm's CPU stand-in (``cudf.CudfStandIn``); any other name is the Session's to read."""
+    """What an exactness checker (``slt``, ``tpch``, ``tpcds``) gives a Session for ``name``:
+    ``polars-separate`` is a new Polars arm declared as hardware of its own (postures treat it
+    as the GPU), ``gpu-limited`` the cudf arm's CPU stand-in (``cudf.CudfStandIn``); any other
+    name is the Session's to read."""
     if name == "polars-separate":
         return PolarsArm(own_cores=True)
     if name == "gpu-limited":
@@ -51,4 +48,4 @@ def checker_device(name: str | None) -> str | Arm | None:
     return name
 
 
-__all__ = ["CHECKER_DEVICES", "DEVICES", "DUCKDB", "checker_device", "device_arm"]
+__all__ = ["DEVICES", "DUCKDB", "checker_device", "device_arm"]

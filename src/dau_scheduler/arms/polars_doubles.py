@@ -16,9 +16,11 @@ split table's rows. Through text it costs about 0.14 us a value where Polars' ow
 gives the device it made the arm slower than DuckDB's whole query; over the tables the arm
 reads whole beside them (TPC-DS Q34 and Q73: household_demographics) it costs what it costs at
 any share. (A column of the split table itself: one read through a derived table or CTE is
-not followed, and converts through text; only the cost is at stake there.) On the GPU engine,
-whose reading of text is not known to be correctly rounded, all
-are refused (:func:`decimal_double_divergence`); the GPU kit's ``floats`` step measures it.
+not followed, and converts through text; only the cost is at stake there.) Left too, on both
+engines and over the split rows: a value the data bounds so that its digits fit 53 bits
+(:func:`_bounded_in_double`). On the GPU engine, whose reading of text is not known to be
+correctly rounded, the rest are refused (:func:`decimal_double_divergence`); the GPU kit's
+``floats`` step measures it.
 """
 
 from __future__ import annotations
