@@ -410,6 +410,7 @@ def checked_arithmetic(tree: exp.Expr, types: dict[str, dict[str, str]]) -> exp.
         # `ti + 1` over a TINYINT answered 128 where DuckDB raises).
         result = integer_types.result_type(step, left_type, right_type) or step.type
         if _never_overflows(step, result):
+            _computed_in(step, result)
             continue
         wide = step.copy()
         wide.set("this", exp.Cast(this=left.copy(), to=_WIDE_INTEGER.copy()))
@@ -422,6 +423,23 @@ def checked_arithmetic(tree: exp.Expr, types: dict[str, dict[str, str]]) -> exp.
         if truncated is not None:
             op.replace(truncated)
     return annotated
+
+
+def _computed_in(step: exp.Expr, result: exp.DataType) -> None:
+    """``step``, which the data bounds within DuckDB's type ``result``, computed in that type:
+    each operand of another type cast to it (the values fit, so no cast checks anything).
+    Polars computes in its own common type, which may be narrower: a UTINYINT times ``300`` is
+    a UInt16 there (the literal takes the column's kind), ``ut * 300`` of 255 wrapped to 11,964
+    where DuckDB's INTEGER holds 76,500; ``ut - 2147483648`` was a UInt32."""
+    for key in ("this", "expression"):
+        operand = step.args[key]
+        if _checked_type(operand) != result:
+            _replace_typed(operand, exp.Cast(this=operand.copy(), to=result.copy()))
+    step.type = result.copy()
+    parent = step.parent
+    while isinstance(parent, exp.Paren):
+        parent.type = step.type
+        parent = parent.parent
 
 
 def _checked_type(node: exp.Expr) -> exp.DataType | None:
