@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: help demo test fuzz lint bench gpu-check gpu-kit gpu-rehearse clean
+.PHONY: help demo test fuzz lint bench gpu-check gpu-kit gpu-rehearse gpu-translator clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' Makefile | sed 's/:.*## /\t/'
@@ -44,6 +44,9 @@ gpu-kit: $(STAMP)  ## CUDA 13 wheels for the lent H200: download, closure check,
 
 gpu-rehearse: gpu-kit  ## install the kit here as the device would and run gpu/check.py --dry-run
 	$(BIN)/python gpu/kit.py rehearse
+
+gpu-translator: $(STAMP)  ## cudf-polars' translator on this CPU, for --device gpu-limited (docs/gpu.md)
+	$(BIN)/python gpu/translator.py build
 
 clean:  ## remove the virtual environment and caches
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

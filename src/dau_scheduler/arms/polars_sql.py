@@ -82,6 +82,7 @@ from dau_scheduler.arms.polars_marks import (
     mark_stored_scales,
 )
 from dau_scheduler.arms.polars_semijoins import in_subqueries_as_exists
+from dau_scheduler.arms.polars_temporal import date_text_as_dates
 from dau_scheduler.errors import SqlError
 from dau_scheduler.rewrite.planner import PLACEHOLDER, CompiledSplit
 
@@ -536,7 +537,7 @@ def polars_sql(
             mark_ascii_cases(partial, ascii_only)
         if plain_years is not None:
             mark_plain_years(partial, plain_years)
-        partial = checked_arithmetic(partial, schema)
+        partial = date_text_as_dates(checked_arithmetic(partial, schema))
         partial = check_products(partial, DECIMAL_SCALE)
         if not checked_casts:
             refuse_overflow_checks(partial)

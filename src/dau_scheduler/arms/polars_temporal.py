@@ -149,6 +149,46 @@ def mixed_units(node: exp.Expr) -> str | None:
     )
 
 
+_COMPARISONS = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.NullSafeEQ, exp.NullSafeNEQ)
+_PLAIN_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+def date_text_as_dates(tree: exp.Expr) -> exp.Expr:
+    """``tree`` (typed) with each text literal ``'yyyy-mm-dd'`` compared with a DATE (by a
+    comparison, BETWEEN or IN) written as a date literal, and with a plain TIMESTAMP as that
+    date made a timestamp: what DuckDB compares. Polars reads the text as the other side's
+    type itself, through a cached ``strptime`` that the GPU engine cannot translate ("Strptime
+    cache is a CPU feature": TPC-DS Q16, Q32, Q92, Q94 and Q95's ``d_date BETWEEN
+    '2002-02-01' AND ...`` were refused on the cudf arm); a date literal it reads as a date."""
+    for node in list(tree.find_all(*_COMPARISONS, exp.Between, exp.In)):
+        if isinstance(node, exp.Between):
+            pairs = [(node.this, node.args.get("low")), (node.this, node.args.get("high"))]
+        elif isinstance(node, exp.In):
+            pairs = [(node.this, e) for e in node.expressions]
+        else:
+            pairs = [(node.this, node.expression), (node.expression, node.this)]
+        for subject, text in pairs:
+            if not (
+                isinstance(text, exp.Literal)
+                and text.is_string
+                and _PLAIN_DATE.fullmatch(text.this)
+                and subject is not None
+                and subject.type is not None
+            ):
+                continue
+            if subject.type.is_type(exp.DType.DATE):
+                text.replace(_typed_cast(text.copy(), "DATE"))
+            elif subject.type.is_type(*_PLAIN_TIMESTAMPS):
+                text.replace(_typed_cast(_typed_cast(text.copy(), "DATE"), "TIMESTAMP"))
+    return tree
+
+
+def _typed_cast(value: exp.Expr, to: str) -> exp.Cast:
+    cast = exp.Cast(this=value, to=exp.DataType.build(to))
+    cast.type = exp.DataType.build(to)
+    return cast
+
+
 #: Fractional digits of a second each timestamp type keeps.
 TIMESTAMP_DIGITS = {
     exp.DType.TIMESTAMP_S: 0,
@@ -163,6 +203,7 @@ TIMESTAMP_DIGITS = {
 
 __all__ = [
     "TIMESTAMP_DIGITS",
+    "date_text_as_dates",
     "ZONED",
     "ZONED_REASON",
     "extract_divergence",
