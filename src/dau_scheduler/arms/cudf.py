@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from dau_scheduler.arms.polars import PolarsArm, gpu_available
+from dau_scheduler.arms.polars_gpu import UNTRANSLATED
 from dau_scheduler.lazy import LazyModule
 
 if TYPE_CHECKING:
@@ -68,7 +69,7 @@ def translating_engine() -> Any | None:
                 translator.translate_ir()
                 if translator.errors:  # (each a NotImplementedError naming what it met)
                     found = sorted({str(e).splitlines()[0] for e in translator.errors})
-                    raise NotImplementedError(f"cudf-polars cannot translate: {'; '.join(found)}")
+                    raise NotImplementedError(f"{UNTRANSLATED}: {'; '.join(found)}")
                 # (no UDF set: Polars runs the plan itself, on the CPU)
 
             return translate

@@ -31,7 +31,7 @@ from dau_scheduler.arms.polars_frames import (
     sql_types_of,
     widen_decimals,
 )
-from dau_scheduler.arms.polars_gpu import collect, gpu_available, gpu_engine
+from dau_scheduler.arms.polars_gpu import UNTRANSLATED, collect, gpu_available, gpu_engine
 from dau_scheduler.arms.polars_values import (
     beyond_polars,
     panics_on_import,
@@ -494,9 +494,10 @@ class PolarsArm(TableFacts):
             # (A Rust panic is no Exception: Polars' streaming engine asserted on an empty
             # slice of arrival_order.test's window query on the CPU.)
             except (Exception, pl.exceptions.PanicException) as exc:  # noqa: BLE001 - a "no"
-                return (
-                    f"{self.name} arm failed on an empty slice of this partial: {_first_line(exc)}"
-                )
+                text = _first_line(exc)
+                if UNTRANSLATED in text:  # (the stand-in's translator: Polars wraps its error)
+                    return f"{self.name} arm: {text[text.index(UNTRANSLATED) :]}"
+                return f"{self.name} arm failed on an empty slice of this partial: {text}"
         return None
 
     def probe(self, compiled: CompiledSplit) -> pa.Table:

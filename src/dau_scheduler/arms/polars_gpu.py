@@ -39,6 +39,8 @@ EXECUTORS = ("in-memory", "streaming")
 INEXACT_MATH = (exp.Ln, exp.Exp, exp.Pow, exp.Log)
 
 _ONE_AT_A_TIME = threading.Lock()
+#: How the cudf arm's stand-in says cudf-polars' translator refused a plan (``arms.cudf``).
+UNTRANSLATED = "cudf-polars cannot translate"
 
 
 def gpu_engine(executor: str = "in-memory") -> Any:
@@ -106,6 +108,7 @@ def gpu_available() -> bool:
 
 __all__ = [
     "EXECUTORS",
+    "UNTRANSLATED",
     "collect",
     "gpu_available",
     "gpu_engine",
