@@ -5,8 +5,9 @@ Polars' SQL writes an IN of a subquery beside a join as a list built of the subq
 a ``list.contains`` over it, which the GPU engine cannot run (cudf-polars 26.10: TPC-H Q16 and
 Q18 on the H200, 2026-12-04), where it plans ``EXISTS (SELECT 1 FROM c WHERE t.a = c.k)``, with
 ``c`` a table or a CTE, as a semi join both engines run. So where the term is one of a WHERE's
-conjuncts, ``x`` a column of the block's own sources and the subquery uncorrelated, the subquery
-becomes a CTE ``__dau_inN(__dau_in)`` and the term an EXISTS over it. The same rows pass:
+conjuncts (an IN: or reached from them through AND, OR and parentheses alone), ``x`` a column
+of the block's own sources and the subquery uncorrelated, the subquery becomes a CTE
+``__dau_inN(__dau_in)`` and the term an EXISTS over it. The same rows pass:
 
 - ``x IN (S)`` holds, in a WHERE, where some value of S equals ``x`` (a NULL on either side
   equals nothing): the semi join's rows.
@@ -18,8 +19,10 @@ Polars finds an EXISTS's outer column by its name alone (``u.n`` beside ``t.n`` 
 ``probes/outer_joins.py`` seed 3551 drew it from this rewrite), so such a column is then given
 a name of its own (``polars_correlation.name_shared_outer_columns``). Left as it was (and so
 for the GPU engine to refuse) where ``x`` is an expression (Polars plans an EXISTS only on a
-column), the term sits under an OR, or the subquery reads an outer column or a CTE of another
-scope.
+column), the subquery reads an outer column or a CTE of another scope, a NOT IN is not one of
+the WHERE's conjuncts, or an IN sits under a NOT or any other expression than AND, OR and
+parentheses (:func:`_positive_ins`; an IN under an OR was left as an IN until the thirty-seventh
+session).
 """
 
 from __future__ import annotations
@@ -110,10 +113,9 @@ def in_subqueries_as_exists(tree: exp.Expr, schema: dict[str, dict[str, str]]) -
         if where is None:
             continue
         own = {item.alias_or_name.lower() for item in source_items(select)}
-        terms, changed = [], False
-        for term in conjuncts(where.this):
-            negated = isinstance(term, exp.Not)
-            node = term.this.unnest() if negated else term
+        negated = [t for t in conjuncts(where.this) if isinstance(t, exp.Not)]
+        for term in [*negated, *_positive_ins(where.this)]:
+            node = term.this.unnest() if isinstance(term, exp.Not) else term
             query = node.args.get("query") if isinstance(node, exp.In) else None
             column = node.this if isinstance(node, exp.In) else None
             if (
@@ -126,7 +128,6 @@ def in_subqueries_as_exists(tree: exp.Expr, schema: dict[str, dict[str, str]]) -
                     and renamable_source(column, select) is None
                 )
             ):
-                terms.append(term)
                 continue
             name = f"{PREFIX}{count}"
             count += 1
@@ -145,11 +146,25 @@ def in_subqueries_as_exists(tree: exp.Expr, schema: dict[str, dict[str, str]]) -
             ctes.insert(len(ctes) if at is None else at, cte)
             with_.set("expressions", ctes)
             top.add(name)
-            terms.append(_not_in(column, name) if negated else _exists(column, name))
-            changed = True
-        if changed:
-            where.set("this", exp.and_(*terms))
+            if isinstance(term, exp.Not):
+                term.replace(exp.Paren(this=_not_in(column, name)))
+            else:
+                term.replace(_exists(column, name))
     return tree
+
+
+def _positive_ins(condition: exp.Expr) -> list[exp.In]:
+    """The INs ``condition`` reaches through AND, OR and parentheses alone: where it decides
+    which rows a WHERE keeps, an IN's NULL (no value of S equals ``x``, and ``x`` or a value of
+    S is NULL) keeps a row exactly where its FALSE would (``NULL OR c`` is ``c`` or NULL, as
+    ``FALSE OR c`` is ``c``), so the EXISTS's FALSE may stand for it (TPC-DS Q45's
+    ``ca_zip IN (...) OR i_item_id IN (SELECT ...)``: Polars plans an EXISTS under an OR as a
+    left join it counts matches over, which the GPU engine translates)."""
+    if isinstance(condition, (exp.And, exp.Or)):
+        return [*_positive_ins(condition.this), *_positive_ins(condition.expression)]
+    if isinstance(condition, exp.Paren):
+        return _positive_ins(condition.this)
+    return [condition] if isinstance(condition, exp.In) else []
 
 
 __all__ = ["in_subqueries_as_exists"]
