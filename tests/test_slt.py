@@ -46,6 +46,9 @@ SPLITS = {
     "qualify_over_groups",
     "in_subqueries",
     "narrow_computed_types",
+    "filtered_aggregates",
+    "in_subqueries_under_or",
+    "date_text_literals",
 }
 
 
@@ -75,6 +78,9 @@ OVER_ARROW = [
     "decimal_products",
     "date_arithmetic",
     "aggregate_integers",
+    "filtered_aggregates",
+    "in_subqueries_under_or",
+    "date_text_literals",
 ]
 
 
