@@ -49,6 +49,7 @@ SPLITS = {
     "filtered_aggregates",
     "in_subqueries_under_or",
     "date_text_literals",
+    "like_single_characters",
 }
 
 
@@ -81,6 +82,7 @@ OVER_ARROW = [
     "filtered_aggregates",
     "in_subqueries_under_or",
     "date_text_literals",
+    "like_single_characters",
 ]
 
 
