@@ -215,3 +215,39 @@ def test_date_arithmetic_the_data_bounds_splits_and_the_rest_is_refused() -> Non
         assert refusal is not None and "overflow" in refusal, refusal
         with pytest.raises(duckdb.OutOfRangeException):
             session.sql(past, device_share=0.5)
+
+
+def test_a_connections_dates_are_bounded_by_their_days_now() -> None:
+    """A DATE column of a user's connection is bounded by its days since 1970, read from it as
+    a held one's are (``polars_bounds._read_magnitude``): ``e - d`` and ``d + 5`` need no
+    overflow check, and split on the cudf arm. A date far from 1970 added since (a day past
+    the bound) fails the arm's run, and the host answers; an ``infinity`` leaves no bound."""
+    con = duckdb.connect()
+    con.execute(
+        "CREATE TABLE w AS SELECT i, DATE '2000-01-01' + (i % 40)::INTEGER AS d, "
+        "DATE '2000-01-05' + (i % 30)::INTEGER AS e FROM range(2000) r(i)"
+    )
+    arm = CudfStandIn()
+    queries = [
+        "SELECT count(*) AS c FROM w WHERE e - d > 3",
+        "SELECT max(d + 5) AS c FROM w",
+        "SELECT count(*) AS c FROM w WHERE e > d + 7",
+    ]
+    with Session(con, device=arm) as session:
+        for sql in queries:
+            result = session.sql(sql, device_share=0.5)
+            assert result.execution is not None and result.execution.device_rows > 0, sql
+            assert result.table.to_pylist()[0]["c"] == con.execute(sql).fetchone()[0]  # type: ignore[index]
+        compiled = session.compile(queries[0])
+        arm.sql_for(compiled)
+        con.execute("INSERT INTO w VALUES (5000, DATE '9000-01-01', DATE '2000-01-01')")
+        with pytest.raises(SqlError, match="past the"):
+            arm.run_partial(compiled, 0, 2001)
+        for sql in queries:
+            assert session.sql(sql, device_share=0.5).table.to_pylist()[0]["c"] == (
+                con.execute(sql).fetchone()[0]  # type: ignore[index]
+            )
+    con.execute("INSERT INTO w VALUES (5001, DATE 'infinity', DATE '2000-01-01')")
+    with Session(con, device=CudfStandIn()) as session:
+        refusal = session.refusals.device(session.compile(queries[0]))
+        assert refusal is not None and "overflow" in refusal, refusal

@@ -4,7 +4,8 @@ check that a user's connection's rows still keep to what the arm's SQL was writt
 A held table's facts are read once (``TableFacts._magnitude``, ``_rows``). A user's connection's
 rows are read as each query runs, so on the CPU engine, whose strict casts check overflow
 anyway, they have no bounds. The GPU engine's casts do not check (``polars_gpu``): there a
-column's largest magnitude (and a table's rows, for a SUM's bound) is read from the connection
+column's largest magnitude (a DATE column's days since 1970; and a table's rows, for a SUM's
+bound) is read from the connection
 as the partial is translated, the SQL leaves out the checks that bound makes needless, and each
 run first reads the rows it is given: a value or a row count past its bound (the table changed
 since) is an arm failure, and the host answers the whole query (``check_live_bounds``).
@@ -19,10 +20,15 @@ import duckdb
 from sqlglot import exp
 
 from dau_scheduler.errors import SqlError
+from dau_scheduler.lazy import LazyModule
 from dau_scheduler.rewrite.planner import PLACEHOLDER, CompiledSplit
 
 if TYPE_CHECKING:
+    import polars as pl
+
     from dau_scheduler.arms.polars import PolarsArm
+else:
+    pl = LazyModule("polars")
 
 
 class DataBoundsOf:
@@ -71,20 +77,25 @@ class DataBoundsOf:
 
 
 def _read_magnitude(source: Any, column: str, kind: str | None) -> Decimal | None:
-    """The largest magnitude of a connection's numeric column now, or None."""
+    """The largest magnitude of a connection's numeric column now (of a DATE column's days
+    since 1970, as a held one's: ``TableFacts._magnitude``), or None (a DATE column holding
+    ``infinity`` too)."""
     if kind is None:
         return None
-    if not exp.DataType.build(kind, dialect="duckdb").is_type(
-        *exp.DataType.INTEGER_TYPES, exp.DType.DECIMAL
-    ):
+    data_type = exp.DataType.build(kind, dialect="duckdb")
+    if not data_type.is_type(*exp.DataType.INTEGER_TYPES, exp.DType.DECIMAL, exp.DType.DATE):
         return None
     quoted = '"' + column.replace('"', '""') + '"'
-    sql = f"SELECT min({quoted}), max({quoted}) FROM {source.ref}"
+    value, infinite = quoted, "0"
+    if data_type.is_type(exp.DType.DATE):
+        value = f"date_diff('day', DATE '1970-01-01', {quoted})"  # (NULL for an infinity)
+        infinite = f"count({quoted}) - count({value})"
+    sql = f"SELECT min({value}), max({value}), {infinite} FROM {source.ref}"
     try:
-        least, most = source.con.cursor().execute(sql).fetchone() or (None, None)
+        least, most, infinities = source.con.cursor().execute(sql).fetchone() or (None, None, 0)
     except duckdb.Error:
         return None
-    return _magnitude(least, most)
+    return None if infinities else _magnitude(least, most)
 
 
 def _magnitude(least: Any, most: Any) -> Decimal:
@@ -112,9 +123,12 @@ def check_live_bounds(compiled: CompiledSplit, key: str, context: Any, arm: str)
         by_frame.setdefault(frame, []).append((column, bound))
     for frame, bounds in by_frame.items():
         reads = ["COUNT(*)"]
+        schema = context.execute(f'SELECT * FROM "{frame}"').collect_schema()
         for column, _ in bounds:
             if column is not None:
                 quoted = '"' + column.replace('"', '""') + '"'
+                if schema.get(column) == pl.Date:  # (its days since 1970)
+                    quoted = f"CAST({quoted} AS BIGINT)"
                 reads += [f"MIN({quoted})", f"MAX({quoted})"]
         outputs = ", ".join(f"{read} AS v{k}" for k, read in enumerate(reads))
         row = context.execute(f'SELECT {outputs} FROM "{frame}"').collect().row(0)
