@@ -42,9 +42,11 @@ def _like_as_function(value: exp.Expr, pattern: exp.Literal) -> exp.Expr | None:
     if len(runs) == 1:  # no %: as long as the pattern (``_`` one character, as DuckDB's)
         if "_" not in runs[0]:
             return None  # (an equality: Polars writes no regex for it)
-        regex = exp.RegexpLike(this=value, expression=exp.Literal.string("^" + _regex(runs[0])))
-        length = exp.EQ(this=exp.Length(this=value.copy()), expression=_number(len(runs[0])))
-        return exp.Paren(this=exp.and_(length, regex))
+        anchored = exp.Literal.string("^" + _regex(runs[0]))
+        matches = exp.RegexpLike(this=value, expression=anchored)
+        size = exp.Literal.number(len(runs[0]))
+        length = exp.EQ(this=exp.Length(this=value.copy()), expression=size)
+        return exp.Paren(this=exp.and_(length, matches))
     last_as_end = bool(runs[-1]) and "_" not in runs[-1]
     if runs[-1] and not last_as_end:
         return None  # (a last run with ``_`` would need ``$``)
@@ -69,10 +71,6 @@ def _plain(run: str) -> bool:
 def _regex(run: str) -> str:
     """A run as a regular expression: ``_`` as any one character, a newline too."""
     return r"[\s\S]".join(run.split("_"))
-
-
-def _number(value: int) -> exp.Literal:
-    return exp.Literal.number(value)
 
 
 __all__ = ["like_as_functions"]
