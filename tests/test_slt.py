@@ -50,6 +50,7 @@ SPLITS = {
     "in_subqueries_under_or",
     "date_text_literals",
     "like_single_characters",
+    "date_interval_days",
 }
 
 
@@ -83,6 +84,7 @@ OVER_ARROW = [
     "in_subqueries_under_or",
     "date_text_literals",
     "like_single_characters",
+    "date_interval_days",
 ]
 
 

@@ -71,6 +71,20 @@ def _whole_interval(side: exp.Expr) -> bool:
     )
 
 
+#: Days in the interval units a date is shifted by on day numbers.
+_UNIT_DAYS = {"DAY": 1, "WEEK": 7}
+
+
+def _interval_days(side: exp.Expr) -> exp.Expr | None:
+    """A literal interval of whole days or weeks as its days (``INTERVAL '5' DAY``: 5), or
+    None. A date plus it is DuckDB's TIMESTAMP of the date that many days on; written on day
+    numbers, not as Polars' ``offset_by``, which the GPU engine does not translate."""
+    if not _whole_interval(side):
+        return None
+    per = _UNIT_DAYS.get(side.args["unit"].name.upper().removesuffix("S"))
+    return None if per is None else exp.Literal.number(int(side.this.name) * per)
+
+
 def _timestamp_of_date(side: exp.Expr) -> None:
     """A DATE a literal interval is added to, cast to a TIMESTAMP in place: DuckDB's sum is a
     TIMESTAMP, and Polars keeps a Date and drops what is under a day (``d + INTERVAL 36
@@ -126,8 +140,10 @@ def _date_arithmetic(op: exp.Expr) -> exp.Expr:
 
     A date minus a date is DuckDB's BIGINT count of days (Polars: a duration, which the fold
     would read as microseconds); a date plus or minus an integer is a date (Polars: an error).
-    Both are computed on days since 1970, which Polars' casts of a date to and from BIGINT are.
-    A date or a time-zone-free timestamp plus or minus a literal interval is computed alike by
+    Both are computed on days since 1970, which Polars' casts of a date to and from BIGINT are;
+    so is a date plus or minus a literal interval of days or weeks (:func:`_interval_days`),
+    made a TIMESTAMP. A date or a time-zone-free timestamp plus or minus a literal interval of
+    another unit is computed alike by
     both (months clamp to the month's last day in both), a date as a TIMESTAMP, as DuckDB does.
     Everything else with a date, time or interval operand is refused by name.
     """
@@ -142,6 +158,14 @@ def _date_arithmetic(op: exp.Expr) -> exp.Expr:
         return _to_date(op.__class__(this=_days(left), expression=_days(right)))
     if isinstance(op, exp.Add) and _is_integer(lt) and rt.is_type(date):
         return _to_date(exp.Add(this=_days(right), expression=_days(left)))
+    step = _interval_days(right) if lt.is_type(date) else None
+    if isinstance(op, (exp.Add, exp.Sub)) and step is not None:
+        shifted = _to_date(op.__class__(this=_days(left), expression=_days(step)))
+        return exp.Cast(this=shifted, to=_TIMESTAMP.copy())
+    step = _interval_days(left) if rt.is_type(date) else None
+    if isinstance(op, exp.Add) and step is not None:
+        shifted = _to_date(exp.Add(this=_days(right), expression=_days(step)))
+        return exp.Cast(this=shifted, to=_TIMESTAMP.copy())
     literal_interval = [_whole_interval(side) for side in (left, right)]
     if (
         isinstance(op, (exp.Add, exp.Sub))
