@@ -110,9 +110,14 @@ def _replace_typed(old: exp.Expr, new: exp.Expr) -> None:
     if isinstance(new, exp.Cast):
         new.type = new.to.copy()
     old.replace(new)
-    parent = new.parent
+    _typed_through_parentheses(new)
+
+
+def _typed_through_parentheses(node: exp.Expr) -> None:
+    """The parentheses around ``node`` given its type."""
+    parent = node.parent
     while isinstance(parent, exp.Paren):
-        parent.type = new.type
+        parent.type = node.type
         parent = parent.parent
 
 
@@ -460,10 +465,7 @@ def _computed_in(step: exp.Expr, result: exp.DataType) -> None:
         if _checked_type(operand) != result:
             _replace_typed(operand, exp.Cast(this=operand.copy(), to=result.copy()))
     step.type = result.copy()
-    parent = step.parent
-    while isinstance(parent, exp.Paren):
-        parent.type = step.type
-        parent = parent.parent
+    _typed_through_parentheses(step)
 
 
 def _checked_type(node: exp.Expr) -> exp.DataType | None:
