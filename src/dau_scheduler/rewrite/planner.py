@@ -40,6 +40,7 @@ from dau_scheduler.rewrite.blocks import (
     output_name,
     own_nodes,
 )
+from dau_scheduler.rewrite.collation import collation_refusal
 from dau_scheduler.rewrite.dialect import DIALECT
 from dau_scheduler.rewrite.fold import PARTIALS, FastFold, FastRows, fast_for_types
 from dau_scheduler.rewrite.occurrence import occurrence_refusal
@@ -393,12 +394,9 @@ def compile_split(
     arrival = arrival_dependence(tree, aggregate_names)
     if arrival is not None:
         return refused(arrival)
-    collated = _collation_outside_filters(tree)
+    collated = collation_refusal(tree)
     if collated is not None:
-        return refused(
-            f"{collated} orders, groups or compares strings by a collation, which the fold over "
-            "Arrow partials does not keep"
-        )
+        return refused(collated)
     namesake = _namesake_elsewhere(tree, schema, place)
     if namesake is not None:
         return refused(
@@ -433,22 +431,6 @@ def compile_split(
         return refused(*first_refusal)
     reason = reasons[0] if reasons else "the query reads no table both arms hold"
     return refused(reason, tables[0] if tables else None)
-
-
-def _collation_outside_filters(tree: exp.Expr) -> str | None:
-    """The first ``COLLATE`` outside a WHERE or JOIN condition, as SQL, or None. Inside a filter
-    it is evaluated by DuckDB on each arm's rows; elsewhere (ORDER BY, GROUP BY, DISTINCT,
-    MIN/MAX) its strings would be compared again by the fold, byte by byte."""
-    for node in tree.find_all(exp.Collate):
-        child: exp.Expr = node
-        parent = node.parent
-        while parent is not None and not isinstance(parent, (exp.Where, exp.Query)):
-            if isinstance(parent, exp.Join) and child is parent.args.get("on"):
-                break
-            child, parent = parent, parent.parent
-        if not isinstance(parent, (exp.Where, exp.Join)):
-            return str(node.sql(dialect=DIALECT))
-    return None
 
 
 def _aggregates_of(block: exp.Select, names: frozenset[str]) -> list[tuple[str, str]]:
