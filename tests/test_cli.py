@@ -71,6 +71,60 @@ def test_errors_are_named_with_exit_code_2(tpch_dir: Path, tmp_path: Path) -> No
     assert unknown.exit_code == 2 and "unknown query 'q23'" in unknown.stderr
 
 
+def test_data_may_be_a_duckdb_database_file(tpch_dir: Path, tmp_path: Path) -> None:
+    import duckdb
+
+    database = tmp_path / "tpch.duckdb"
+    with duckdb.connect(str(database)) as con:
+        for name in ("lineitem", "orders"):
+            con.execute(f"CREATE TABLE {name} AS FROM read_parquet('{tpch_dir / name}.parquet')")
+        expected = con.sql(
+            "SELECT o_orderpriority, count(*) AS n, sum(l_quantity) AS q FROM "
+            "lineitem JOIN orders ON l_orderkey = o_orderkey GROUP BY 1 ORDER BY 1"
+        ).fetchall()
+    before = database.read_bytes()
+    sql = (
+        "SELECT o_orderpriority, count(*) AS n, sum(l_quantity) AS q FROM lineitem JOIN "
+        "orders ON l_orderkey = o_orderkey GROUP BY 1 ORDER BY 1"
+    )
+    for device in ("polars", "duckdb"):
+        result = runner.invoke(
+            app,
+            [
+                "run",
+                sql,
+                "--data",
+                str(database),
+                "--device",
+                device,
+                "--share",
+                "0.5",
+                "--format",
+                "json",
+            ],
+        )
+        assert result.exit_code == 0, result.output
+        rows = json.loads(result.stdout)
+        assert [(r["o_orderpriority"], r["n"], float(r["q"])) for r in rows] == [
+            (p, n, float(q)) for p, n, q in expected
+        ]
+        assert "split table" in result.stderr and "lineitem" in result.stderr
+    explained = runner.invoke(app, ["explain", sql, "--data", str(database)])
+    assert explained.exit_code == 0 and "split table: lineitem" in explained.stdout
+    # Opened read-only and closed: the file is as it was, and a writer may open it again.
+    assert database.read_bytes() == before
+    duckdb.connect(str(database)).close()
+
+
+def test_data_that_is_neither_a_folder_nor_a_database_is_named(tmp_path: Path) -> None:
+    text = tmp_path / "notes.txt"
+    text.write_text("not a database\n")
+    result = runner.invoke(app, ["run", "select 1", "--data", str(text)])
+    assert result.exit_code == 2
+    assert str(text) in result.stderr and "not a DuckDB database" in result.stderr
+    assert text.read_text() == "not a database\n"
+
+
 def test_a_query_number_without_its_zero_is_the_query(tpch_dir: Path) -> None:
     short = runner.invoke(app, ["explain", "q6", "--data", str(tpch_dir)])
     assert short.exit_code == 0, short.output

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
+import duckdb
 import typer
 from rich.console import Console
 from rich.progress import Progress
@@ -29,7 +32,12 @@ app.add_typer(tpch_app, name="tpch")
 
 err = Console(stderr=True, soft_wrap=True)
 
-DataOpt = Annotated[Path, typer.Option("--data", help="folder of <table>.parquet files")]
+DataOpt = Annotated[
+    Path,
+    typer.Option(
+        "--data", help="folder of <table>.parquet files, or a DuckDB database file (read-only)"
+    ),
+]
 DeviceOpt = Annotated[str, typer.Option("--device", help="auto, cudf, polars, duckdb or none")]
 SplitOpt = Annotated[str | None, typer.Option("--split-table", help="table to cut between arms")]
 BudgetOpt = Annotated[
@@ -61,6 +69,30 @@ def _query_text(query: str) -> str:
     if name not in named:
         raise DauError(f"unknown query {query!r}: the TPC-H queries are q01 .. q{len(named):02d}")
     return named[name]
+
+
+@contextmanager
+def _session(data: Path, **options: Any) -> Iterator[Session]:
+    """A Session over ``--data``: a folder of Parquet files, or a DuckDB database file, whose
+    tables the Session reads where they are through a read-only connection (as it reads a
+    connection a Python caller gives it), closed when the command ends."""
+    if not data.is_file():
+        with Session(data, **options) as session:
+            yield session
+        return
+    try:
+        con = duckdb.connect(str(data), read_only=True)
+    except duckdb.Error as exc:
+        first = str(exc).strip().splitlines()[0]
+        raise DauError(
+            f"--data {data} is a file but not a DuckDB database DuckDB can open ({first}); "
+            "give a DuckDB database file or a folder of <table>.parquet files"
+        ) from None
+    try:
+        with Session(con, **options) as session:
+            yield session
+    finally:
+        con.close()
 
 
 def _fail(exc: Exception) -> typer.Exit:
@@ -99,7 +131,7 @@ def run(
         raise _fail(DauError(f"unknown format {format!r}; expected table, csv or json"))
     try:
         sql = _query_text(query)
-        with Session(
+        with _session(
             data,
             device=_device(device),
             mem_budget_mb=mem_budget,
@@ -136,7 +168,7 @@ def explain(
     --cluster, where the split table's rows would go over the cluster's workers."""
     placed: list[tuple[str, int, int]] = []
     try:
-        with Session(data, device=None, lazy=cluster is not None, cluster=cluster) as session:
+        with _session(data, device=None, lazy=cluster is not None, cluster=cluster) as session:
             plan = session.explain(_query_text(query), split_table=split_table)
             if session.cluster is not None and plan.refusal is None and plan.split_table:
                 rows = session.row_counts[plan.split_table]
@@ -269,7 +301,7 @@ def profile(
 ) -> None:
     """Measure one arm's profile for a query (row prefixes of the split table) and cache it."""
     try:
-        with Session(data, device=_device(device)) as session:
+        with _session(data, device=_device(device)) as session:
             measured = session.profile(_query_text(query), arm=arm, split_table=split_table)
             where = session.cache.root
     except DauError as exc:
@@ -349,7 +381,7 @@ def plan(
 ) -> None:
     """The work split a query would run with, its rationale and predicted speedup."""
     try:
-        with Session(data, device=_device(device)) as session:
+        with _session(data, device=_device(device)) as session:
             split = session.plan(
                 _query_text(query),
                 posture=posture,
@@ -413,7 +445,7 @@ def size(
 
     try:
         # Planning runs no more than a sample: the tables are read lazily, with no limit set.
-        with Session(data, device=_device(device), lazy=True) as session:
+        with _session(data, device=_device(device), lazy=True) as session:
             sql = _query_text(query)
             compiled = session.compile(sql)
             if compiled.plan.refusal is not None:
@@ -474,7 +506,7 @@ def calibrate(
     from dau_scheduler.planner import DeviceSpec, Resources, calibrate_resources
 
     try:
-        with Session(data, device=_device(device)) as session:
+        with _session(data, device=_device(device)) as session:
             found = Resources.discover()
             specs = list(found.devices)
             arm = session.device
