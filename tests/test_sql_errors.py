@@ -124,6 +124,9 @@ def test_unknown_device_and_missing_folder_are_named(tmp_path: Path) -> None:
         Session(tmp_path / "nowhere")
     with pytest.raises(SqlError, match="holds no"):
         Session(tmp_path)
+    (tmp_path / "db.duckdb").write_bytes(b"")
+    with pytest.raises(SqlError, match=r"db\.duckdb is a file: .*duckdb\.connect"):
+        Session(tmp_path / "db.duckdb")
     with pytest.raises(SqlError, match="expected a path"):
         Session({"t": 42})
     with pytest.raises(SqlError, match="plain identifier"):

@@ -293,6 +293,11 @@ def _parquet(name: str, path: Path) -> ParquetSource:
 
 def discover(folder: Path) -> dict[str, Path]:
     """``<name>.parquet`` files and ``<name>/`` folders of parts directly under ``folder``."""
+    if folder.is_file():
+        raise SqlError(
+            f"data folder {folder} is a file: give a folder of <name>.parquet files, or a DuckDB "
+            "database's connection (duckdb.connect(path, read_only=True))"
+        )
     if not folder.is_dir():
         raise SqlError(f"data folder {folder} does not exist or is not a folder")
     found: dict[str, Path] = {}
