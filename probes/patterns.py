@@ -1,5 +1,5 @@
 """Random text patterns and comparisons: LIKE, ILIKE and NOT LIKE with `_`, `%` and ESCAPE over
-non-ASCII text, SIMILAR TO, GLOB, regexp_matches (classes, anchors, alternation, counts, flags),
+non-ASCII text and regex syntax (`.`, `(`, `$`, `|`, a backslash), SIMILAR TO, GLOB, regexp_matches (classes, anchors, alternation, counts, flags),
 `~`, regexp_replace and regexp_extract, starts_with/ends_with/contains/prefix/suffix, and text
 compared, ordered, grouped and taken MIN/MAX of where bytes, case and trailing spaces differ.
 Arguments: SEED FILE COUNT."""
@@ -42,6 +42,12 @@ TEXTS = [
     "ǆ",
     "Ω",
     "ω",
+    "a.b",
+    "(x)",
+    "$5",
+    "x+y",
+    "a|b.",
+    "[1]",
 ]
 lines = [
     "statement ok",
@@ -55,6 +61,21 @@ lines = [
     "",
 ]
 LIKES = ["a%", "%b", "_", "__", "%é%", "a_b", "%\\%%", "a\\_b", "%", "", "x_", "x%0", "%ß%", "_b%"]
+LIKES += [
+    "%.%",
+    "a.%",
+    "%.b",
+    "a.b",
+    "%(x)%",
+    "$%",
+    "%+%",
+    "%|%",
+    "%[1]",
+    "%.",
+    "%.%_",
+    "_.%",
+    "%\\%",
+]
 REGEXES = [
     "^a",
     "b$",

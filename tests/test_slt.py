@@ -51,6 +51,7 @@ SPLITS = {
     "date_text_literals",
     "like_single_characters",
     "date_interval_days",
+    "like_punctuation",
 }
 
 
@@ -85,6 +86,7 @@ OVER_ARROW = [
     "date_text_literals",
     "like_single_characters",
     "date_interval_days",
+    "like_punctuation",
 ]
 
 
