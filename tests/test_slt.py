@@ -52,6 +52,7 @@ SPLITS = {
     "like_single_characters",
     "date_interval_days",
     "like_punctuation",
+    "timestamp_literals",
 }
 
 
@@ -87,6 +88,7 @@ OVER_ARROW = [
     "like_single_characters",
     "date_interval_days",
     "like_punctuation",
+    "timestamp_literals",
 ]
 
 

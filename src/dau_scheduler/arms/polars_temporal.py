@@ -5,6 +5,7 @@ different units met in one expression (``polars_checks.refuse_divergent`` asks e
 from __future__ import annotations
 
 import re
+from datetime import datetime, timedelta
 
 from sqlglot import exp
 
@@ -155,11 +156,13 @@ _PLAIN_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 def date_text_as_dates(tree: exp.Expr) -> exp.Expr:
     """``tree`` (typed) with each text literal ``'yyyy-mm-dd'`` compared with a DATE (by a
-    comparison, BETWEEN or IN) written as a date literal, and with a plain TIMESTAMP as that
-    date made a timestamp: what DuckDB compares. Polars reads the text as the other side's
-    type itself, through a cached ``strptime`` that the GPU engine cannot translate ("Strptime
-    cache is a CPU feature": TPC-DS Q16, Q32, Q92, Q94 and Q95's ``d_date BETWEEN
-    '2002-02-01' AND ...`` were refused on the cudf arm); a date literal it reads as a date."""
+    comparison, BETWEEN or IN) written as a date literal, and a timestamp's text (a date, or a
+    date and a time of day) compared with a plain TIMESTAMP written as its value
+    (:func:`timestamp_texts_as_values`): what DuckDB compares. Polars reads the text as the
+    other side's type itself, through a cached ``strptime`` that the GPU engine cannot
+    translate ("Strptime cache is a CPU feature": TPC-DS Q16, Q32, Q92, Q94 and Q95's ``d_date
+    BETWEEN '2002-02-01' AND ...`` were refused on the cudf arm); a date literal it reads as a
+    date. Then each TIMESTAMP literal is written as its value."""
     for node in list(tree.find_all(*_COMPARISONS, exp.Between, exp.In)):
         if isinstance(node, exp.Between):
             pairs = [(node.this, node.args.get("low")), (node.this, node.args.get("high"))]
@@ -171,16 +174,74 @@ def date_text_as_dates(tree: exp.Expr) -> exp.Expr:
             if not (
                 isinstance(text, exp.Literal)
                 and text.is_string
-                and _PLAIN_DATE.fullmatch(text.this)
                 and subject is not None
                 and subject.type is not None
             ):
                 continue
-            if subject.type.is_type(exp.DType.DATE):
+            if subject.type.is_type(exp.DType.DATE) and _PLAIN_DATE.fullmatch(text.this):
                 text.replace(_typed_cast(text.copy(), "DATE"))
             elif subject.type.is_type(*_PLAIN_TIMESTAMPS):
-                text.replace(_typed_cast(_typed_cast(text.copy(), "DATE"), "TIMESTAMP"))
+                micros = timestamp_microseconds(text.this)
+                if micros is not None:
+                    text.replace(_timestamp_value(micros))
+    return timestamp_texts_as_values(tree)
+
+
+#: A TIMESTAMP's text as DuckDB and Python read it alike: a date of four-digit year, and a time
+#: of day to the microsecond (or none: midnight). Anything else (a time zone, ``24:00:00``, a
+#: year past 9999, nanoseconds) is left as text, which the arm refuses to cast.
+_TIMESTAMP_TEXT = re.compile(
+    r"(\d{4})-(\d{2})-(\d{2})(?:[ T](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,6}))?)?"
+)
+_EPOCH = datetime(1970, 1, 1)
+
+
+def timestamp_microseconds(text: str) -> int | None:
+    """Microseconds since 1970 of a TIMESTAMP's text (:data:`_TIMESTAMP_TEXT`), or None."""
+    found = _TIMESTAMP_TEXT.fullmatch(text)
+    if found is None:
+        return None
+    year, month, day, hour, minute, second, fraction = found.groups()
+    try:
+        moment = datetime(
+            int(year),
+            int(month),
+            int(day),
+            int(hour or 0),
+            int(minute or 0),
+            int(second or 0),
+            int((fraction or "0").ljust(6, "0")),
+        )
+    except ValueError:  # (February 30th, hour 24, year 0: DuckDB's reading is its own)
+        return None
+    return (moment - _EPOCH) // timedelta(microseconds=1)
+
+
+def timestamp_texts_as_values(tree: exp.Expr) -> exp.Expr:
+    """``tree`` with each ``TIMESTAMP '...'`` (a cast of text to a plain TIMESTAMP) whose text
+    :func:`timestamp_microseconds` reads written as that many microseconds cast to a TIMESTAMP,
+    which Polars reads as microseconds since 1970 (its TIMESTAMP's unit). Polars casts no such
+    text itself (``'2000-01-10 05:00:00'``, even ``'2000-01-10'``: "conversion from str to
+    datetime failed"), and the arm refused every cast from text but a date's; the GPU engine
+    would read a text through ``strptime``, which it does not translate."""
+    for cast in list(tree.find_all(exp.Cast)):
+        text = cast.this
+        if (
+            isinstance(text, exp.Literal)
+            and text.is_string
+            and cast.to.is_type(*_PLAIN_TIMESTAMPS)
+            and not cast.args.get("format")
+        ):
+            micros = timestamp_microseconds(text.this)
+            if micros is not None:
+                cast.replace(_timestamp_value(micros))
     return tree
+
+
+def _timestamp_value(micros: int) -> exp.Cast:
+    value = exp.Literal.number(micros)
+    value.type = exp.DataType.build("BIGINT")
+    return _typed_cast(value, "TIMESTAMP")
 
 
 def _typed_cast(value: exp.Expr, to: str) -> exp.Cast:
@@ -204,6 +265,8 @@ TIMESTAMP_DIGITS = {
 __all__ = [
     "TIMESTAMP_DIGITS",
     "date_text_as_dates",
+    "timestamp_microseconds",
+    "timestamp_texts_as_values",
     "ZONED",
     "ZONED_REASON",
     "extract_divergence",
