@@ -57,6 +57,7 @@ KEYS = [
     "epoch({c})",
     "date_diff('{p}', TIMESTAMP '2020-06-01', {c})",
     "{c} + INTERVAL '{n} hours'",
+    "{c} {sign} INTERVAL {long} {unit}",
     "date_trunc('{p}', {c} - iv)",
     "make_date(year({c}), 1, 1)",
     "tz::TIMESTAMP",
@@ -137,7 +138,15 @@ CONDS = [
 
 def fill(template):
     return template.format(
-        p=R.choice(PARTS), c=R.choice(TEMPORAL), n=R.choice([1, 6, 24, 36]), lit=R.choice(LITERALS)
+        p=R.choice(PARTS),
+        c=R.choice(TEMPORAL),
+        n=R.choice([1, 6, 24, 36]),
+        lit=R.choice(LITERALS),
+        # Shifts past 292 years in days or hours, where Polars' offset_by wrapped (thirty-eighth
+        # session), and others in every fixed unit.
+        sign=R.choice(["+", "-"]),
+        long=R.choice([3, 90, 106751, 106752, 200000, 1000000, 2562048, 40000000]),
+        unit=R.choice(["DAY", "HOUR", "MINUTE", "WEEK", "SECOND", "MONTH"]),
     )
 
 

@@ -53,6 +53,7 @@ SPLITS = {
     "date_interval_days",
     "like_punctuation",
     "timestamp_literals",
+    "timestamp_interval_shifts",
 }
 
 
@@ -89,6 +90,7 @@ OVER_ARROW = [
     "date_interval_days",
     "like_punctuation",
     "timestamp_literals",
+    "timestamp_interval_shifts",
 ]
 
 

@@ -73,6 +73,20 @@ def _whole_interval(side: exp.Expr) -> bool:
 
 #: Days in the interval units a date is shifted by on day numbers.
 _UNIT_DAYS = {"DAY": 1, "WEEK": 7}
+#: Microseconds in the interval units a plain TIMESTAMP column is shifted by on microseconds.
+_UNIT_MICROSECONDS = {
+    "WEEK": 604_800_000_000,
+    "DAY": 86_400_000_000,
+    "HOUR": 3_600_000_000,
+    "MINUTE": 60_000_000,
+    "SECOND": 1_000_000,
+    "MILLISECOND": 1_000,
+    "MICROSECOND": 1,
+}
+#: The longest such shift (about 3,170 years): a held timestamp lies within Polars' calendar
+#: (``polars_values.CALENDAR_MICROSECONDS``, 8.2e18), so the sum stays inside a BIGINT and
+#: inside DuckDB's timestamps (to year 294247), short of its infinity.
+_LONGEST_SHIFT = 10**17
 
 
 def _interval_days(side: exp.Expr) -> exp.Expr | None:
@@ -83,6 +97,42 @@ def _interval_days(side: exp.Expr) -> exp.Expr | None:
         return None
     per = _UNIT_DAYS.get(side.args["unit"].name.upper().removesuffix("S"))
     return None if per is None else exp.Literal.number(int(side.this.name) * per)
+
+
+def _interval_microseconds(side: exp.Expr) -> exp.Expr | None:
+    """A literal interval of whole weeks, days, hours, minutes, seconds, milliseconds or
+    microseconds as its microseconds, or None (another unit: months and years are no fixed
+    length; or longer than :data:`_LONGEST_SHIFT`)."""
+    if not _whole_interval(side):
+        return None
+    per = _UNIT_MICROSECONDS.get(side.args["unit"].name.upper().removesuffix("S"))
+    shift = None if per is None else int(side.this.name) * per
+    return None if shift is None or abs(shift) > _LONGEST_SHIFT else exp.Literal.number(shift)
+
+
+def _wraps_in_polars(side: exp.Expr) -> bool:
+    """A literal whole interval (:func:`_whole_interval`) of a fixed length too long for Polars'
+    ``offset_by``, which counts it in nanoseconds and wraps past 2**63 (106,752 days: ``ts +
+    INTERVAL 1000000 DAY`` gave 2154-11-11 for DuckDB's 4707-11-28, and a MIN another row)."""
+    per = _UNIT_MICROSECONDS.get(side.args["unit"].name.upper().removesuffix("S"))
+    return per is not None and abs(int(side.this.name)) * per * 1000 >= 2**63
+
+
+def _timestamp_column(side: exp.Expr) -> bool:
+    """A plain TIMESTAMP column (microseconds), whose values lie within Polars' calendar."""
+    column = side.unnest()
+    return isinstance(column, exp.Column) and (column.type or _UNKNOWN).is_type(
+        exp.DType.TIMESTAMP, exp.DType.TIMESTAMPNTZ
+    )
+
+
+def _shifted_timestamp(op: exp.Expr, column: exp.Expr, shift: exp.Expr) -> exp.Cast:
+    """``column`` plus (or minus) ``shift`` microseconds, computed on microseconds since 1970
+    and made a TIMESTAMP again: DuckDB adds a day's or an hour's interval to a time-zone-free
+    timestamp as that many microseconds; Polars' ``offset_by`` the GPU engine does not
+    translate ("Temporal function"). The sum needs no check (``polars_decimals.bound``)."""
+    micros = exp.Cast(this=column.copy(), to=_BIGINT.copy())
+    return exp.Cast(this=op.__class__(this=micros, expression=shift), to=_TIMESTAMP.copy())
 
 
 def _timestamp_of_date(side: exp.Expr) -> None:
@@ -147,8 +197,9 @@ def _date_arithmetic(op: exp.Expr) -> exp.Expr:
     would read as microseconds); a date plus or minus an integer is a date (Polars: an error).
     Both are computed on days since 1970, which Polars' casts of a date to and from BIGINT are;
     so is a date plus or minus a literal interval of days or weeks (:func:`_interval_days`),
-    made a TIMESTAMP. A date or a time-zone-free timestamp plus or minus a literal interval of
-    another unit is computed alike by
+    made a TIMESTAMP, and a time-zone-free timestamp column plus or minus one of a fixed length
+    on microseconds (:func:`_shifted_timestamp`). A date or a time-zone-free timestamp plus or
+    minus a literal interval of another unit is computed alike by
     both (months clamp to the month's last day in both), a date as a TIMESTAMP, as DuckDB does.
     Everything else with a date, time or interval operand is refused by name.
     """
@@ -171,7 +222,19 @@ def _date_arithmetic(op: exp.Expr) -> exp.Expr:
     if isinstance(op, exp.Add) and step is not None:
         shifted = _to_date(exp.Add(this=_days(right), expression=_days(step)))
         return exp.Cast(this=shifted, to=_TIMESTAMP.copy())
+    step = _interval_microseconds(right) if _timestamp_column(left) else None
+    if isinstance(op, (exp.Add, exp.Sub)) and step is not None:
+        return _shifted_timestamp(op, left, step)
+    step = _interval_microseconds(left) if _timestamp_column(right) else None
+    if isinstance(op, exp.Add) and step is not None:
+        return _shifted_timestamp(op, right, step)
     literal_interval = [_whole_interval(side) for side in (left, right)]
+    for side, whole in zip((left, right), literal_interval, strict=True):
+        if whole and _wraps_in_polars(side):
+            raise SqlError(
+                f"{op.sql(dialect='duckdb')}: an interval of over 292 years in weeks or shorter "
+                "units (Polars' offset_by counts it in nanoseconds and wraps past 2**63)"
+            )
     if (
         isinstance(op, (exp.Add, exp.Sub))
         and literal_interval[1]

@@ -31,6 +31,7 @@ from sqlglot.optimizer.scope import Scope
 from dau_scheduler.arms import integer_types
 from dau_scheduler.arms.duckdb_types import typeof
 from dau_scheduler.arms.polars_marks import OVERFLOW_CHECK, UNBOUNDED, decimal_scale
+from dau_scheduler.arms.polars_values import CALENDAR_MICROSECONDS
 from dau_scheduler.errors import SqlError
 
 #: ``meta`` key on a product DuckDB checks for overflow: the integer digits its type holds.
@@ -210,6 +211,8 @@ def bound(node: exp.Expr) -> Decimal | None:
             return abs(Decimal(node.this))
         except InvalidOperation:
             return None  # (a text that is no number)
+    if _timestamp_microseconds(node):
+        return Decimal(CALENDAR_MICROSECONDS)
     if isinstance(node, exp.Cast) and not isinstance(node, exp.TryCast):
         inner = bound(node.this)
         if inner is None or not node.to.is_type(*exp.DataType.INTEGER_TYPES, exp.DType.DECIMAL):
@@ -226,6 +229,23 @@ def bound(node: exp.Expr) -> Decimal | None:
         found = [bound(value) for value in values]
         return None if not found or None in found else max(v for v in found if v is not None)
     return None
+
+
+#: sqlglot's types of DuckDB's TIMESTAMP (microseconds, no time zone).
+_PLAIN_TIMESTAMPS = (exp.DType.TIMESTAMP, exp.DType.TIMESTAMPNTZ)
+
+
+def _timestamp_microseconds(node: exp.Expr) -> bool:
+    """A plain TIMESTAMP column cast to a BIGINT (the arm's date arithmetic writes it): its
+    microseconds since 1970, within Polars' calendar for every row the arm holds."""
+    if not (isinstance(node, exp.Cast) and node.to.is_type(exp.DType.BIGINT)):
+        return False
+    column = node.this.unnest()
+    return (
+        isinstance(column, exp.Column)
+        and column.type is not None
+        and column.type.is_type(*_PLAIN_TIMESTAMPS)
+    )
 
 
 def _picked_values(node: exp.Expr) -> list[exp.Expr] | None:

@@ -41,6 +41,9 @@ def panics_on_import(kind: pa.DataType) -> bool:
 #: NULL where DuckDB's dates go on to year 5881580 (``sum(year(d))`` over years 5000000 read
 #: 24960887 for DuckDB's 49960887: thirty-first session, probes/temporal.py).
 _CALENDAR_DAYS = (-96_465_292, 95_026_236)
+#: The largest magnitude of a TIMESTAMP's microseconds since 1970 the arm holds: a column past
+#: Polars' calendar is left out of Polars (:func:`beyond_polars`), on every read.
+CALENDAR_MICROSECONDS = max(-_CALENDAR_DAYS[0], _CALENDAR_DAYS[1] + 1) * 86_400_000_000
 
 
 def polars_bounds(kind: pa.DataType) -> tuple[int, int, str] | None:
