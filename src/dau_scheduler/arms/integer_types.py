@@ -48,6 +48,13 @@ def _measured() -> dict[tuple[str, str, str], str]:
     return dict(zip(keys, (str(name) for name in row), strict=True))
 
 
+def is_integer(data_type: exp.DataType | None) -> bool:
+    """An integer type, or BOOLEAN (which DuckDB's arithmetic reads as one)."""
+    return data_type is not None and (
+        data_type.is_type(*exp.DataType.INTEGER_TYPES) or data_type.is_type("BOOLEAN")
+    )
+
+
 def literal_value(node: exp.Expr | None, parens: bool = True) -> int | None:
     """The value of an integer literal, a negative one too (DuckDB folds ``-1`` and, with
     ``parens``, ``(1)`` into one), else None."""
@@ -106,4 +113,4 @@ def result_type(
     return exp.DataType.build(_TYPES[found][0]) if found in _TYPES else None
 
 
-__all__ = ["literal_type_alone", "literal_value", "result_type"]
+__all__ = ["is_integer", "literal_type_alone", "literal_value", "result_type"]

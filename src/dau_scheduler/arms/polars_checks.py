@@ -12,7 +12,7 @@ import re
 
 from sqlglot import exp
 
-from dau_scheduler.arms.polars_arithmetic import NON_NEGATIVE
+from dau_scheduler.arms.polars_dates import NON_NEGATIVE
 from dau_scheduler.arms.polars_doubles import EXACT, decimal_double_divergence
 from dau_scheduler.arms.polars_functions import (
     COMPARISONS,
@@ -63,7 +63,7 @@ _DIVERGENT: dict[type[exp.Expr], str] = {
     exp.Upper: "upper (Polars uppercases ß and ligatures to several letters)",
     exp.ILike: "ILIKE (Polars folds the case of non-ASCII letters differently: İ is not i)",
     exp.Round: "round (Polars rounds halves to even, DuckDB away from zero: -2.5)",
-    # What polars_arithmetic._epoch leaves: Polars' own epoch of a TIMESTAMP_NS or TIMESTAMP_S
+    # What polars_dates.epoch leaves: Polars' own epoch of a TIMESTAMP_NS or TIMESTAMP_S
     # is in its unit, of a zoned one a cast the arm refuses, and before 1970 off in the fraction.
     exp.TimeToUnix: "epoch of other than a date or a plain timestamp",
     exp.Anonymous: "a function Polars may compute differently",

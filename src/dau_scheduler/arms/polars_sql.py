@@ -39,7 +39,7 @@ from sqlglot import exp
 from sqlglot.dialects.postgres import Postgres
 
 from dau_scheduler.arms import polars_doubles
-from dau_scheduler.arms.polars_arithmetic import checked_arithmetic, last_day, non_negative
+from dau_scheduler.arms.polars_arithmetic import checked_arithmetic
 from dau_scheduler.arms.polars_checks import (
     SPECIAL_VALUE,
     refuse_constant_filters,
@@ -54,6 +54,7 @@ from dau_scheduler.arms.polars_correlation import (
     refuse_empty_group_forms,
     refuse_undecorrelated,
 )
+from dau_scheduler.arms.polars_dates import last_day, non_negative
 from dau_scheduler.arms.polars_decimals import (
     DataBounds,
     check_products,
@@ -316,7 +317,7 @@ def _translate(node: exp.Expr) -> exp.Expr:
     if named == "yearweek" and len(node.expressions) == 1:
         return _yearweek(_translated(node.expressions[0]))
     if isinstance(node, exp.Extract) and node.name.upper() == "EPOCH":
-        # DuckDB's epoch(x), which polars_arithmetic._epoch computes as DuckDB does
+        # DuckDB's epoch(x), which polars_dates.epoch computes as DuckDB does
         return exp.TimeToUnix(this=_translated(node.expression))
     if isinstance(node, exp.Div):
         double = exp.DataType.build("DOUBLE")
