@@ -13,6 +13,7 @@ from sqlglot import exp
 from dau_scheduler.arms.integer_types import is_integer
 from dau_scheduler.arms.polars_decimals import fits
 from dau_scheduler.arms.polars_marks import OVERFLOW_CHECK
+from dau_scheduler.arms.polars_temporal import PLAIN_TIMESTAMPS
 from dau_scheduler.errors import SqlError
 
 _BIGINT = exp.DataType.build("BIGINT")
@@ -112,9 +113,7 @@ def _wraps_in_polars(side: exp.Expr) -> bool:
 def _timestamp_column(side: exp.Expr) -> bool:
     """A plain TIMESTAMP column (microseconds), whose values lie within Polars' calendar."""
     column = side.unnest()
-    return isinstance(column, exp.Column) and (column.type or _UNKNOWN).is_type(
-        exp.DType.TIMESTAMP, exp.DType.TIMESTAMPNTZ
-    )
+    return isinstance(column, exp.Column) and (column.type or _UNKNOWN).is_type(*PLAIN_TIMESTAMPS)
 
 
 def _shifted_timestamp(op: exp.Expr, column: exp.Expr, shift: exp.Expr) -> exp.Cast:

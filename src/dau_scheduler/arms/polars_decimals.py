@@ -31,6 +31,7 @@ from sqlglot.optimizer.scope import Scope
 from dau_scheduler.arms import integer_types
 from dau_scheduler.arms.duckdb_types import typeof
 from dau_scheduler.arms.polars_marks import OVERFLOW_CHECK, UNBOUNDED, decimal_scale
+from dau_scheduler.arms.polars_temporal import PLAIN_TIMESTAMPS
 from dau_scheduler.arms.polars_values import CALENDAR_MICROSECONDS
 from dau_scheduler.errors import SqlError
 
@@ -231,10 +232,6 @@ def bound(node: exp.Expr) -> Decimal | None:
     return None
 
 
-#: sqlglot's types of DuckDB's TIMESTAMP (microseconds, no time zone).
-_PLAIN_TIMESTAMPS = (exp.DType.TIMESTAMP, exp.DType.TIMESTAMPNTZ)
-
-
 def _timestamp_microseconds(node: exp.Expr) -> bool:
     """A plain TIMESTAMP column cast to a BIGINT (the arm's date arithmetic writes it): its
     microseconds since 1970, within Polars' calendar for every row the arm holds."""
@@ -244,7 +241,7 @@ def _timestamp_microseconds(node: exp.Expr) -> bool:
     return (
         isinstance(column, exp.Column)
         and column.type is not None
-        and column.type.is_type(*_PLAIN_TIMESTAMPS)
+        and column.type.is_type(*PLAIN_TIMESTAMPS)
     )
 
 

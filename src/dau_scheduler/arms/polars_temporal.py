@@ -39,7 +39,7 @@ _EXTRACTED = frozenset(
 
 
 #: How sqlglot types DuckDB's TIMESTAMP (no time zone).
-_PLAIN_TIMESTAMPS = (exp.DType.TIMESTAMP, exp.DType.TIMESTAMPNTZ)
+PLAIN_TIMESTAMPS = (exp.DType.TIMESTAMP, exp.DType.TIMESTAMPNTZ)
 #: Parts of the time of day: Polars has them on timestamps, not on dates.
 _TIME_PARTS = frozenset({"hour", "minute", "second", "millisecond", "microsecond"})
 #: Of those, the ones Polars extracts from a TIME as DuckDB does (its seconds of a time keep
@@ -70,7 +70,7 @@ def strftime_divergence(node: exp.TimeToStr) -> str | None:
     if not (isinstance(form, exp.Literal) and form.is_string):
         return "strftime with a format that is not a literal"
     kind = node.this.type
-    timestamp = kind is not None and kind.is_type(*_PLAIN_TIMESTAMPS)
+    timestamp = kind is not None and kind.is_type(*PLAIN_TIMESTAMPS)
     date = kind is not None and kind.is_type(exp.DType.DATE)
     if not (timestamp or date):
         return "strftime of other than a date or a plain timestamp"
@@ -97,7 +97,7 @@ def extract_divergence(node: exp.Extract) -> str | None:
         # '2000-01-08 23:59:59.9999995' is day 9 in DuckDB, day 8 in Polars (era_parts.test)
         return "EXTRACT from a TIMESTAMP_NS (DuckDB rounds it to microseconds first)"
     on_time = kind is not None and kind.is_type(exp.DType.TIME) and part in _ON_TIME
-    on_timestamp = kind is not None and kind.is_type(*_PLAIN_TIMESTAMPS) and part in _ON_TIMESTAMP
+    on_timestamp = kind is not None and kind.is_type(*PLAIN_TIMESTAMPS) and part in _ON_TIMESTAMP
     if part in _TIME_PARTS and not (on_timestamp or on_time):
         return f"EXTRACT of {part} from this type (Polars has it on plain timestamps only)"
     return None
@@ -180,7 +180,7 @@ def date_text_as_dates(tree: exp.Expr) -> exp.Expr:
                 continue
             if subject.type.is_type(exp.DType.DATE) and _PLAIN_DATE.fullmatch(text.this):
                 text.replace(_typed_cast(text.copy(), "DATE"))
-            elif subject.type.is_type(*_PLAIN_TIMESTAMPS):
+            elif subject.type.is_type(*PLAIN_TIMESTAMPS):
                 micros = timestamp_microseconds(text.this)
                 if micros is not None:
                     text.replace(_timestamp_value(micros))
@@ -229,7 +229,7 @@ def timestamp_texts_as_values(tree: exp.Expr) -> exp.Expr:
         if (
             isinstance(text, exp.Literal)
             and text.is_string
-            and cast.to.is_type(*_PLAIN_TIMESTAMPS)
+            and cast.to.is_type(*PLAIN_TIMESTAMPS)
             and not cast.args.get("format")
         ):
             micros = timestamp_microseconds(text.this)
@@ -263,6 +263,7 @@ TIMESTAMP_DIGITS = {
 
 
 __all__ = [
+    "PLAIN_TIMESTAMPS",
     "TIMESTAMP_DIGITS",
     "date_text_as_dates",
     "timestamp_microseconds",
