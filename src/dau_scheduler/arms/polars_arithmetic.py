@@ -1,6 +1,7 @@
 """The Polars arm's arithmetic, made DuckDB's: integers that cannot wrap, FLOAT sums in
-doubles, and date arithmetic on day numbers (see :func:`checked_arithmetic`). It needs the
-partial's column types, which sqlglot's annotation derives from the frames the arm holds."""
+doubles, and date arithmetic as :mod:`polars_dates` writes it (see :func:`checked_arithmetic`).
+It needs the partial's column types, which sqlglot's annotation derives from the frames the arm
+holds."""
 
 from __future__ import annotations
 
@@ -24,9 +25,6 @@ from dau_scheduler.errors import SqlError
 
 _WIDE_INTEGER = exp.DataType.build("DECIMAL(38, 0)")
 _DOUBLE = exp.DataType.build("DOUBLE")
-
-
-_BIGINT = exp.DataType.build("BIGINT")
 _INTEGER = exp.DataType.build("INTEGER")
 
 
@@ -34,9 +32,6 @@ def _is_temporal(data_type: exp.DataType | None) -> bool:
     return data_type is not None and data_type.is_type(
         *exp.DataType.TEMPORAL_TYPES, exp.DType.INTERVAL
     )
-
-
-_UNKNOWN = exp.DataType.build("UNKNOWN")
 
 
 def _replace_typed(old: exp.Expr, new: exp.Expr) -> None:

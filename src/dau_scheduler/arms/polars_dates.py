@@ -13,7 +13,7 @@ from sqlglot import exp
 from dau_scheduler.arms.integer_types import is_integer
 from dau_scheduler.arms.polars_decimals import fits
 from dau_scheduler.arms.polars_marks import OVERFLOW_CHECK
-from dau_scheduler.arms.polars_temporal import PLAIN_TIMESTAMPS
+from dau_scheduler.arms.polars_temporal import plain_timestamp_column
 from dau_scheduler.errors import SqlError
 
 _BIGINT = exp.DataType.build("BIGINT")
@@ -53,14 +53,18 @@ def _whole_interval(side: exp.Expr) -> bool:
     """A literal interval of a whole number of one unit Polars knows (``INTERVAL '3' DAY``),
     which Polars reads as DuckDB does; not ``'1.5 days'`` (Polars' SQL panics on it),
     ``'3 days ago'`` or ``INTERVAL 1 DECADE``."""
-    unit = side.args.get("unit")
     return (
         isinstance(side, exp.Interval)
         and isinstance(side.this, exp.Literal)
-        and isinstance(unit, exp.Var)
-        and unit.name.upper().removesuffix("S") in _POLARS_UNITS
+        and isinstance(side.args.get("unit"), exp.Var)
+        and _unit(side) in _POLARS_UNITS
         and re.fullmatch(r"-?[0-9]+", side.this.name) is not None
     )
+
+
+def _unit(interval: exp.Expr) -> str:
+    """An interval's unit, singular and upper-case (``days``: ``DAY``)."""
+    return str(interval.args["unit"].name).upper().removesuffix("S")
 
 
 #: Days in the interval units a date is shifted by on day numbers.
@@ -87,7 +91,7 @@ def _interval_days(side: exp.Expr) -> exp.Expr | None:
     numbers, not as Polars' ``offset_by``, which the GPU engine does not translate."""
     if not _whole_interval(side):
         return None
-    per = _UNIT_DAYS.get(side.args["unit"].name.upper().removesuffix("S"))
+    per = _UNIT_DAYS.get(_unit(side))
     return None if per is None else exp.Literal.number(int(side.this.name) * per)
 
 
@@ -97,7 +101,7 @@ def _interval_microseconds(side: exp.Expr) -> exp.Expr | None:
     length; or longer than :data:`_LONGEST_SHIFT`)."""
     if not _whole_interval(side):
         return None
-    per = _UNIT_MICROSECONDS.get(side.args["unit"].name.upper().removesuffix("S"))
+    per = _UNIT_MICROSECONDS.get(_unit(side))
     shift = None if per is None else int(side.this.name) * per
     return None if shift is None or abs(shift) > _LONGEST_SHIFT else exp.Literal.number(shift)
 
@@ -106,14 +110,8 @@ def _wraps_in_polars(side: exp.Expr) -> bool:
     """A literal whole interval (:func:`_whole_interval`) of a fixed length too long for Polars'
     ``offset_by``, which counts it in nanoseconds and wraps past 2**63 (106,752 days: ``ts +
     INTERVAL 1000000 DAY`` gave 2154-11-11 for DuckDB's 4707-11-28, and a MIN another row)."""
-    per = _UNIT_MICROSECONDS.get(side.args["unit"].name.upper().removesuffix("S"))
+    per = _UNIT_MICROSECONDS.get(_unit(side))
     return per is not None and abs(int(side.this.name)) * per * 1000 >= 2**63
-
-
-def _timestamp_column(side: exp.Expr) -> bool:
-    """A plain TIMESTAMP column (microseconds), whose values lie within Polars' calendar."""
-    column = side.unnest()
-    return isinstance(column, exp.Column) and (column.type or _UNKNOWN).is_type(*PLAIN_TIMESTAMPS)
 
 
 def _shifted_timestamp(op: exp.Expr, column: exp.Expr, shift: exp.Expr) -> exp.Cast:
@@ -184,10 +182,10 @@ def date_arithmetic(op: exp.Expr) -> exp.Expr:
     if isinstance(op, exp.Add) and step is not None:
         shifted = _to_date(exp.Add(this=_days(right), expression=_days(step)))
         return exp.Cast(this=shifted, to=_TIMESTAMP.copy())
-    step = _interval_microseconds(right) if _timestamp_column(left) else None
+    step = _interval_microseconds(right) if plain_timestamp_column(left) else None
     if isinstance(op, (exp.Add, exp.Sub)) and step is not None:
         return _shifted_timestamp(op, left, step)
-    step = _interval_microseconds(left) if _timestamp_column(right) else None
+    step = _interval_microseconds(left) if plain_timestamp_column(right) else None
     if isinstance(op, exp.Add) and step is not None:
         return _shifted_timestamp(op, right, step)
     literal_interval = [_whole_interval(side) for side in (left, right)]

@@ -31,7 +31,7 @@ from sqlglot.optimizer.scope import Scope
 from dau_scheduler.arms import integer_types
 from dau_scheduler.arms.duckdb_types import typeof
 from dau_scheduler.arms.polars_marks import OVERFLOW_CHECK, UNBOUNDED, decimal_scale
-from dau_scheduler.arms.polars_temporal import PLAIN_TIMESTAMPS
+from dau_scheduler.arms.polars_temporal import plain_timestamp_column
 from dau_scheduler.arms.polars_values import CALENDAR_MICROSECONDS
 from dau_scheduler.errors import SqlError
 
@@ -235,13 +235,10 @@ def bound(node: exp.Expr) -> Decimal | None:
 def _timestamp_microseconds(node: exp.Expr) -> bool:
     """A plain TIMESTAMP column cast to a BIGINT (the arm's date arithmetic writes it): its
     microseconds since 1970, within Polars' calendar for every row the arm holds."""
-    if not (isinstance(node, exp.Cast) and node.to.is_type(exp.DType.BIGINT)):
-        return False
-    column = node.this.unnest()
     return (
-        isinstance(column, exp.Column)
-        and column.type is not None
-        and column.type.is_type(*PLAIN_TIMESTAMPS)
+        isinstance(node, exp.Cast)
+        and node.to.is_type(exp.DType.BIGINT)
+        and plain_timestamp_column(node.this)
     )
 
 

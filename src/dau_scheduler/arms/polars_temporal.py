@@ -238,6 +238,17 @@ def timestamp_texts_as_values(tree: exp.Expr) -> exp.Expr:
     return tree
 
 
+def plain_timestamp_column(node: exp.Expr) -> bool:
+    """A TIMESTAMP column (microseconds, no time zone), parentheses aside: every value of one
+    the arm holds lies within Polars' calendar (``polars_values.beyond_polars``)."""
+    column = node.unnest()
+    return (
+        isinstance(column, exp.Column)
+        and column.type is not None
+        and column.type.is_type(*PLAIN_TIMESTAMPS)
+    )
+
+
 def _timestamp_value(micros: int) -> exp.Cast:
     value = exp.Literal.number(micros)
     value.type = exp.DataType.build("BIGINT")
@@ -272,6 +283,7 @@ __all__ = [
     "ZONED_REASON",
     "extract_divergence",
     "mixed_units",
+    "plain_timestamp_column",
     "strftime_divergence",
     "zoned",
     "zoned_against_local",
