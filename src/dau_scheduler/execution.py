@@ -80,6 +80,7 @@ def merge_rule(session: Session, compiled: CompiledSplit, *, early: bool = False
     # over the final query in DuckDB; folds in Python and scalar folds stay.
     acero = not session.lazy
     unmatched = _unmatched_rows(session, compiled, early)
+    raise_check = compiled.raise_check_sql
 
     def combine(partials: Sequence[pa.Table]) -> pa.Table:
         assert schema is not None
@@ -87,6 +88,8 @@ def merge_rule(session: Session, compiled: CompiledSplit, *, early: bool = False
             partials = [*partials, unmatched()]
         tables = [cast_partial(p, schema, "host") for p in partials]
         merged = pa.concat_tables(tables) if tables else empty_table(schema)
+        if raise_check is not None:
+            _check_no_group_raises(session, raise_check, merged)
         result = None
         if fast is not None and output_schema is not None and fast.fits(merged.num_rows):
             result = fast.run(merged, output_schema, acero=acero)
@@ -99,6 +102,21 @@ def merge_rule(session: Session, compiled: CompiledSplit, *, early: bool = False
         return result if result.column_names == names else result.rename_columns(names)
 
     return MergeRule(terminal="sql", combine=combine, mergeable=SQL_MERGEABLE)
+
+
+def _check_no_group_raises(session: Session, check_sql: str, partials: pa.Table) -> None:
+    """Raise a FoldError where DuckDB's finalize raises for a group of ``partials`` that the
+    final query's filters may drop before its own guard reads it (``raise_check_sql``)."""
+    try:
+        raises = session.host.run_over_partials(check_sql, partials).num_rows > 0
+    except duckdb.Error as exc:
+        raise fold_error(exc) from exc
+    if raises:
+        raise FoldError(
+            "a group's skewness or kurtosis is not finite or ill-conditioned, and a filter of "
+            "the query may drop that group: DuckDB raises out of range for it before filtering "
+            "(or answers), which only the unsplit query tells"
+        )
 
 
 def raise_unless_unsplit_stands(exc: FoldError | ArmError, strict: bool) -> None:

@@ -247,6 +247,14 @@ MERGE_STEPS["regr_avgy"] = MergeStep(
     _on_pairs(_avg_partials, "y", exp.Avg), _merge_avg, ("sum", "sum"), _ratio
 )
 
+#: Aggregates whose value the order of their input cannot change: an ORDER BY inside them is
+#: harmless. Any other ordered aggregate (``sum(x ORDER BY y)`` over doubles, ``string_agg``,
+#: ``list``) is refused: each arm would order only its own rows.
+ORDER_INSENSITIVE = frozenset(
+    {"min", "max", "count", "count_star", "bool_and", "bool_or", "bit_and", "bit_or", "bit_xor"}
+)
+
+
 #: DISTINCT aggregates the split computes exactly: each arm groups its rows by the argument as
 #: well, so the partial holds each (keys, value) once per arm, and the final query applies the
 #: aggregate to the distinct values of the merged partials. A value both arms saw is one value
@@ -277,6 +285,7 @@ __all__ = [
     "DISTINCT_KINDS",
     "MERGE_STEPS",
     "NAN_BLIND",
+    "ORDER_INSENSITIVE",
     "SQL_MERGEABLE",
     "MergeStep",
     "aggregate_kind",

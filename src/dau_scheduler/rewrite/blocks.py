@@ -11,9 +11,21 @@ from sqlglot import exp
 
 from dau_scheduler.errors import SplitError
 from dau_scheduler.merge import MergeRule, check_split
-from dau_scheduler.rewrite.aggregates import DISTINCT_KINDS, MERGE_STEPS, aggregate_kind
+from dau_scheduler.rewrite.aggregates import (
+    DISTINCT_KINDS,
+    MERGE_STEPS,
+    ORDER_INSENSITIVE,
+    aggregate_kind,
+)
 from dau_scheduler.rewrite.dialect import DIALECT
-from dau_scheduler.rewrite.fold import PARTIALS, FastFold, FastRows, FoldCall, refold_sql_for
+from dau_scheduler.rewrite.fold import (
+    PARTIALS,
+    FastFold,
+    FastRows,
+    FoldCall,
+    raise_check_for,
+    refold_sql_for,
+)
 
 
 def conjuncts(condition: exp.Expr) -> list[exp.Expr]:
@@ -133,6 +145,7 @@ class BuiltBlock:
     fast: FastFold | FastRows | None = None
     refold_sql: str | None = None
     calls: tuple[FoldCall, ...] = ()
+    raise_check: exp.Select | None = None  # CompiledSplit.raise_check_sql
 
 
 def replace_outside_subqueries(
@@ -149,14 +162,6 @@ def replace_outside_subqueries(
         return current
 
     return node.transform(visit)
-
-
-#: Aggregates whose value the order of their input cannot change: an ORDER BY inside them is
-#: harmless. Any other ordered aggregate (``sum(x ORDER BY y)`` over doubles, ``string_agg``,
-#: ``list``) is refused: each arm would order only its own rows.
-ORDER_INSENSITIVE = frozenset(
-    {"min", "max", "count", "count_star", "bool_and", "bool_or", "bit_and", "bit_or", "bit_xor"}
-)
 
 
 def _block_sources(block: exp.Select) -> set[str]:
@@ -329,7 +334,11 @@ def keys_for_correlated(sub: exp.Expr, block: exp.Select, keys: list[exp.Expr]) 
     return copy if found else None
 
 
-def build_aggregate(block: exp.Select, names: frozenset[str]) -> BuiltBlock:
+def build_aggregate(
+    block: exp.Select, names: frozenset[str], *, nested: bool = False
+) -> BuiltBlock:
+    """The partial and final queries of a grouped block. ``nested``: a query around the block
+    reads its rows, and its filters may drop groups."""
     calls = aggregate_calls(block, names)
     for call in calls:
         kind = aggregate_kind(call)
@@ -385,6 +394,7 @@ def build_aggregate(block: exp.Select, names: frozenset[str]) -> BuiltBlock:
     probe_extra: list[exp.Expr] = []
     fold_calls: list[FoldCall] = []
     partial_names: dict[str, str] = {}
+    raising: list[exp.Expr] = []  # where an unsplit finalize raises (MergeStep.raises)
     for call in calls:
         text = call.sql(dialect=DIALECT)
         if text in merged:
@@ -409,6 +419,8 @@ def build_aggregate(block: exp.Select, names: frozenset[str]) -> BuiltBlock:
                 projections.append(exp.alias_(partial, name))
             columns.append(exp.column(name))
         merged[text] = (step.merge(columns), len(probe_extra))
+        if step.raises is not None:
+            raising.append(step.raises(columns))
         fold_calls.append(FoldCall(kind, tuple(c.name for c in columns)))
         probe_extra.append(exp.alias_(call.copy(), f"__dau_t{len(probe_extra)}"))
 
@@ -474,6 +486,8 @@ def build_aggregate(block: exp.Select, names: frozenset[str]) -> BuiltBlock:
     elif keys:
         group_keys = [exp.column(f"__dau_g{i}") for i in range(len(keys))]
         replacement = replacement.group_by(*group_keys, copy=False)
+    filtered = nested or any(block.args.get(k) is not None for k in ("having", "qualify"))
+    raise_check = raise_check_for(replacement, raising) if raising and filtered else None
     for key in ("having", "qualify", "order"):
         if block.args.get(key) is not None:
             replacement.set(key, replace_outside_subqueries(block.args[key], fold))
@@ -493,6 +507,7 @@ def build_aggregate(block: exp.Select, names: frozenset[str]) -> BuiltBlock:
         fast=fast,
         refold_sql=refold,
         calls=tuple(fold_calls),
+        raise_check=raise_check,
     )
 
 

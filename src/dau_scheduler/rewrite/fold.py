@@ -342,6 +342,19 @@ def fast_for_types(
 _REFOLD_SQL = {"sum": "SUM", "min": "MIN", "max": "MAX", "all": "BOOL_AND", "any": "BOOL_OR"}
 
 
+def raise_check_for(final: exp.Select, raising: list[exp.Expr]) -> exp.Select:
+    """A query over the partials that answers a row where an aggregate's unsplit finalize raises
+    for some group of ``final`` (its FROM and GROUP BY, every group). DuckDB finalizes every
+    group before HAVING, QUALIFY or an outer filter drops one (``skewness`` raises "out of
+    range" for a group that HAVING then drops), while the final query's own guard sits in its
+    projection, after them, and a check in its HAVING is moved behind an outer filter that
+    DuckDB pushes down (measured: ``WHERE m < 3 OR k < 2`` ran first)."""
+    check = exp.Select(expressions=[exp.Literal.number(1)]).from_(PARTIALS)
+    if final.args.get("group") is not None:
+        check.set("group", final.args["group"].copy())
+    return check.having(exp.or_(*raising), copy=False).limit(1, copy=False)
+
+
 def refold_sql_for(keys: int, partial_names: list[str], calls: list[FoldCall]) -> str:
     """A query folding partials into one partial of the same columns: group by the keys, each
     partial column by its merge step's op (a count's partial is summed), or by the step's own
@@ -366,4 +379,12 @@ def refold_sql_for(keys: int, partial_names: list[str], calls: list[FoldCall]) -
     return f"{sql} GROUP BY {', '.join(group)}" if group else sql
 
 
-__all__ = ["PARTIALS", "FastFold", "FastRows", "FoldCall", "fast_for_types", "refold_sql_for"]
+__all__ = [
+    "PARTIALS",
+    "FastFold",
+    "FastRows",
+    "FoldCall",
+    "fast_for_types",
+    "raise_check_for",
+    "refold_sql_for",
+]

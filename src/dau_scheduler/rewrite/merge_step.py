@@ -25,6 +25,13 @@ class MergeStep:
     a covariance) has no ``arrow`` fold: such a block always folds in DuckDB, and
     ``refold(columns)`` gives the expressions that fold partial rows back into one partial row
     of the same columns.
+
+    ``raises(columns)``, for a kind whose unsplit finalize can raise (DuckDB's skewness and
+    kurtosis are "out of range" where not finite), is a condition over the same columns that
+    holds where ``merge`` raises for the group. DuckDB finalizes every group before HAVING,
+    QUALIFY or an outer filter drops one, and the final query's projection comes after them:
+    where a filter may drop groups, the fold first asks every group this condition
+    (``CompiledSplit.raise_check_sql``).
     """
 
     partials: Callable[[exp.Expr], list[exp.Expr]]
@@ -32,6 +39,7 @@ class MergeStep:
     arrow: tuple[str, ...] | None
     finish: Callable[[Sequence[pa.Array]], pa.Array] | None
     refold: Callable[[Sequence[exp.Expr]], list[exp.Expr]] | None = None
+    raises: Callable[[Sequence[exp.Expr]], exp.Expr] | None = None
 
 
 def argument(node: exp.Expr) -> exp.Expr:

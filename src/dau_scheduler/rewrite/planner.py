@@ -96,6 +96,9 @@ class CompiledSplit:
     ordered: bool = False
     #: Folds partials into one partial (``rewrite.blocks.refold_sql_for``); None: concatenate.
     refold_sql: str | None = None
+    #: Over the partials, a row where DuckDB's finalize raises for a group the final query's
+    #: filters may drop (``MergeStep.raises``): the split then answers unsplit.
+    raise_check_sql: str | None = None
     #: The partial reads the split table's rows back unchanged (no filter, join, aggregate,
     #: DISTINCT or LIMIT): the postures run the host alone (decision 018).
     passes_rows_through: bool = False
@@ -458,7 +461,11 @@ def _compile_candidate(
     limited = unordered_limit(tree, found.block, aggregated, names)
     if limited is not None:
         raise Refuse(limited)
-    built = build_aggregate(block, names) if aggregated else build_rows(block, names)
+    if aggregated:
+        # A block inside another query may have its groups dropped by that query's filters.
+        built = build_aggregate(block, names, nested=found.block.parent is not None)
+    else:
+        built = build_rows(block, names)
     # TPC-DS Q5's UNION branch SELECT ... FROM store_sales: each arm reads its rows back and the
     # final query does all the work. Exact, but never faster: the postures run the host alone.
     passes_through = not aggregated and not any(
@@ -561,6 +568,11 @@ def _compile_candidate(
         schema=output_schema,
         fast=fast,
         refold_sql=built.refold_sql,
+        raise_check_sql=(
+            partials_typed(built.raise_check, partial_columns, partial_types).sql(dialect=DIALECT)
+            if built.raise_check is not None
+            else None
+        ),
         passes_rows_through=passes_through,
         complement=unmatched,
     )

@@ -124,45 +124,60 @@ def _estimate(kind: str) -> str:
     return f"{_EPS!r} * sqrt(__n) * {conditions}"
 
 
-def _template(kind: str) -> str:
-    """The final query's value of ``kind`` over the summed partials, raising where it is
-    ill-conditioned (the module's text)."""
+def _ill(kind: str) -> str:
+    """Where the final query's ``kind`` is ill-conditioned or not finite, over the summed
+    partials (the module's text)."""
     _, value = _CENTRAL[kind]
     limit = f"{CONDITION_LIMIT:.0e}"
-    ill = [
-        # a value not finite: DuckDB's sums overflow or hold NaN, and it raises out of range
-        "NOT isfinite(__s1 + __s2 + __s3 + __s4 + __a1 + __a3)",
-        # a variance of rounding noise, or none: NULL, NaN or a number by DuckDB's version
-        f"{_RAW_M2} * {limit} <= __s2 OR {_RAW_M2} <= {limit} * {_EPS!r} * greatest(1, __s2)",
-        # a central sum or an excess of exactly 0 (the estimate below divides by them)
-        f"{value} = 0",
-        *([f"{_EXCESS[kind][0]} = {_EXCESS[kind][1]}"] if kind in _EXCESS else []),
-        f"NOT isfinite({_estimate(kind)}) OR {_estimate(kind)} > {_TOLERANCE!r}",
-        f"NOT isfinite({_FINISH[kind]})",
-    ]
-    return (
-        f"CASE WHEN __n IS NULL OR __n < {_LEAST[kind]} THEN NULL "
-        f"WHEN {' OR '.join(ill)} THEN error('{ILL_CONDITIONED}') ELSE {_FINISH[kind]} END"
+    return " OR ".join(
+        [
+            # a value not finite: DuckDB's sums overflow or hold NaN, and it raises out of range
+            "NOT isfinite(__s1 + __s2 + __s3 + __s4 + __a1 + __a3)",
+            # a variance of rounding noise, or none: NULL, NaN or a number by DuckDB's version
+            f"{_RAW_M2} * {limit} <= __s2 OR {_RAW_M2} <= {limit} * {_EPS!r} * greatest(1, __s2)",
+            # a central sum or an excess of exactly 0 (the estimate below divides by them)
+            f"{value} = 0",
+            *([f"{_EXCESS[kind][0]} = {_EXCESS[kind][1]}"] if kind in _EXCESS else []),
+            f"NOT isfinite({_estimate(kind)}) OR {_estimate(kind)} > {_TOLERANCE!r}",
+            f"NOT isfinite({_FINISH[kind]})",
+        ]
     )
 
 
-def _merge(kind: str) -> Callable[[Sequence[exp.Expr]], exp.Expr]:
-    template = _template(kind)
+def _template(kind: str) -> str:
+    """The final query's value of ``kind`` over the summed partials, raising where it is
+    ill-conditioned."""
+    return (
+        f"CASE WHEN __n IS NULL OR __n < {_LEAST[kind]} THEN NULL "
+        f"WHEN {_ill(kind)} THEN error('{ILL_CONDITIONED}') ELSE {_FINISH[kind]} END"
+    )
 
-    def merge(cols: Sequence[exp.Expr]) -> exp.Expr:
-        # cols: the count, the sums of powers 1 to 3 (or 4), then of |x| and |x|^3.
-        sums = [exp.Sum(this=c.copy()) for c in cols[1:]]
-        highest = len(sums) - 2
-        names: dict[str, exp.Expr] = {
-            "__n": exp.Cast(this=exp.Sum(this=cols[0].copy()), to=exp.DataType.build("DOUBLE")),
-            "__a1": sums[highest],
-            "__a3": sums[highest + 1],
-        }
-        for k in range(1, 5):
-            names[f"__s{k}"] = sums[k - 1] if k <= highest else exp.Literal.number(0)
-        return fill_template(template, names)
 
-    return merge
+def _raises(kind: str) -> str:
+    """Whether :func:`_template` raises for the group: the guard a HAVING checks."""
+    return (
+        f"CASE WHEN __n IS NULL OR __n < {_LEAST[kind]} THEN FALSE "
+        f"WHEN {_ill(kind)} THEN TRUE ELSE FALSE END"
+    )
+
+
+def _names(cols: Sequence[exp.Expr]) -> dict[str, exp.Expr]:
+    """The template's names over the partial columns: the count, the sums of powers 1 to 3 (or
+    4), then of |x| and |x|^3, each summed over the arms' rows."""
+    sums = [exp.Sum(this=c.copy()) for c in cols[1:]]
+    highest = len(sums) - 2
+    names: dict[str, exp.Expr] = {
+        "__n": exp.Cast(this=exp.Sum(this=cols[0].copy()), to=exp.DataType.build("DOUBLE")),
+        "__a1": sums[highest],
+        "__a3": sums[highest + 1],
+    }
+    for k in range(1, 5):
+        names[f"__s{k}"] = sums[k - 1] if k <= highest else exp.Literal.number(0)
+    return names
+
+
+def _filled(template: str) -> Callable[[Sequence[exp.Expr]], exp.Expr]:
+    return lambda cols: fill_template(template, _names(cols))
 
 
 def _refold(cols: Sequence[exp.Expr]) -> list[exp.Expr]:
@@ -172,7 +187,12 @@ def _refold(cols: Sequence[exp.Expr]) -> list[exp.Expr]:
 
 POWER_MOMENT_STEPS: dict[str, MergeStep] = {
     kind: MergeStep(
-        _power_partials(3 if kind == "skewness" else 4), _merge(kind), None, None, _refold
+        _power_partials(3 if kind == "skewness" else 4),
+        _filled(_template(kind)),
+        None,
+        None,
+        _refold,
+        raises=_filled(_raises(kind)),
     )
     for kind in _FINISH
 }
