@@ -274,6 +274,7 @@ DISTINCT_KINDS = frozenset(
         "stddev_distinct",
         "stddev_samp_distinct",
         "stddev_pop_distinct",
+        "sem_distinct",
     }
 )
 

@@ -308,12 +308,22 @@ def _reads_anything(node: exp.Expr) -> bool:
     return any(isinstance(n, (exp.Column, exp.Subquery, exp.Select)) for n in node.walk())
 
 
+def _distinct_of(call: exp.Expr) -> exp.Distinct | None:
+    """The DISTINCT node of an aggregate call (an argument of one sqlglot does not know:
+    ``sem(DISTINCT x)``), or None."""
+    if isinstance(call, exp.Anonymous):
+        inner = call.expressions[0] if call.expressions else None
+    else:
+        inner = call.this if isinstance(call, exp.Func) else None
+    return inner if isinstance(inner, exp.Distinct) else None
+
+
 def distinct_argument(call: exp.Expr) -> exp.Expr | None:
     """The one argument of a DISTINCT aggregate of ``DISTINCT_KINDS`` without FILTER, or None."""
     if isinstance(call, exp.Filter) or aggregate_kind(call) not in DISTINCT_KINDS:
         return None
-    distinct = call.this if isinstance(call, exp.Func) else None
-    if not isinstance(distinct, exp.Distinct) or len(distinct.expressions) != 1:
+    distinct = _distinct_of(call)
+    if distinct is None or len(distinct.expressions) != 1:
         return None
     argument: exp.Expr = distinct.expressions[0]
     return argument
@@ -404,7 +414,9 @@ def build_aggregate(
             # The same aggregate over the partial's column of distinct values.
             on_values = call.copy()
             column = exp.column(f"__dau_g{partial_keys.index(argument)}")
-            on_values.this.set("expressions", [column])
+            distinct = _distinct_of(on_values)
+            assert distinct is not None
+            distinct.set("expressions", [column])
             merged[text] = (on_values, len(probe_extra))
             probe_extra.append(exp.alias_(call.copy(), f"__dau_t{len(probe_extra)}"))
             continue
