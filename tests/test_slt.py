@@ -54,6 +54,7 @@ SPLITS = {
     "like_punctuation",
     "timestamp_literals",
     "timestamp_interval_shifts",
+    "tables_of_untyped_columns",
 }
 
 
@@ -91,6 +92,7 @@ OVER_ARROW = [
     "like_punctuation",
     "timestamp_literals",
     "timestamp_interval_shifts",
+    "tables_of_untyped_columns",
 ]
 
 

@@ -515,6 +515,7 @@ def polars_sql(
     as_stored = None  # the stored types, the placeholder read as the split table
     if stored is not None:
         as_stored = dict(stored) | ({PLACEHOLDER: stored[split]} if split in stored else {})
+        as_stored = {name: columns for name, columns in as_stored.items() if columns}
         # DuckDB's types of the products, before the translation rewrites their operands.
         partial = partial.copy()
         mark_checked_products(partial, as_stored, DECIMAL_SCALE, bounds)
@@ -532,6 +533,9 @@ def polars_sql(
     refuse_constant_groups(partial)
     refuse_constant_filters(partial)
     schema = dict(types or {}) | ({PLACEHOLDER: types[split]} if types and split in types else {})
+    # A table none of whose columns the translation types (lists, structs) is no table to it:
+    # sqlglot's schema takes none without columns, which failed every query beside it.
+    schema = {name: columns for name, columns in schema.items() if columns}
     if types is not None:
         if as_stored is not None:
             mark_stored_scales(partial, as_stored)
