@@ -106,12 +106,32 @@ def _interval_microseconds(side: exp.Expr) -> exp.Expr | None:
     return None if shift is None or abs(shift) > _LONGEST_SHIFT else exp.Literal.number(shift)
 
 
-def _wraps_in_polars(side: exp.Expr) -> bool:
-    """A literal whole interval (:func:`_whole_interval`) of a fixed length too long for Polars'
-    ``offset_by``, which counts it in nanoseconds and wraps past 2**63 (106,752 days: ``ts +
-    INTERVAL 1000000 DAY`` gave 2154-11-11 for DuckDB's 4707-11-28, and a MIN another row)."""
+#: Months in the interval units Polars' ``offset_by`` shifts by calendar months.
+_UNIT_MONTHS = {"MONTH": 1, "QUARTER": 3, "YEAR": 12}
+#: The longest shift in months let through: Polars' calendar ends at years -262143 and 262142
+#: (``polars_values``), past which ``offset_by`` panics (a Rust backtrace on stderr; the host
+#: then answered). A held date of years 1 to 9999 shifted by this stays inside it.
+_LONGEST_MONTHS = 250_000 * 12
+
+
+def _too_long_for_polars(side: exp.Expr) -> str | None:
+    """Why a literal whole interval (:func:`_whole_interval`) is too long for Polars'
+    ``offset_by``, or None. A fixed length is counted in nanoseconds and wraps past 2**63
+    (106,752 days: ``ts + INTERVAL 1000000 DAY`` gave 2154-11-11 for DuckDB's 4707-11-28, and a
+    MIN another row); months and years panic past Polars' calendar."""
+    amount = abs(int(side.this.name))
     per = _UNIT_MICROSECONDS.get(_unit(side))
-    return per is not None and abs(int(side.this.name)) * per * 1000 >= 2**63
+    if per is not None and amount * per * 1000 >= 2**63:
+        return (
+            "an interval of over 292 years in weeks or shorter units (Polars' offset_by counts "
+            "it in nanoseconds and wraps past 2**63)"
+        )
+    if amount * _UNIT_MONTHS.get(_unit(side), 0) > _LONGEST_MONTHS:
+        return (
+            "an interval of over 250,000 years (Polars' calendar ends at year 262142, and its "
+            "offset_by panics past it)"
+        )
+    return None
 
 
 def _shifted_timestamp(op: exp.Expr, column: exp.Expr, shift: exp.Expr) -> exp.Cast:
@@ -190,11 +210,9 @@ def date_arithmetic(op: exp.Expr) -> exp.Expr:
         return _shifted_timestamp(op, right, step)
     literal_interval = [_whole_interval(side) for side in (left, right)]
     for side, whole in zip((left, right), literal_interval, strict=True):
-        if whole and _wraps_in_polars(side):
-            raise SqlError(
-                f"{op.sql(dialect='duckdb')}: an interval of over 292 years in weeks or shorter "
-                "units (Polars' offset_by counts it in nanoseconds and wraps past 2**63)"
-            )
+        too_long = _too_long_for_polars(side) if whole else None
+        if too_long is not None:
+            raise SqlError(f"{op.sql(dialect='duckdb')}: {too_long}")
     if (
         isinstance(op, (exp.Add, exp.Sub))
         and literal_interval[1]
