@@ -383,6 +383,32 @@ def test_expressions_polars_computes_differently_are_refused_never_wrong() -> No
     assert len(refused) < len(SWEEP_EXPRESSIONS) / 2, refused
 
 
+@pytest.mark.parametrize(
+    "condition",
+    ["x = b", "x * 2 IS NOT DISTINCT FROM (n = 1)", "b IN (1, 2)", "(n > 0) IN (0, 1)"],
+)
+def test_booleans_against_decimals_are_refused_before_the_polars_arm_runs(condition: str) -> None:
+    # DuckDB casts the boolean to the number; Polars failed as the arm ran (a fallback after
+    # the arms' work: probes/precedence.py, seed 3714). An integer or a double against a
+    # boolean compares in Polars as in DuckDB.
+    con = duckdb.connect()
+    con.execute(
+        "CREATE TABLE t AS SELECT i, (i % 3 - 1)::INTEGER AS n, [true, false, NULL][i % 3 + 1] "
+        "AS b, (i % 5) * 0.5 AS x, ((i % 5) * 0.5)::DOUBLE AS f FROM range(500) r(i)"
+    )
+    sql = f"SELECT count(*) FILTER (WHERE {condition}), count(*) FILTER (WHERE n = b) FROM t"
+    with Session(con, device="polars") as session:
+        result = session.sql(sql, device_share=0.5)
+    assert result.fallback is None
+    assert result.refusal is not None and "a boolean compared with a decimal" in result.refusal
+    assert compare_tables(result.table, con.sql(sql).to_arrow_table()) is None
+    split = "SELECT count(*) FILTER (WHERE n = b), count(*) FILTER (WHERE f = b) FROM t"
+    with Session(con, device="polars") as session:
+        result = session.sql(split, device_share=0.5)
+    assert result.refusal is None and result.fallback is None
+    assert compare_tables(result.table, con.sql(split).to_arrow_table()) is None
+
+
 def test_a_decimal_column_casts_to_its_own_digits_on_polars() -> None:
     """The Polars arm holds decimals at 12 digits; a column stored with 2 cast to 2 or more
     splits (TPC-DS Q18), where a column with more digits or a computed value (sqlglot types
