@@ -181,12 +181,12 @@ def function_divergence(node: exp.Expr) -> str | None:
         if against_text and any(v.type is not None and v.type.is_type(*numbers) for v in sides):
             return "a number compared with text (DuckDB casts the text, Polars fails)"
         kinds = [v.type for v in sides if v.type is not None]
-        boolean = [k.is_type(exp.DType.BOOLEAN) for k in kinds]
-        if any(boolean) and any(k.is_type(*exp.DataType.NUMERIC_TYPES) for k in kinds):
-            # DuckDB casts the boolean to the number; Polars fails on a decimal (`x = b`) and on
-            # a boolean IN numbers (probes/precedence.py, seed 3714: the arm failed as it ran).
-            if isinstance(node, exp.In) or any(k.is_type(exp.DType.DECIMAL) for k in kinds):
-                return "a boolean compared with a decimal, or IN numbers (DuckDB casts, Polars fails)"
+        numeric = any(k.is_type(*exp.DataType.NUMERIC_TYPES) for k in kinds)
+        decimal = isinstance(node, exp.In) or any(k.is_type(exp.DType.DECIMAL) for k in kinds)
+        # DuckDB casts the boolean to the number; Polars fails on a decimal (`x = b`) and on a
+        # boolean IN numbers (probes/precedence.py, seed 3714: the arm failed as it ran).
+        if numeric and decimal and any(k.is_type(exp.DType.BOOLEAN) for k in kinds):
+            return "a boolean compared with a decimal, or IN numbers (DuckDB casts, Polars fails)"
     if isinstance(node, exp.Exp):
         kind = node.this.type
         if kind is None or not kind.is_type(*exp.DataType.REAL_TYPES, *exp.DataType.INTEGER_TYPES):
