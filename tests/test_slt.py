@@ -55,6 +55,7 @@ SPLITS = {
     "timestamp_literals",
     "timestamp_interval_shifts",
     "tables_of_untyped_columns",
+    "text_slices",
 }
 
 
@@ -93,6 +94,7 @@ OVER_ARROW = [
     "timestamp_literals",
     "timestamp_interval_shifts",
     "tables_of_untyped_columns",
+    "text_slices",
 ]
 
 

@@ -55,6 +55,27 @@ def string_divergence(node: exp.Expr) -> str | None:
     return None
 
 
+def text_slice_as_substring(node: exp.Expr) -> exp.Expr:
+    """A slice of text by literal bounds (``s[2:4]``, ``s[:3]``, ``s[2:]``) as the
+    ``substring`` DuckDB's slice is: characters ``a`` to ``b``, 1-based and inclusive, a start
+    of 0 or none read as 1, none before a start. Polars' SQL has no slice of text. A negative
+    bound (counted from the end) and an index (``s[2]``) stay, refused by name."""
+    slice_ = node.expressions[0] if isinstance(node, exp.Bracket) and node.expressions else None
+    if not isinstance(slice_, exp.Slice) or len(node.expressions) != 1 or not _is_text(node.this):
+        return node
+    low, high = slice_.this, slice_.expression
+    start = 1 if low is None else _int_literal(low)
+    stop = None if high is None else _int_literal(high)
+    if start is None or start < 0 or (high is not None and (stop is None or stop < 0)):
+        return node
+    start = max(start, 1)
+    substring = exp.Substring(this=node.this.copy(), start=exp.Literal.number(start))
+    if stop is not None:
+        substring.set("length", exp.Literal.number(max(stop - start + 1, 0)))
+    substring.type = node.this.type.copy()
+    return substring
+
+
 #: The operand types Polars writes as text as DuckDB does when it concatenates them (checked
 #: against DuckDB in tests/test_sql_arms.py). Not floats or decimals (NaN as 'NaN', a decimal
 #: at its own scale), dates (Polars writes '+12000-06-02' for 12000-06-02), times and
@@ -508,5 +529,6 @@ __all__ = [
     "is_single",
     "wide_integer_divergence",
     "string_divergence",
+    "text_slice_as_substring",
     "unsigned_divergence",
 ]

@@ -65,7 +65,12 @@ from dau_scheduler.arms.polars_forms import (
     refuse_shadowing_aliases,
     refuse_unsafe_ctes,
 )
-from dau_scheduler.arms.polars_functions import BETWEEN, CONTAINS, QUOTIENT
+from dau_scheduler.arms.polars_functions import (
+    BETWEEN,
+    CONTAINS,
+    QUOTIENT,
+    text_slice_as_substring,
+)
 from dau_scheduler.arms.polars_gpu import refuse_inexact_math, refuse_overflow_checks
 from dau_scheduler.arms.polars_join_sql import (
     filter_joined_table,
@@ -549,7 +554,7 @@ def polars_sql(
             refuse_overflow_checks(partial)
         if exact_conversions:
             partial = polars_doubles.exact_conversions(partial, DECIMAL_SCALE)
-        partial = partial.transform(_round_half_away)
+        partial = partial.transform(_round_half_away).transform(text_slice_as_substring)
     refuse_unsafe_ctes(partial, None if types is None else [*types, PLACEHOLDER])
     refuse_shadowing_aliases(partial)
     refuse_set_operations(partial, typed=types is not None)
