@@ -95,6 +95,7 @@ OVER_ARROW = [
     "timestamp_interval_shifts",
     "tables_of_untyped_columns",
     "text_slices",
+    "ascii_positions",
 ]
 
 

@@ -433,7 +433,7 @@ def refuse_divergent(tree: exp.Expr, scale: int) -> None:
     ``scale``: the decimal digits the arm holds decimals at (``polars_sql.DECIMAL_SCALE``).
     """
     for node in tree.walk():
-        if isinstance(node, (exp.Upper, exp.Lower)) and node.meta.get(ASCII_ONLY):
+        if isinstance(node, (exp.Upper, exp.Lower, exp.StrPosition)) and node.meta.get(ASCII_ONLY):
             continue  # over ASCII text only (mark_ascii_cases)
         why = _DIVERGENT.get(type(node))
         if isinstance(node, exp.First) and node.meta.get(HOST_LOOKUP):

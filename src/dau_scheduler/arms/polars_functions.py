@@ -13,6 +13,7 @@ from sqlglot import exp
 
 from dau_scheduler.arms.duckdb_types import values
 from dau_scheduler.arms.integer_types import literal_value
+from dau_scheduler.arms.polars_marks import ASCII_ONLY
 from dau_scheduler.errors import SqlError
 
 #: The comparisons, DuckDB's null-safe ones included.
@@ -53,6 +54,18 @@ def string_divergence(node: exp.Expr) -> str | None:
     ):
         return "substring from other than a literal position >= 1 (Polars counts from the end)"
     return None
+
+
+def ascii_position(node: exp.Expr) -> exp.Expr:
+    """A ``strpos`` of an ASCII column by a text literal (marked :data:`ASCII_ONLY`: bytes are
+    characters there) as DuckDB's BIGINT: Polars' STRPOS gives 0 for a NULL text, DuckDB
+    NULL."""
+    if not isinstance(node, exp.StrPosition) or not node.meta.get(ASCII_ONLY):
+        return node
+    text = node.this
+    found = exp.Cast(this=node, to=exp.DataType.build("BIGINT"))
+    unknown = exp.Is(this=text.copy(), expression=exp.Null())
+    return exp.Case(ifs=[exp.If(this=unknown, true=exp.Null())], default=found)
 
 
 def text_slice_as_substring(node: exp.Expr) -> exp.Expr:
@@ -515,6 +528,7 @@ def concat_divergence(node: exp.Expr) -> str | None:
 
 __all__ = [
     "ARITHMETIC",
+    "ascii_position",
     "BETWEEN",
     "COMMON_TYPE",
     "COMPARISONS",

@@ -49,23 +49,36 @@ def mark_stored_scales(tree: exp.Expr, stored: dict[str, dict[str, str]]) -> Non
 
 #: ``meta`` key on an ``upper``/``lower`` call of a column whose values are all ASCII: the
 #: engines case ASCII letters alike (Polars cases ß, ligatures and İ into several letters,
-#: DuckDB keeps one).
+#: DuckDB keeps one). On a ``strpos`` of such a column by a text literal: Polars counts bytes,
+#: DuckDB characters, which are the same there (NULL: polars_functions.ascii_position).
 ASCII_ONLY = "dau_ascii_only"
 
 
 def mark_ascii_cases(tree: exp.Expr, ascii_only: Callable[[str, str], bool]) -> None:
-    """Mark (:data:`ASCII_ONLY`) each ``upper(c)``/``lower(c)`` of ``tree`` whose column ``c``
-    of a base table holds only ASCII text (``ascii_only(table, column)``, the arm's data)."""
+    """Mark (:data:`ASCII_ONLY`) each ``upper(c)``/``lower(c)`` and ``strpos(c, 'text')`` of
+    ``tree`` whose column ``c`` of a base table holds only ASCII text (``ascii_only(table,
+    column)``, the arm's data)."""
     from sqlglot.optimizer.scope import traverse_scope
 
     for scope in traverse_scope(tree):
         for column in scope.columns:
             call = column.parent
-            if not isinstance(call, (exp.Upper, exp.Lower)) or call.this is not column:
+            if not isinstance(call, (exp.Upper, exp.Lower, exp.StrPosition)):
+                continue
+            if call.this is not column or not _by_text_literal(call):
                 continue
             source = scope.sources.get(column.table)
             if isinstance(source, exp.Table) and ascii_only(source.name.lower(), column.name):
                 call.meta[ASCII_ONLY] = True
+
+
+def _by_text_literal(call: exp.Expr) -> bool:
+    """Not a ``strpos``, or one of a text literal alone (no start, no occurrence)."""
+    if not isinstance(call, exp.StrPosition):
+        return True
+    needle = call.args.get("substr")
+    others = [k for k, v in call.args.items() if v is not None and k not in ("this", "substr")]
+    return isinstance(needle, exp.Literal) and needle.is_string and not others
 
 
 #: ``meta`` key on a ``strftime`` of a date or timestamp column whose years are all within 1

@@ -69,6 +69,7 @@ from dau_scheduler.arms.polars_functions import (
     BETWEEN,
     CONTAINS,
     QUOTIENT,
+    ascii_position,
     text_slice_as_substring,
 )
 from dau_scheduler.arms.polars_gpu import refuse_inexact_math, refuse_overflow_checks
@@ -546,6 +547,7 @@ def polars_sql(
             mark_stored_scales(partial, as_stored)
         if ascii_only is not None:
             mark_ascii_cases(partial, ascii_only)
+            partial = partial.transform(ascii_position)
         if plain_years is not None:
             mark_plain_years(partial, plain_years)
         partial = date_text_as_dates(checked_arithmetic(partial, schema))
