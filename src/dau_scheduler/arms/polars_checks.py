@@ -301,28 +301,6 @@ def _nested_float_fold(node: exp.Expr, tree: exp.Expr) -> str | None:
     )
 
 
-def refuse_constant_groups(tree: exp.Expr) -> None:
-    """Raise ``SqlError`` for a GROUP BY whose every key is a constant (read through the
-    outputs' names it groups by): over no rows Polars gives one group, DuckDB none
-    (``SELECT count(*), 7 FROM t WHERE ... GROUP BY 2`` gave a row where DuckDB gives none)."""
-    for select in tree.find_all(exp.Select):
-        group = select.args.get("group")
-        if group is None or not group.expressions:
-            continue
-        named = {
-            item.alias: item.this for item in select.expressions if isinstance(item, exp.Alias)
-        }
-        keys = [
-            named.get(key.name, key) if isinstance(key, exp.Column) and not key.table else key
-            for key in group.expressions
-        ]
-        if not any(key.find(exp.Column, exp.Subquery, exp.Select) for key in keys):
-            raise SqlError(
-                f"{group.sql(dialect='duckdb')}: every key is a constant, and Polars gives "
-                "one group over no rows"
-            )
-
-
 def refuse_constant_filters(tree: exp.Expr) -> None:
     """Raise ``SqlError`` for a WHERE whose condition reads no column and is not a literal
     TRUE or FALSE: Polars' streaming engine (1.44) keeps no row for a ``COUNT(*)`` under a
@@ -531,7 +509,6 @@ __all__ = [
     "DEEPEST",
     "SPECIAL_VALUE",
     "defined_names",
-    "refuse_constant_groups",
     "refuse_deep_nesting",
     "refuse_divergent",
 ]

@@ -16,6 +16,9 @@ operations. Each limit was found by running the form on both engines (tests/slt/
   differently (``x UNION 2.5``: a double in Polars, a decimal in DuckDB), and keep a different
   one of ``0.0`` and ``-0.0``; so the branches' columns must have the same known type, not a
   floating-point one. ``BY NAME`` is refused.
+- **Constant group keys** (``SELECT count(*), 7 FROM t WHERE ... GROUP BY 2``). Over no rows
+  Polars gives one group, DuckDB none (a row where DuckDB gives none: refused until the
+  thirty-ninth session). Such a GROUP BY gets ``HAVING count(*) > 0``.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from collections.abc import Collection
 
 from sqlglot import exp
 
+from dau_scheduler.arms.polars_checks import defined_names
 from dau_scheduler.errors import SqlError
 
 
@@ -98,4 +102,41 @@ def refuse_set_operations(tree: exp.Expr, typed: bool) -> None:
                 )
 
 
-__all__ = ["refuse_set_operations", "refuse_shadowing_aliases", "refuse_unsafe_ctes"]
+def constant_groups_need_rows(tree: exp.Expr) -> None:
+    """Give each GROUP BY of ``tree`` whose every key is a constant (read through the outputs'
+    names it groups by) ``HAVING count(*) > 0``, in place: over no rows Polars gives such a
+    GROUP BY one group, DuckDB none. In a correlated subquery it raises ``SqlError``."""
+    for select in tree.find_all(exp.Select):
+        group = select.args.get("group")
+        if group is None or not group.expressions:
+            continue
+        named = {
+            item.alias: item.this for item in select.expressions if isinstance(item, exp.Alias)
+        }
+        keys = [
+            named.get(key.name, key) if isinstance(key, exp.Column) and not key.table else key
+            for key in group.expressions
+        ]
+        if any(key.find(exp.Column, exp.Subquery, exp.Select) for key in keys):
+            continue
+        own = defined_names(select)
+        if any(
+            column.table and column.table not in own and column.find_ancestor(exp.Select) is select
+            for column in select.find_all(exp.Column)
+        ):  # (a HAVING in a correlated subquery is left untried: refused as before)
+            raise SqlError(
+                f"{group.sql(dialect='duckdb')}: every key of a correlated subquery is a "
+                "constant, and Polars gives one group over no rows"
+            )
+        rows = exp.GT(this=exp.Count(this=exp.Star()), expression=exp.Literal.number(0))
+        having = select.args.get("having")
+        condition = rows if having is None else exp.and_(exp.Paren(this=having.this), rows)
+        select.set("having", exp.Having(this=condition))
+
+
+__all__ = [
+    "constant_groups_need_rows",
+    "refuse_set_operations",
+    "refuse_shadowing_aliases",
+    "refuse_unsafe_ctes",
+]

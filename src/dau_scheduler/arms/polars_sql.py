@@ -43,7 +43,6 @@ from dau_scheduler.arms.polars_arithmetic import checked_arithmetic
 from dau_scheduler.arms.polars_checks import (
     SPECIAL_VALUE,
     refuse_constant_filters,
-    refuse_constant_groups,
     refuse_deep_nesting,
     refuse_divergent,
 )
@@ -61,6 +60,7 @@ from dau_scheduler.arms.polars_decimals import (
     mark_checked_products,
 )
 from dau_scheduler.arms.polars_forms import (
+    constant_groups_need_rows,
     refuse_set_operations,
     refuse_shadowing_aliases,
     refuse_unsafe_ctes,
@@ -536,7 +536,7 @@ def polars_sql(
     refuse_unpaired_conditions(partial)
     refuse_deep_correlation(partial)
     refuse_undecorrelated(partial)
-    refuse_constant_groups(partial)
+    constant_groups_need_rows(partial)
     refuse_constant_filters(partial)
     schema = dict(types or {}) | ({PLACEHOLDER: types[split]} if types and split in types else {})
     # A table none of whose columns the translation types (lists, structs) is no table to it:
