@@ -411,11 +411,11 @@ def _unstable(con: Any, sql: str, expected: Any, runs: int = 32, in_order: bool 
 
     if not isinstance(con, duckdb.DuckDBPyConnection):
         return False
-    threads = con.execute("SELECT current_setting('threads')").fetchone()
+    threads = con.execute("SELECT current_setting('threads')").fetchall()
     try:
         for run in range(runs + 2):
             if run >= runs:  # DuckDB's threads decide: one thread, then two
-                con.execute(f"SET threads = {run - runs + 1}")
+                con.execute(f"SET threads = {run - runs + 1}").fetchall()
             try:
                 again = con.sql(sql).to_arrow_table()
             except duckdb.Error:
@@ -427,8 +427,7 @@ def _unstable(con: Any, sql: str, expected: Any, runs: int = 32, in_order: bool 
                 return True
         return False
     finally:
-        if threads is not None:
-            con.execute(f"SET threads = {int(threads[0])}")
+        con.execute(f"SET threads = {int(threads[0][0])}").fetchall()
 
 
 #: Quoted names and numbers, but not the aggregate kind a refusal names.
