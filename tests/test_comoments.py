@@ -9,6 +9,7 @@ import duckdb
 import pytest
 
 from dau_scheduler import Session, SplitError
+from dau_scheduler.arms.cudf import CudfStandIn
 from dau_scheduler.compare import compare_tables
 from moment_checks import ARMS, OPTIONS, check_splits
 
@@ -58,6 +59,16 @@ def test_co_moments_split_equal_duckdb(
     # cudf-polars may lack a covariance (NVIDIA/cudf#20564 asks for corr): the arm's probe
     # then refuses by name, and the host answers exactly.
     check_splits(con, device, options, QUERIES, device_may_refuse=device == "cudf")
+
+
+@OPTIONS
+def test_co_moments_split_through_the_gpu_engines_sums(
+    con: duckdb.DuckDBPyConnection, options: dict[str, object]
+) -> None:
+    """cudf-polars translates no covariance ("Unary function name='corr'"): on the GPU engine
+    the partial writes the sample covariance as sums (``polars_gpu.covariances_as_sums``), and
+    the fold's guard counts their cancellation. The cudf arm's CPU stand-in runs that form."""
+    check_splits(con, CudfStandIn(), options, QUERIES)
 
 
 @pytest.mark.parametrize("device", ["duckdb", "polars"])

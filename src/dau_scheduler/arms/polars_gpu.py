@@ -91,6 +91,34 @@ def refuse_overflow_checks(tree: exp.Expr) -> None:
             )
 
 
+def covariances_as_sums(node: exp.Expr) -> exp.Expr:
+    """A sample covariance (the co-moment partials' ``covar_samp(y, x)``, over pairs both not
+    NULL: ``rewrite.moments.pair_argument``) as sums the GPU engine computes in a GROUP BY:
+    ``(Σxy - Σx·Σy / n) / (n - 1)``. cudf-polars translates no ``cov`` ("Unary function
+    name='corr'"). The sums cancel where the pairs' means are far from 0 against their spread;
+    the final query's guard counts that (``rewrite.moments``: ``(1 + kx)(1 + ky)``) and the
+    host answers such a fold. One pair (n - 1 = 0) or a constant side: the fold reads it as 0."""
+    inner = node.this if isinstance(node, exp.Filter) else node
+    if not isinstance(inner, exp.CovarSamp):
+        return node
+    condition = node.expression if isinstance(node, exp.Filter) else None
+
+    def over_pairs(aggregate: exp.Expr) -> exp.Expr:
+        if condition is None:
+            return aggregate
+        return exp.Filter(this=aggregate, expression=condition.copy())
+
+    y, x = inner.this, inner.expression
+    n = exp.Cast(this=over_pairs(exp.Count(this=x.copy())), to=exp.DataType.build("DOUBLE"))
+    products = over_pairs(exp.Sum(this=exp.Mul(this=x.copy(), expression=y.copy())))
+    sums = exp.Mul(
+        this=over_pairs(exp.Sum(this=x.copy())), expression=over_pairs(exp.Sum(this=y.copy()))
+    )
+    central = exp.Sub(this=products, expression=exp.Div(this=sums, expression=n.copy()))
+    less_one = exp.Sub(this=n, expression=exp.Literal.number(1))
+    return exp.Div(this=exp.Paren(this=central), expression=exp.Paren(this=less_one))
+
+
 def gpu_available() -> bool:
     """Whether the cudf arm can be built here (cudf-polars importable and a CUDA device)."""
     try:
@@ -110,6 +138,7 @@ __all__ = [
     "EXECUTORS",
     "UNTRANSLATED",
     "collect",
+    "covariances_as_sums",
     "gpu_available",
     "gpu_engine",
     "refuse_inexact_math",

@@ -72,7 +72,11 @@ from dau_scheduler.arms.polars_functions import (
     ascii_position,
     text_slice_as_substring,
 )
-from dau_scheduler.arms.polars_gpu import refuse_inexact_math, refuse_overflow_checks
+from dau_scheduler.arms.polars_gpu import (
+    covariances_as_sums,
+    refuse_inexact_math,
+    refuse_overflow_checks,
+)
 from dau_scheduler.arms.polars_join_sql import (
     filter_joined_table,
     filter_right_join_source,
@@ -515,8 +519,9 @@ def polars_sql(
     partial = compiled.partial if partial is None else partial
     if partial is None:
         raise SqlError("this query has no partial to run")
-    if not exact_math:
+    if not exact_math:  # the GPU engine
         refuse_inexact_math(partial)
+        partial = partial.transform(covariances_as_sums)
     split = compiled.plan.split_table or ""
     as_stored = None  # the stored types, the placeholder read as the split table
     if stored is not None:

@@ -284,17 +284,21 @@ _KX = "(CASE WHEN __r.m2x > 0 THEN abs(__r.mx) * sqrt(__r.n / __r.m2x) ELSE 0 EN
 _KY = "(CASE WHEN __r.m2y > 0 THEN abs(__r.my) * sqrt(__r.n / __r.m2y) ELSE 0 END)"
 #: When each kind is ill-conditioned, as relative-error estimates over ``eps`` against
 #: ``CONDITION_LIMIT``. A co-moment ``C`` is off by about ``eps * (1 + kx + ky) * sqrt(M2x *
-#: M2y)`` (``k = |mean| / stddev``), which is large against ``C`` when x and y are nearly
-#: uncorrelated; an intercept ``my - slope * mx`` adds the error of ``my`` and that of the slope
-#: times ``mx``, which may cancel. Where a spread is exactly 0 the co-moment is exactly 0.
+#: M2y)`` (``k = |mean| / stddev``) as DuckDB and Polars' CPU engine compute it, and by ``eps *
+#: (1 + kx) * (1 + ky) * sqrt(M2x * M2y)`` from the plain sums the GPU engine's partial adds
+#: (``arms.polars_gpu.covariances_as_sums``), which the guard takes: large against ``C`` when x
+#: and y are nearly uncorrelated; an intercept ``my - slope * mx`` adds the error of ``my`` and
+#: that of the slope times ``mx``, which may cancel. Where a spread is exactly 0 the co-moment
+#: is exactly 0.
 _LIMIT = f"{CONDITION_LIMIT:.0e}"
+_KXY = f"(1 + {_KX}) * (1 + {_KY})"
 _CO_ILL = {
-    "c": f"__r.m2x > 0 AND __r.m2y > 0 AND (1 + {_KX} + {_KY}) * sqrt(__r.m2x) * sqrt(__r.m2y) "
+    "c": f"__r.m2x > 0 AND __r.m2y > 0 AND {_KXY} * sqrt(__r.m2x) * sqrt(__r.m2y) "
     f"> {_LIMIT} * abs(__r.c)",
     "x": f"__r.m2x > 0 AND __r.mx * __r.mx * __r.n > {CONDITION_LIMIT**2:.0e} * __r.m2x",
     "y": f"__r.m2y > 0 AND __r.my * __r.my * __r.n > {CONDITION_LIMIT**2:.0e} * __r.m2y",
     "intercept": f"__r.m2x > 0 AND abs(__r.my) + abs(__r.c / __r.m2x * __r.mx) * (1 + {_KX}) "
-    f"+ abs(__r.mx) * (1 + {_KX} + {_KY}) * sqrt(__r.m2y / __r.m2x) > {_LIMIT} * abs(__value)",
+    f"+ abs(__r.mx) * {_KXY} * sqrt(__r.m2y / __r.m2x) > {_LIMIT} * abs(__value)",
     # DuckDB's running co-moment over an infinity is inf or NaN by the rows' order.
     "finite": "NOT isfinite(__r.mx + __r.my + __r.m2x + __r.m2y + __r.c)",
     "finite_x": "NOT isfinite(__r.mx + __r.m2x)",
