@@ -7,6 +7,7 @@ lines = [
     "statement ok",
     "CREATE TABLE t AS SELECT i, ['abc', 'ABC', '', ' a b ', 'héllo', 'ß', NULL, 'a,b,,c', '12', 'x_y%z', 'İi', 'tab\there', 'AbCdEf', '  ', 'ǅ'][i % 15 + 1] AS s, "
     "['a', 'b', 'C', '', NULL, ',', 'é'][i % 7 + 1] AS c, (i % 9 - 2)::INTEGER AS n, "
+    "['abc', '', 'a,b', 'xYz', NULL, 'ba b', 'bb'][i % 7 + 1] AS a, "
     "DATE '1999-12-25' + ((i * 37) % 800)::INTEGER AS d, TIMESTAMP '2000-02-28 22:00:00' + INTERVAL (i * 7919 % 100000) MINUTE AS ts FROM range(2000) r(i)",
     "",
 ]
@@ -14,8 +15,8 @@ lines = [
 
 def text(dd):
     if dd == 0 or R.random() < 0.3:
-        return R.choice(["s", "c", "'xY'", "s"])
-    k = R.randint(1, 16)
+        return R.choice(["s", "c", "'xY'", "s", "a"])  # a: all ASCII (strpos, upper split)
+    k = R.randint(1, 17)
     a = text(dd - 1)
     if k == 1:
         return f"upper({a})"
@@ -47,6 +48,9 @@ def text(dd):
         return f"coalesce({a}, {text(dd - 1)})"
     if k == 15:
         return f"split_part({a}, ',', {R.choice(['1', '2', '-1', 'n'])})"
+    if k == 16:
+        bounds = ["", "0", "1", "2", "3", "5", "-1", "-2"]
+        return f"({a})[{R.choice(bounds)}:{R.choice(bounds)}]"
     return f"CASE WHEN {a} < {text(dd - 1)} THEN {a} ELSE 'q' END"
 
 
@@ -56,7 +60,9 @@ def num():
     if k == 1:
         return f"length({a})"
     if k == 2:
-        return f"strpos({a}, {R.choice(['c', chr(39) + 'b' + chr(39)])})"
+        needle = R.choice(["c", "'b'", "''", "'b b'", "'é'"])
+        call = R.choice(["strpos({0}, {1})", "instr({0}, {1})", "position({1} IN {0})"])
+        return call.format(R.choice([a, "a"]), needle)
     if k == 3:
         return f"{R.choice(['year', 'month', 'day', 'dayofweek', 'dayofyear', 'week', 'quarter', 'isodow', 'yearweek'])}({R.choice(['d', 'ts'])})"
     if k == 4:
