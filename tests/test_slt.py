@@ -274,9 +274,9 @@ def test_an_unsplit_answer_that_differs_is_unstable_only_where_duckdb_differs_fr
     con = duckdb.connect()
     same = con.sql("SELECT 1 AS a").to_arrow_table()
     other = con.sql("SELECT 2 AS a").to_arrow_table()
-    assert not slt._unstable(con, "SELECT 1 AS a", same)
-    assert slt._unstable(con, "SELECT 1 AS a", other)
-    assert not slt._unstable({}, "SELECT 1 AS a", other)  # Arrow copies: not asked
+    assert not slt_order.unstable(con, "SELECT 1 AS a", same)
+    assert slt_order.unstable(con, "SELECT 1 AS a", other)
+    assert not slt_order.unstable({}, "SELECT 1 AS a", other)  # Arrow copies: not asked
 
 
 def test_over_arrow_copies_the_oracle_over_them_is_asked_whether_duckdb_varies() -> None:

@@ -57,7 +57,7 @@ import duckdb
 
 from dau_scheduler.guards import VOLATILE, called_names, function_kinds, is_query
 from dau_scheduler.rewrite.volatility import NONDETERMINISTIC
-from dau_scheduler.slt_order import only_ties, ordered, summed_apart
+from dau_scheduler.slt_order import only_ties, ordered, summed_apart, unstable
 
 #: A statement that may create a macro (the file's volatile macros are read again after it).
 _MACRO = re.compile(r"\b(macro|function)\b", re.IGNORECASE)
@@ -384,7 +384,7 @@ def _one(
     if (
         diff is not None
         and result.execution is None
-        and _unstable(oracle, record.sql, expected, in_order=in_order)
+        and unstable(oracle, record.sql, expected, in_order=in_order)
     ):
         return session, "unstable", f"answered unsplit; DuckDB's own answers differ: {diff}"
     ran_split = result.execution is not None
@@ -395,39 +395,6 @@ def _one(
     ):
         return session, "cancelled", f"a sum that cancels, added in another order: {diff}"
     return session, outcome, diff or result.refusal or result.fallback
-
-
-def _unstable(con: Any, sql: str, expected: Any, runs: int = 32, in_order: bool = False) -> bool:
-    """Whether DuckDB itself answers ``sql`` otherwise than ``expected`` in one of ``runs`` more
-    runs on the connection (``mode`` over tied counts, ``list(DISTINCT x)``: its threads decide;
-    a UNION of intervals spelled apart keeps '24:00:00' for '1 day' in 22% of DuckDB's runs, so
-    8 runs missed it one time in 40 and failed ``interval_spellings.test`` on an unsplit answer,
-    and 32 one time in 7: DuckDB's runs hold one answer for dozens of runs, then the other, so
-    the last runs take one thread, then two;
-    with ``in_order``, rows in another order than ties allow: an ORDER BY over a float whose
-    last bit moves between runs). Asked only of an answer the Session gave unsplit, so only
-    DuckDB's own plan ran."""
-    from dau_scheduler.compare import compare_tables
-
-    if not isinstance(con, duckdb.DuckDBPyConnection):
-        return False
-    threads = con.execute("SELECT current_setting('threads')").fetchall()
-    try:
-        for run in range(runs + 2):
-            if run >= runs:  # DuckDB's threads decide: one thread, then two
-                con.execute(f"SET threads = {run - runs + 1}").fetchall()
-            try:
-                again = con.sql(sql).to_arrow_table()
-            except duckdb.Error:
-                return True
-            if compare_tables(again, expected, ordered=False) is not None:
-                return True
-            moved = in_order and compare_tables(again, expected, ordered=True) is not None
-            if moved and not only_ties(sql, again, expected):
-                return True
-        return False
-    finally:
-        con.execute(f"SET threads = {int(threads[0][0])}").fetchall()
 
 
 #: Quoted names and numbers, but not the aggregate kind a refusal names.

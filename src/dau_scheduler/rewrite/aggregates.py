@@ -282,6 +282,27 @@ DISTINCT_KINDS = frozenset(
 #: Every kind a split through SQL (the final query) merges.
 SQL_MERGEABLE = frozenset(MERGE_STEPS) | DISTINCT_KINDS
 
+def distinct_node(call: exp.Expr) -> exp.Distinct | None:
+    """The DISTINCT node of an aggregate call (an argument of one sqlglot does not know:
+    ``sem(DISTINCT x)``), or None."""
+    if isinstance(call, exp.Anonymous):
+        inner = call.expressions[0] if call.expressions else None
+    else:
+        inner = call.this if isinstance(call, exp.Func) else None
+    return inner if isinstance(inner, exp.Distinct) else None
+
+
+def distinct_argument(call: exp.Expr) -> exp.Expr | None:
+    """The one argument of a DISTINCT aggregate of ``DISTINCT_KINDS`` without FILTER, or None."""
+    if isinstance(call, exp.Filter) or aggregate_kind(call) not in DISTINCT_KINDS:
+        return None
+    distinct = distinct_node(call)
+    if distinct is None or len(distinct.expressions) != 1:
+        return None
+    argument: exp.Expr = distinct.expressions[0]
+    return argument
+
+
 __all__ = [
     "DISTINCT_KINDS",
     "MERGE_STEPS",
@@ -290,5 +311,7 @@ __all__ = [
     "SQL_MERGEABLE",
     "MergeStep",
     "aggregate_kind",
+    "distinct_argument",
+    "distinct_node",
     "exact_doubles",
 ]

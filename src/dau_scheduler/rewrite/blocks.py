@@ -16,6 +16,8 @@ from dau_scheduler.rewrite.aggregates import (
     MERGE_STEPS,
     ORDER_INSENSITIVE,
     aggregate_kind,
+    distinct_argument,
+    distinct_node,
 )
 from dau_scheduler.rewrite.dialect import DIALECT
 from dau_scheduler.rewrite.fold import (
@@ -308,27 +310,6 @@ def _reads_anything(node: exp.Expr) -> bool:
     return any(isinstance(n, (exp.Column, exp.Subquery, exp.Select)) for n in node.walk())
 
 
-def _distinct_of(call: exp.Expr) -> exp.Distinct | None:
-    """The DISTINCT node of an aggregate call (an argument of one sqlglot does not know:
-    ``sem(DISTINCT x)``), or None."""
-    if isinstance(call, exp.Anonymous):
-        inner = call.expressions[0] if call.expressions else None
-    else:
-        inner = call.this if isinstance(call, exp.Func) else None
-    return inner if isinstance(inner, exp.Distinct) else None
-
-
-def distinct_argument(call: exp.Expr) -> exp.Expr | None:
-    """The one argument of a DISTINCT aggregate of ``DISTINCT_KINDS`` without FILTER, or None."""
-    if isinstance(call, exp.Filter) or aggregate_kind(call) not in DISTINCT_KINDS:
-        return None
-    distinct = _distinct_of(call)
-    if distinct is None or len(distinct.expressions) != 1:
-        return None
-    argument: exp.Expr = distinct.expressions[0]
-    return argument
-
-
 def keys_for_correlated(sub: exp.Expr, block: exp.Select, keys: list[exp.Expr]) -> exp.Expr | None:
     """A copy of ``sub`` (a subquery of the block's SELECT, HAVING or ORDER BY) reading each
     reference to one of the block's grouping ``keys`` as the partials' column of that key
@@ -414,7 +395,7 @@ def build_aggregate(
             # The same aggregate over the partial's column of distinct values.
             on_values = call.copy()
             column = exp.column(f"__dau_g{partial_keys.index(argument)}")
-            distinct = _distinct_of(on_values)
+            distinct = distinct_node(on_values)
             assert distinct is not None
             distinct.set("expressions", [column])
             merged[text] = (on_values, len(probe_extra))
