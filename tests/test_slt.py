@@ -56,6 +56,7 @@ SPLITS = {
     "timestamp_interval_shifts",
     "tables_of_untyped_columns",
     "text_slices",
+    "correlated_not_in",
 }
 
 
@@ -96,6 +97,7 @@ OVER_ARROW = [
     "tables_of_untyped_columns",
     "text_slices",
     "ascii_positions",
+    "correlated_not_in",
 ]
 
 

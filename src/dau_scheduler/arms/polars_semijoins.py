@@ -23,6 +23,10 @@ column), the subquery reads an outer column or a CTE of another scope, a NOT IN 
 the WHERE's conjuncts, or an IN sits under a NOT or any other expression than AND, OR and
 parentheses (:func:`_positive_ins`; an IN under an OR was left as an IN until the thirty-seventh
 session).
+
+For the GPU engine alone, a correlated NOT IN among a WHERE's conjuncts is written as three NOT
+EXISTS (:func:`correlated_not_ins_as_exists`, thirty-ninth session); Polars' CPU engine runs its
+``list.contains`` as it is.
 """
 
 from __future__ import annotations
@@ -153,6 +157,68 @@ def in_subqueries_as_exists(tree: exp.Expr, schema: dict[str, dict[str, str]]) -
     return tree
 
 
+def correlated_not_ins_as_exists(tree: exp.Expr) -> exp.Expr:
+    """``tree`` (the GPU engine's partial) with each correlated ``x NOT IN (SELECT v.y FROM v
+    WHERE W)`` among a WHERE's conjuncts written as the three NOT EXISTS it holds as: where
+    no row of the subquery's holds ``v.y = x``, none holds a NULL ``v.y``, and ``x`` is not
+    NULL or the subquery holds no row. Polars plans a correlated NOT IN as a ``list.contains``,
+    which the GPU engine does not translate, and each NOT EXISTS as an anti join it does; the
+    correlation stays a comparison of two columns among W's AND terms, where Polars reads it
+    (``polars_correlation.refuse_undecorrelated`` refuses the rest after this). Only for a
+    bare column ``x`` of the block's own sources and a subquery of one bare column over its
+    own sources with no grouping, aggregate, window, DISTINCT, LIMIT or set operation."""
+    for select in list(tree.find_all(exp.Select)):
+        where = select.args.get("where")
+        if where is None:
+            continue
+        own = {item.alias_or_name.lower() for item in source_items(select)}
+        for term in conjuncts(where.this):
+            node = term.this.unnest() if isinstance(term, exp.Not) else None
+            query = node.args.get("query") if isinstance(node, exp.In) else None
+            column = node.this if isinstance(node, exp.In) else None
+            inner = query.this if isinstance(query, exp.Subquery) else None
+            if (
+                not isinstance(query, exp.Subquery)
+                or not isinstance(column, exp.Column)
+                or (column.table or "").lower() not in own
+                or not isinstance(inner, exp.Select)
+                or not _one_column_rows(inner)
+                or _uncorrelated(query, set(), set())
+            ):
+                continue
+            value = inner.expressions[0].unalias()
+
+            def exists_not(*conditions: exp.Expr, inner: exp.Select = inner) -> exp.Not:
+                rows = inner.copy()
+                rows.set("expressions", [exp.Literal.number(1)])
+                for condition in conditions:
+                    rows = rows.where(condition, copy=False)
+                return exp.Not(this=exp.Exists(this=rows))
+
+            unknown = exp.Is(this=column.copy(), expression=exp.Null())
+            terms = [
+                exists_not(exp.EQ(this=value.copy(), expression=column.copy())),
+                exists_not(exp.Is(this=value.copy(), expression=exp.Null())),
+                exp.Paren(this=exp.or_(exp.Not(this=unknown), exists_not())),
+            ]
+            term.replace(exp.Paren(this=exp.and_(*terms)))
+    return tree
+
+
+def _one_column_rows(select: exp.Select) -> bool:
+    """Whether ``select`` gives one bare column of its own sources per row it reads."""
+    if len(select.expressions) != 1 or not isinstance(select.expressions[0].unalias(), exp.Column):
+        return False
+    value = select.expressions[0].unalias()
+    parts = ("group", "having", "qualify", "limit", "offset", "distinct", "with_", "order")
+    own = {item.alias_or_name.lower() for item in source_items(select)}
+    return (
+        not any(select.args.get(part) for part in parts)
+        and (value.table or "").lower() in own
+        and not select.find(exp.AggFunc, exp.Window, exp.Union, exp.Intersect, exp.Except)
+    )
+
+
 def _positive_ins(condition: exp.Expr) -> list[exp.In]:
     """The INs ``condition`` reaches through AND, OR and parentheses alone: where it decides
     which rows a WHERE keeps, an IN's NULL (no value of S equals ``x``, and ``x`` or a value of
@@ -167,4 +233,4 @@ def _positive_ins(condition: exp.Expr) -> list[exp.In]:
     return [condition] if isinstance(condition, exp.In) else []
 
 
-__all__ = ["in_subqueries_as_exists"]
+__all__ = ["correlated_not_ins_as_exists", "in_subqueries_as_exists"]

@@ -92,7 +92,10 @@ from dau_scheduler.arms.polars_marks import (
     mark_plain_years,
     mark_stored_scales,
 )
-from dau_scheduler.arms.polars_semijoins import in_subqueries_as_exists
+from dau_scheduler.arms.polars_semijoins import (
+    correlated_not_ins_as_exists,
+    in_subqueries_as_exists,
+)
 from dau_scheduler.arms.polars_temporal import date_text_as_dates
 from dau_scheduler.arms.polars_translatable import filters_as_branches
 from dau_scheduler.errors import SqlError
@@ -521,7 +524,7 @@ def polars_sql(
         raise SqlError("this query has no partial to run")
     if not exact_math:  # the GPU engine
         refuse_inexact_math(partial)
-        partial = partial.transform(covariances_as_sums)
+        partial = correlated_not_ins_as_exists(partial.transform(covariances_as_sums))
     split = compiled.plan.split_table or ""
     as_stored = None  # the stored types, the placeholder read as the split table
     if stored is not None:
