@@ -52,6 +52,17 @@ def defined_names(select: exp.Select) -> set[str]:
     return {item.alias_or_name for item in source_items(select)}
 
 
+def reads_outer_columns(select: exp.Select) -> bool:
+    """Whether ``select``'s own expressions read a column of a source it does not define (it
+    is correlated)."""
+    own = defined_names(select)
+    return any(
+        column.table and column.table not in own
+        for column in select.find_all(exp.Column)
+        if column.find_ancestor(exp.Select) is select
+    )
+
+
 #: Why kinds that Polars' SQL computes differently from DuckDB's (found by a sweep against DuckDB)
 #: are refused. None is in ``_CHECKED``, so each is refused anyway; this only names the reason.
 _DIVERGENT: dict[type[exp.Expr], str] = {
@@ -509,6 +520,7 @@ __all__ = [
     "DEEPEST",
     "SPECIAL_VALUE",
     "defined_names",
+    "reads_outer_columns",
     "refuse_deep_nesting",
     "refuse_divergent",
 ]

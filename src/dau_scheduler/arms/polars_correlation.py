@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from dau_scheduler.arms.polars_checks import defined_names, source_items
+from dau_scheduler.arms.polars_checks import defined_names, reads_outer_columns, source_items
 from dau_scheduler.errors import SqlError
 from dau_scheduler.rewrite.blocks import conjuncts
 
@@ -245,13 +245,7 @@ def refuse_empty_group_forms(tree: exp.Expr) -> None:
     for select in tree.find_all(exp.Select):
         if select is tree:
             continue
-        own = defined_names(select)
-        correlated = any(
-            column.table and column.table not in own
-            for column in select.find_all(exp.Column)
-            if column.find_ancestor(exp.Select) is select
-        )
-        if not correlated:
+        if not reads_outer_columns(select):
             continue
         if select.args.get("limit") is not None or select.args.get("offset") is not None:
             raise SqlError(

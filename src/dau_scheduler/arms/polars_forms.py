@@ -28,7 +28,7 @@ from collections.abc import Collection
 
 from sqlglot import exp
 
-from dau_scheduler.arms.polars_checks import defined_names
+from dau_scheduler.arms.polars_checks import reads_outer_columns
 from dau_scheduler.errors import SqlError
 
 
@@ -119,11 +119,7 @@ def constant_groups_need_rows(tree: exp.Expr) -> None:
         ]
         if any(key.find(exp.Column, exp.Subquery, exp.Select) for key in keys):
             continue
-        own = defined_names(select)
-        if any(
-            column.table and column.table not in own and column.find_ancestor(exp.Select) is select
-            for column in select.find_all(exp.Column)
-        ):  # (a HAVING in a correlated subquery is left untried: refused as before)
+        if reads_outer_columns(select):  # (a HAVING there is left untried: refused as before)
             raise SqlError(
                 f"{group.sql(dialect='duckdb')}: every key of a correlated subquery is a "
                 "constant, and Polars gives one group over no rows"

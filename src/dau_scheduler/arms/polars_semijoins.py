@@ -62,6 +62,11 @@ def _uncorrelated(subquery: exp.Subquery, outer_ctes: set[str], top_ctes: set[st
     return not (read & outer_ctes - own - top_ctes)
 
 
+def _own_names(select: exp.Select) -> set[str]:
+    """The lower-cased names ``select``'s own FROM and JOINs define."""
+    return {item.alias_or_name.lower() for item in source_items(select)}
+
+
 def _top_cte_of(node: exp.Expr, with_: exp.With | None) -> int | None:
     """The index of the top-level CTE ``node`` sits in, if it does."""
     if with_ is None:
@@ -116,7 +121,7 @@ def in_subqueries_as_exists(tree: exp.Expr, schema: dict[str, dict[str, str]]) -
         where = select.args.get("where")
         if where is None:
             continue
-        own = {item.alias_or_name.lower() for item in source_items(select)}
+        own = _own_names(select)
         negated = [t for t in conjuncts(where.this) if isinstance(t, exp.Not)]
         for term in [*negated, *_positive_ins(where.this)]:
             node = term.this.unnest() if isinstance(term, exp.Not) else term
@@ -171,7 +176,7 @@ def correlated_not_ins_as_exists(tree: exp.Expr) -> exp.Expr:
         where = select.args.get("where")
         if where is None:
             continue
-        own = {item.alias_or_name.lower() for item in source_items(select)}
+        own = _own_names(select)
         for term in conjuncts(where.this):
             node = term.this.unnest() if isinstance(term, exp.Not) else None
             query = node.args.get("query") if isinstance(node, exp.In) else None
@@ -211,7 +216,7 @@ def _one_column_rows(select: exp.Select) -> bool:
         return False
     value = select.expressions[0].unalias()
     parts = ("group", "having", "qualify", "limit", "offset", "distinct", "with_", "order")
-    own = {item.alias_or_name.lower() for item in source_items(select)}
+    own = _own_names(select)
     return (
         not any(select.args.get(part) for part in parts)
         and (value.table or "").lower() in own
