@@ -57,6 +57,8 @@ SPLITS = {
     "tables_of_untyped_columns",
     "text_slices",
     "correlated_not_in",
+    "columns_expressions",
+    "ctes_around_blocks",
 }
 
 
@@ -98,6 +100,9 @@ OVER_ARROW = [
     "text_slices",
     "ascii_positions",
     "correlated_not_in",
+    "constant_keys",
+    "columns_expressions",
+    "ctes_around_blocks",
 ]
 
 

@@ -33,7 +33,7 @@ def ordered(sql: str, flow: bool = False) -> bool:
         if node.args.get("order") is not None:
             return True
         source = node.args.get("from_") or node.args.get("from")
-        if source is None or node.args.get("joins") or node.args.get("with"):
+        if source is None or node.args.get("joins") or node.args.get("with_"):
             return False
         for key in ("group", "having", "distinct", "qualify", "pivots", "laterals"):
             if node.args.get(key):

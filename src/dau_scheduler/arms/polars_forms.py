@@ -105,7 +105,8 @@ def refuse_set_operations(tree: exp.Expr, typed: bool) -> None:
 def constant_groups_need_rows(tree: exp.Expr) -> None:
     """Give each GROUP BY of ``tree`` whose every key is a constant (read through the outputs'
     names it groups by) ``HAVING count(*) > 0``, in place: over no rows Polars gives such a
-    GROUP BY one group, DuckDB none. In a correlated subquery it raises ``SqlError``."""
+    GROUP BY one group, DuckDB none. In a correlated subquery, or where a key is an IN list or
+    a list (which Polars groups wrongly), it raises ``SqlError``."""
     for select in tree.find_all(exp.Select):
         group = select.args.get("group")
         if group is None or not group.expressions:
@@ -119,6 +120,13 @@ def constant_groups_need_rows(tree: exp.Expr) -> None:
         ]
         if any(key.find(exp.Column, exp.Subquery, exp.Select) for key in keys):
             continue
+        unfolded = next((k for k in keys if k.find(exp.In, exp.Array)), None)
+        if unfolded is not None:
+            raise SqlError(
+                f"GROUP BY {unfolded.sql(dialect='duckdb')}: every key is a constant, and one "
+                "is an IN list or a list Polars does not fold: it groups a frame of no columns "
+                "and counts one row (1 for 1,000 measured; its streaming engine panics)"
+            )
         if reads_outer_columns(select):  # (a HAVING there is left untried: refused as before)
             raise SqlError(
                 f"{group.sql(dialect='duckdb')}: every key of a correlated subquery is a "

@@ -41,6 +41,8 @@ from dau_scheduler.rewrite.blocks import (
     own_nodes,
 )
 from dau_scheduler.rewrite.collation import collation_refusal
+from dau_scheduler.rewrite.columns_expansion import expand_columns
+from dau_scheduler.rewrite.ctes import attach_ctes
 from dau_scheduler.rewrite.dialect import DIALECT
 from dau_scheduler.rewrite.fold import PARTIALS, FastFold, FastRows, fast_for_types
 from dau_scheduler.rewrite.occurrence import occurrence_refusal
@@ -56,7 +58,7 @@ from dau_scheduler.rewrite.reading import (
 )
 from dau_scheduler.rewrite.row_block import build_rows
 from dau_scheduler.rewrite.row_windows import row_window_refusal
-from dau_scheduler.rewrite.views import View, ViewLookup, in_place, inline_views
+from dau_scheduler.rewrite.views import View, ViewLookup, inline_views, namesake_elsewhere
 from dau_scheduler.rewrite.volatility import NONDETERMINISTIC, nondeterministic
 
 #: The table name an arm binds to its own row range of the split table.
@@ -116,6 +118,9 @@ class CompiledSplit:
     #: with ``inlined_sql`` None, the views are read whole by name on every arm.
     views: tuple[View, ...] = ()
     inlined_sql: str | None = None
+    #: The query with its ``COLUMNS(...)`` outputs written out (``rewrite.columns_expansion``),
+    #: or None where it has none.
+    expanded_sql: str | None = None
     #: The rows an outer join adds that the split table decides, as partial rows the host
     #: computes once (``rewrite.complement``); None where the block has no such join.
     complement: exp.Select | None = None
@@ -128,7 +133,7 @@ class CompiledSplit:
     def read_sql(self) -> str:
         """The query as the split reads it: ``sql`` over its views' definitions. ``sql`` is
         what an unsplit answer runs."""
-        return self.inlined_sql if self.inlined_sql is not None else self.sql
+        return self.inlined_sql or self.expanded_sql or self.sql
 
 
 #: The parts of a join the row-linear rules below understand; a join with any other is refused.
@@ -296,26 +301,6 @@ def _placeholder(occurrence: exp.Table) -> exp.Table:
     )
 
 
-def _attach_ctes(partial: exp.Select, tree: exp.Expr, block: exp.Select) -> None:
-    if block is tree or partial.args.get("with") is not None:
-        return
-    with_ = tree.args.get("with")
-    if with_ is not None:
-        partial.set("with", with_.copy())
-
-
-def _namesake_elsewhere(
-    tree: exp.Expr, schema: dict[str, dict[str, str]], place: tuple[str, str]
-) -> exp.Table | None:
-    """A table reference qualified with another schema or database than ``place`` whose bare
-    name is one of the Session's tables (``s1.t`` beside ``main.t``: DuckDB's
-    export_database.test), or None. Everything here matches tables by their bare names."""
-    for table in tree.find_all(exp.Table):
-        if table.name.lower() in schema and not in_place(table, place):
-            return table
-    return None
-
-
 def compile_split(
     sql: str,
     *,
@@ -340,6 +325,7 @@ def compile_split(
 
     views_read: tuple[View, ...] = ()
     inlined_sql: str | None = None
+    expanded_sql: str | None = None
 
     def refused(
         reason: str, table: str | None = None, aggregates: Sequence[tuple[str, str]] = ()
@@ -351,6 +337,7 @@ def compile_split(
             tuple(types),
             views=views_read,
             inlined_sql=inlined_sql,
+            expanded_sql=expanded_sql,
         )
 
     if _RESERVED in sql.lower():
@@ -365,6 +352,9 @@ def compile_split(
         return refused(f"the query could not be analysed for splitting: {exc}")
     if rewritten is not None:
         return refused(rewritten)
+    expanded = expand_columns(original, binder, columns, types)
+    if expanded is not original:
+        original, expanded_sql = expanded, expanded.sql(dialect=DIALECT)
     over = inline_views(original, schema, place, views) if views is not None else None
     read: exp.Expr | str = ""
     if over is not None and over.views:
@@ -400,7 +390,7 @@ def compile_split(
     collated = collation_refusal(tree)
     if collated is not None:
         return refused(collated)
-    namesake = _namesake_elsewhere(tree, schema, place)
+    namesake = namesake_elsewhere(tree, schema, place)
     if namesake is not None:
         return refused(
             f"{namesake.sql(dialect=DIALECT)} is another table than this Session's "
@@ -422,9 +412,9 @@ def compile_split(
                 compiled = _compile_candidate(
                     sql, tree, found, aggregate_names, binder, columns, types, output_schema
                 )
-                if views_read:  # inlined (``inlined_sql``) or read whole by name
-                    compiled = replace(compiled, views=views_read, inlined_sql=inlined_sql)
-                return compiled
+                # views inlined (``inlined_sql``) or read whole by name
+                compiled = replace(compiled, views=views_read, inlined_sql=inlined_sql)
+                return replace(compiled, expanded_sql=expanded_sql)
             except Refuse as refusal:
                 aggregates = _aggregates_of(found.block, aggregate_names)
                 if first_refusal is None:
@@ -474,7 +464,7 @@ def _compile_candidate(
 
     partial = built.partial
     _marked(partial, "occurrence").replace(_placeholder(found.occurrence))
-    _attach_ctes(partial, tree, block)
+    attach_ctes(partial, tree, block)
     both = complement.split_with_complement(partial, PLACEHOLDER, found.occurrence)
     partial, unmatched = both if both is not None else (partial, None)
 
@@ -530,8 +520,8 @@ def _compile_candidate(
     if not aggregated:
         replacement.meta[decisions.ROWS] = True
     if target is final_tree:
-        if final_tree.args.get("with") is not None:
-            replacement.set("with", final_tree.args["with"].copy())
+        if final_tree.args.get("with_") is not None:
+            replacement.set("with_", final_tree.args["with_"].copy())
         final_tree = replacement
     else:
         target.replace(replacement)

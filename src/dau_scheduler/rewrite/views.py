@@ -55,6 +55,18 @@ def in_place(table: exp.Table, place: tuple[str, str]) -> bool:
     return not db or db == own  # a bare name, or ``s.t``: schema s of the current database
 
 
+def namesake_elsewhere(
+    tree: exp.Expr, schema: dict[str, dict[str, str]], place: tuple[str, str]
+) -> exp.Table | None:
+    """A table reference qualified with another schema or database than ``place`` whose bare
+    name is one of the Session's tables (``s1.t`` beside ``main.t``: DuckDB's
+    export_database.test), or None. Everything here matches tables by their bare names."""
+    for table in tree.find_all(exp.Table):
+        if table.name.lower() in schema and not in_place(table, place):
+            return table
+    return None
+
+
 #: DuckDB keeps ``INTERVAL '3' MONTH`` in a view's definition as
 #: ``to_months(CAST(trunc(CAST('3' AS DOUBLE)) AS INTEGER))`` (seconds and milliseconds without
 #: the ``trunc``). Read back, those calls are the literals they were, which every arm reads.
