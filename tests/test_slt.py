@@ -59,6 +59,7 @@ SPLITS = {
     "correlated_not_in",
     "columns_expressions",
     "ctes_around_blocks",
+    "subqueries_in_aggregates",
 }
 
 
@@ -103,6 +104,7 @@ OVER_ARROW = [
     "constant_keys",
     "columns_expressions",
     "ctes_around_blocks",
+    "subqueries_in_aggregates",
 ]
 
 

@@ -76,6 +76,22 @@ def _outer_levels(column: exp.Column) -> tuple[int, exp.Select | None]:
     return 0, None
 
 
+def refuse_aggregated_correlation(tree: exp.Expr) -> None:
+    """Raise ``SqlError`` for a correlated subquery inside an aggregate (its argument or its
+    FILTER). Polars decorrelates it into a join on each row, then reads it in a grouped query
+    as the group's first value: ``count(*) FILTER (WHERE EXISTS (SELECT 1 FROM u WHERE u.k =
+    t.k AND u.j > 4)) ... GROUP BY t.k`` counted 1 a group where DuckDB counted 91 (fortieth
+    session; wrong on main where the reference was a group key), and a scalar one failed as it
+    ran ("aggregation 'item' expected no or a single value")."""
+    for node in tree.find_all(exp.AggFunc, exp.Filter):
+        for inner in node.find_all(exp.Select):
+            if reads_outer_columns(inner):
+                raise SqlError(
+                    f"{node.sql(dialect='duckdb')[:80]}: a correlated subquery inside an "
+                    "aggregate, which Polars reads as its group's first value"
+                )
+
+
 def refuse_undecorrelated(tree: exp.Expr) -> None:
     """Raise ``SqlError`` for a reference to the query one level out that is not an operand of
     a comparison of two bare columns, the other of the subquery's own tables, among the AND
@@ -289,6 +305,7 @@ _NOT_NULL_STRICT = (
 
 __all__ = [
     "common_conjuncts_first",
+    "refuse_aggregated_correlation",
     "refuse_deep_correlation",
     "outer_name_shared",
     "refuse_empty_group_forms",

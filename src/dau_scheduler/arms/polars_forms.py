@@ -102,6 +102,31 @@ def refuse_set_operations(tree: exp.Expr, typed: bool) -> None:
                 )
 
 
+def _group_keys(select: exp.Select) -> list[exp.Expr]:
+    """The GROUP BY keys of ``select``, each read through the output name it groups by."""
+    group = select.args.get("group")
+    if group is None:
+        return []
+    named = {item.alias: item.this for item in select.expressions if isinstance(item, exp.Alias)}
+    return [
+        named.get(key.name, key) if isinstance(key, exp.Column) and not key.table else key
+        for key in group.expressions
+    ]
+
+
+def refuse_grouped_subqueries(tree: exp.Expr) -> None:
+    """Raise ``SqlError`` for a GROUP BY key that holds a subquery: Polars' SQL refuses one
+    written there, and one grouped by through its output's name it decorrelates into a join
+    whose rows it then fails on ("aggregation 'item' expected no or a single value")."""
+    for select in tree.find_all(exp.Select):
+        for key in _group_keys(select):
+            if key.find(exp.Subquery, exp.Exists) is not None:
+                raise SqlError(
+                    f"GROUP BY {key.sql(dialect='duckdb')}: Polars does not group by a "
+                    "subquery's value"
+                )
+
+
 def constant_groups_need_rows(tree: exp.Expr) -> None:
     """Give each GROUP BY of ``tree`` whose every key is a constant (read through the outputs'
     names it groups by) ``HAVING count(*) > 0``, in place: over no rows Polars gives such a
@@ -109,15 +134,9 @@ def constant_groups_need_rows(tree: exp.Expr) -> None:
     a list (which Polars groups wrongly), it raises ``SqlError``."""
     for select in tree.find_all(exp.Select):
         group = select.args.get("group")
-        if group is None or not group.expressions:
+        keys = _group_keys(select)
+        if group is None or not keys:
             continue
-        named = {
-            item.alias: item.this for item in select.expressions if isinstance(item, exp.Alias)
-        }
-        keys = [
-            named.get(key.name, key) if isinstance(key, exp.Column) and not key.table else key
-            for key in group.expressions
-        ]
         if any(key.find(exp.Column, exp.Subquery, exp.Select) for key in keys):
             continue
         unfolded = next((k for k in keys if k.find(exp.In, exp.Array)), None)
@@ -140,6 +159,7 @@ def constant_groups_need_rows(tree: exp.Expr) -> None:
 
 __all__ = [
     "constant_groups_need_rows",
+    "refuse_grouped_subqueries",
     "refuse_set_operations",
     "refuse_shadowing_aliases",
     "refuse_unsafe_ctes",

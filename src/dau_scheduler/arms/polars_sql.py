@@ -49,6 +49,7 @@ from dau_scheduler.arms.polars_checks import (
 from dau_scheduler.arms.polars_correlation import (
     common_conjuncts_first,
     name_shared_outer_columns,
+    refuse_aggregated_correlation,
     refuse_deep_correlation,
     refuse_empty_group_forms,
     refuse_undecorrelated,
@@ -61,6 +62,7 @@ from dau_scheduler.arms.polars_decimals import (
 )
 from dau_scheduler.arms.polars_forms import (
     constant_groups_need_rows,
+    refuse_grouped_subqueries,
     refuse_set_operations,
     refuse_shadowing_aliases,
     refuse_unsafe_ctes,
@@ -543,7 +545,9 @@ def polars_sql(
     partial = partial.transform(mask_preceding_conditions)
     refuse_unpaired_conditions(partial)
     refuse_deep_correlation(partial)
+    refuse_aggregated_correlation(partial)
     refuse_undecorrelated(partial)
+    refuse_grouped_subqueries(partial)
     constant_groups_need_rows(partial)
     refuse_constant_filters(partial)
     schema = dict(types or {}) | ({PLACEHOLDER: types[split]} if types and split in types else {})

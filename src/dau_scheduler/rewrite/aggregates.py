@@ -282,6 +282,7 @@ DISTINCT_KINDS = frozenset(
 #: Every kind a split through SQL (the final query) merges.
 SQL_MERGEABLE = frozenset(MERGE_STEPS) | DISTINCT_KINDS
 
+
 def distinct_node(call: exp.Expr) -> exp.Distinct | None:
     """The DISTINCT node of an aggregate call (an argument of one sqlglot does not know:
     ``sem(DISTINCT x)``), or None."""

@@ -4,7 +4,7 @@ block shares (a block without aggregation is :mod:`dau_scheduler.rewrite.row_blo
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 from sqlglot import exp
@@ -175,7 +175,10 @@ def _block_sources(block: exp.Select) -> set[str]:
 
 
 def refuse_correlated_references(
-    block: exp.Select, rows: frozenset[str] | None = None, keys: list[exp.Expr] | None = None
+    block: exp.Select,
+    rows: frozenset[str] | None = None,
+    keys: list[exp.Expr] | None = None,
+    calls: Sequence[exp.Expr] = (),
 ) -> None:
     """Refuse a block whose SELECT, HAVING or ORDER BY holds a subquery that refers to the
     block's own tables: the final query reads the merged partials, not those tables.
@@ -190,13 +193,20 @@ def refuse_correlated_references(
     to the block is one of them, and no aggregate or window inside it reads the block, is
     kept: each group's key is a column of the merged partials, which the final query's
     subquery reads in its place (:func:`keys_for_correlated`; ``HAVING count(*) > (SELECT
-    count(*) FROM u WHERE u.n = t.n)``)."""
+    count(*) FROM u WHERE u.n = t.n)``).
+
+    ``calls``: the block's aggregate calls. A subquery inside one of them, or inside one of the
+    ``keys``, is computed by each arm's partial, row by row, where those tables are read
+    (``sum(x * (SELECT r FROM u WHERE u.k = t.k))``, ``count(*) FILTER (WHERE EXISTS ...)``,
+    ``GROUP BY (SELECT ...)``), and is kept."""
     sources = _block_sources(block)
     roots = [*block.expressions, block.args.get("having"), block.args.get("order")]
     for root in roots:
         if root is None:
             continue
         for sub in root.find_all(exp.Subquery, exp.Exists):
+            if _in_partial(sub, root, calls, keys or []):
+                continue
             inner = {t.alias_or_name for t in sub.find_all(exp.Table)}
 
             def outer(node: exp.Expr, inner: set[str] = inner) -> list[exp.Column]:
@@ -228,6 +238,21 @@ def refuse_correlated_references(
                     f"a subquery in the SELECT, HAVING or ORDER BY refers to {outside[0].table}."
                     f"{outside[0].name} of the split block, which the final query does not read"
                 )
+
+
+def _in_partial(
+    node: exp.Expr, root: exp.Expr, calls: Sequence[exp.Expr], keys: list[exp.Expr]
+) -> bool:
+    """Whether ``node`` (under ``root``) sits in one of the aggregate ``calls`` or is or sits in
+    one of the grouping ``keys``: what each arm's partial computes."""
+    current: exp.Expr | None = node
+    while current is not None:
+        if any(current is call for call in calls) or current in keys:
+            return True
+        if current is root:
+            return False
+        current = current.parent
+    return False
 
 
 _GROUPING_SETS = (exp.Rollup, exp.Cube, exp.GroupingSets)
@@ -350,7 +375,7 @@ def build_aggregate(
         # written.
         grouping_sets = grouping_sets or (group is not None and keys != list(group.expressions))
         keys = _positions_read(block, keys, grouping_sets)
-    refuse_correlated_references(block, keys=None if grouping_sets else keys)
+    refuse_correlated_references(block, keys=None if grouping_sets else keys, calls=calls)
     # DISTINCT aggregates: their arguments become keys of the partial only (see DISTINCT_KINDS).
     distinct_of = {call.sql(dialect=DIALECT): distinct_argument(call) for call in calls}
     extras: list[exp.Expr] = []
@@ -439,6 +464,8 @@ def build_aggregate(
         if isinstance(node, exp.Window):
             return fold_window(node)
         if isinstance(node, (exp.Subquery, exp.Exists)):
+            if node in keys:  # a key the partial computed (GROUP BY (SELECT ...))
+                return exp.column(f"__dau_g{keys.index(node)}")
             return keys_for_correlated(node, block, keys)
         if is_aggregate(node, names):
             expression, index = merged[node.sql(dialect=DIALECT)]
@@ -502,30 +529,6 @@ def build_aggregate(
         calls=tuple(fold_calls),
         raise_check=raise_check,
     )
-
-
-def orders_by_all(order: exp.Order) -> bool:
-    """Whether ``order`` is ``ORDER BY ALL`` (as sqlglot reads it)."""
-    return any(
-        isinstance(o.this, exp.Var) and o.this.name.upper() == "ALL" for o in order.expressions
-    )
-
-
-def order_by_all(order: exp.Order, outputs: int) -> list[exp.Ordered]:
-    """``order``'s keys, ``ORDER BY ALL`` (the unquoted keyword) as one key per output, left to
-    right, each with its direction and NULL order, as DuckDB reads it. (A quoted ``"all"``,
-    which sqlglot reads as the keyword too, is refused before: ``reading.all_misread``.)"""
-    ordered = list(order.expressions)
-    if not orders_by_all(order):
-        return ordered
-    if len(ordered) > 1:
-        raise Refuse("ORDER BY ALL beside other keys")
-    keys = []
-    for position in range(1, outputs + 1):
-        key = ordered[0].copy()
-        key.set("this", exp.Literal.number(position))
-        keys.append(key)
-    return keys
 
 
 def output_index(block: exp.Select, target: exp.Expr) -> int | None:

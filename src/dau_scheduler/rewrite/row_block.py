@@ -17,13 +17,12 @@ from dau_scheduler.rewrite.blocks import (
     Refuse,
     distinct_on_keys,
     literal_int,
-    order_by_all,
-    orders_by_all,
     output_index,
     refuse_correlated_references,
 )
 from dau_scheduler.rewrite.dialect import DIALECT
 from dau_scheduler.rewrite.fold import PARTIALS, FastRows
+from dau_scheduler.rewrite.order_all import order_by_all, orders_by_all
 from dau_scheduler.rewrite.row_windows import FinalColumns, windowed
 
 #: What the final query of a DISTINCT ON raises where rows tie on its keys and ORDER BY values
