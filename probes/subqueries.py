@@ -91,7 +91,7 @@ def pred():
 
 
 for _j in range(COUNT):
-    form = R.randint(1, 6)
+    form = R.randint(1, 8)
     p = pred()
     if R.random() < 0.3:
         p = f"{p} {R.choice(['AND', 'OR'])} {pred()}"
@@ -107,6 +107,18 @@ for _j in range(COUNT):
         q = f"SELECT {sub} AS v, count(*) FROM t GROUP BY v"
     elif form == 5:
         q = f"SELECT n, count(*) FROM t GROUP BY n HAVING count(*) > (SELECT count(*) FROM u WHERE u.n = t.n) * {R.choice([1, 5, 10, 100])}"
+    elif form == 7:
+        # Subqueries inside the aggregates of a grouped block, correlated by a key or not
+        # (fortieth session: Polars read one as its group's first value).
+        key = R.choice(["k", "n", "s"])
+        sub, col = scalar(R.random() < 0.7)
+        q = (
+            f"SELECT {key}, count(*) FILTER (WHERE {p}), sum(CASE WHEN {pred()} THEN i END), "
+            f"max({sub}) FROM t GROUP BY {key}"
+        )
+    elif form == 8:
+        sub, col = scalar(R.random() < 0.7)
+        q = f"SELECT n, sum(i * coalesce({sub}, 1)), count({sub}) FROM t WHERE {p} GROUP BY n"
     else:
         q = f"SELECT s, sum(p), count(*) FROM t WHERE {p} GROUP BY s"
     lines += ["query I", q, ""]

@@ -117,3 +117,25 @@ def test_constant_keys_polars_does_not_fold_are_refused(
         assert compare_tables(result.table, con.sql(sql).to_arrow_table()) is None
         kept = session.sql("SELECT 7 AS v, count(*) FROM t GROUP BY v", device_share=0.5)
         assert kept.refusal is None
+
+
+def test_a_block_the_device_refuses_gives_way_to_the_next(
+    con: duckdb.DuckDBPyConnection,
+) -> None:
+    """The planner's first candidate (t's block) holds a correlated subquery in an aggregate,
+    which the Polars arm refuses; the query is answered split on the next candidate, u's
+    derived table, which the arm runs. The first plan is what explain shows, unvetted."""
+    sql = (
+        "SELECT t.k % 3 AS g, count(*) FILTER (WHERE EXISTS (SELECT 1 FROM u AS w WHERE w.k = "
+        "t.k AND w.j > 2)), sum(q.s) FROM t JOIN (SELECT k, sum(j) AS s FROM u GROUP BY k) AS q "
+        "ON t.k = q.k GROUP BY g ORDER BY g"
+    )
+    expected = con.sql(sql).to_arrow_table()
+    with Session(con, device="polars") as session:
+        assert session.explain(sql).split_table == "t"
+        result = session.sql(sql, device_share=0.5)
+        assert result.refusal is None and result.fallback is None, result.refusal
+        assert result.plan.split_table == "u"
+        assert compare_tables(result.table, expected) is None
+    with Session(con, device="duckdb") as session:  # its arm runs t's block
+        assert session.sql(sql, device_share=0.5).plan.split_table == "t"

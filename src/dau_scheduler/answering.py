@@ -72,7 +72,13 @@ def answer(
         why = "planning the split ran out of DuckDB's memory_limit"
         return refused_unplanned(session, sql, why, strict=strict)
     return _answer_compiled(
-        session, compiled, posture, device_share, strict=strict, auto=profile == "auto"
+        session,
+        compiled,
+        posture,
+        device_share,
+        strict=strict,
+        auto=profile == "auto",
+        split_table=split_table,
     )
 
 
@@ -84,8 +90,12 @@ def _answer_compiled(
     *,
     strict: bool,
     auto: bool,
+    split_table: str | None = None,
+    vetted: bool = False,
 ) -> SqlResult:
-    """A compiled query answered: refused by name, or decided and run (falling back unsplit)."""
+    """A compiled query answered: refused by name, or decided and run (falling back unsplit).
+    Where the device arm refuses its partial, the query's next candidate block the arm can run
+    (``Session.compile(vetted=True)``) is answered instead, once (``vetted``)."""
     plan = compiled.plan
     changed = live.refresh(session, plan.split_table)
     if changed is not None:
@@ -109,6 +119,19 @@ def _answer_compiled(
             or device_cut(decision.split.device_share, rows) > 0
         ):
             refusal = session.refusals.device_arm(compiled)
+            if refusal is not None and not vetted:
+                other = session.compile(compiled.sql, split_table, vetted=True)
+                if other.plan.refusal is None and other.plan.partial_sql != plan.partial_sql:
+                    return _answer_compiled(
+                        session,
+                        other,
+                        posture,
+                        device_share,
+                        strict=strict,
+                        auto=auto,
+                        split_table=split_table,
+                        vetted=True,
+                    )
     if refusal is not None:
         if strict:
             raise SplitError(f"query refused for splitting: {refusal}")

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import duckdb
@@ -14,6 +15,7 @@ import pyarrow as pa
 import sqlglot
 from sqlglot import exp
 
+from dau_scheduler.arms.duckdb import DuckDBArm
 from dau_scheduler.errors import SqlError
 from dau_scheduler.guards import VOLATILE, one_query
 from dau_scheduler.lazy import empty_table
@@ -41,9 +43,12 @@ def bind(session: Session, sql: str) -> tuple[list[str], list[str], pa.Schema | 
     return columns, types, schema
 
 
-def compile_query(session: Session, sql: str, split_table: str | None) -> CompiledSplit:
+def compile_query(
+    session: Session, sql: str, split_table: str | None, *, vetted: bool = False
+) -> CompiledSplit:
     """The split of ``sql`` over ``session``'s tables, validated first (one statement, a known
-    split table, a query DuckDB binds); its final query checked over empty partials."""
+    split table, a query DuckDB binds); its final query checked over empty partials.
+    ``vetted``: a candidate the device arm refuses gives way to the next (``_device_vet``)."""
     one_query(sql)
     if split_table is not None and split_table.lower() not in session.row_counts:
         raise SqlError(
@@ -65,6 +70,7 @@ def compile_query(session: Session, sql: str, split_table: str | None) -> Compil
             split_table=split_table,
             place=session.tables_place,
             views=session.views,
+            vet=_device_vet(session) if vetted else None,
         )
         if compiled.inlined_sql is None:
             break
@@ -82,6 +88,17 @@ def compile_query(session: Session, sql: str, split_table: str | None) -> Compil
         if split_table.lower() not in read:
             raise SqlError(f"split_table {split_table!r} is not read by this query")
     return compiled
+
+
+def _device_vet(session: Session) -> Callable[[CompiledSplit], str | None] | None:
+    """The device arm's refusal of a compiled candidate (cached per partial), so that the
+    planner moves on to the next: a smaller table, or a block inside the one refused (queries
+    hold blocks the Polars arm runs beside ones it cannot). None for no device or DuckDB's.
+    Asked only once the first candidate's device refused it where it would get rows
+    (``answering``): the question loads the arm's tables."""
+    if session.device is None or isinstance(session.device, DuckDBArm):
+        return None
+    return session.refusals.device
 
 
 def _checked_final(session: Session, compiled: CompiledSplit) -> CompiledSplit:

@@ -88,7 +88,7 @@ class Refusals:
     def __init__(self, session: Session) -> None:
         self.session = session
         self._types: dict[tuple[str, str | None], str | None] = {}
-        self._device: dict[tuple[str, str | None], str | None] = {}
+        self._device: dict[tuple[str, str | None, str | None], str | None] = {}
         self._collated: dict[str, str | None] = {}
         self._reads: dict[str, _Read] = {}
 
@@ -197,8 +197,9 @@ class Refusals:
         }
 
     def device(self, compiled: CompiledSplit) -> str | None:
-        """The device arm's answer to "can you run this partial?", asked once per query."""
-        key = (compiled.read_sql, compiled.plan.split_table)
+        """The device arm's answer to "can you run this partial?", asked once per query and
+        partial (the planner asks of each candidate it compiles: ``compiling._device_vet``)."""
+        key = (compiled.read_sql, compiled.plan.split_table, compiled.plan.partial_sql)
         if key not in self._device:
             assert self.session.device is not None
             self._device[key] = self.session.device.refusal(compiled)

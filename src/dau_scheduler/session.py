@@ -208,7 +208,7 @@ class Session:
 
     def _forget(self) -> None:
         """Drop every plan and refusal worked out over the tables as they were."""
-        self._plans: dict[tuple[str, str | None], CompiledSplit] = {}
+        self._plans: dict[tuple[str, str | None, bool], CompiledSplit] = {}
         self._plan_keys: dict[tuple[str, str | None], str] = {}
         #: Queries whose split ran and did not fold (ill-conditioned moments): the reason, by
         #: (query as read, split table). They are answered unsplit from then on, not run twice.
@@ -272,18 +272,21 @@ class Session:
 
     # -- compiling ---------------------------------------------------------------------------
 
-    def compile(self, sql: str, split_table: str | None = None) -> CompiledSplit:
-        """The compiled split for ``sql`` (cached), validating the query first."""
+    def compile(
+        self, sql: str, split_table: str | None = None, *, vetted: bool = False
+    ) -> CompiledSplit:
+        """The compiled split for ``sql`` (cached), validating the query first; ``vetted``: the
+        first candidate block the device arm can run (``compiling.compile_query``)."""
         if self._closed:
             raise SqlError("this Session is closed")
         checks.query(sql, split_table)
         live.follow(self)  # a user's connection may have changed its tables since
-        key = (sql, split_table.lower() if split_table else None)
+        key = (sql, split_table.lower() if split_table else None, vetted)
         with self._lock:
             cached = self._plans.get(key)
         if cached is not None and unchanged(cached.views, self.views):
             return cached
-        compiled = compile_query(self, sql, split_table)
+        compiled = compile_query(self, sql, split_table, vetted=vetted)
         with self._lock:
             self._plans[key] = compiled
         return compiled

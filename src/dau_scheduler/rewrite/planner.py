@@ -15,7 +15,7 @@ Anything not proven safe is refused by name; a refused query runs unsplit.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
 
@@ -314,13 +314,16 @@ def compile_split(
     split_table: str | None = None,
     place: tuple[str, str] = ("memory", "main"),
     views: ViewLookup | None = None,
+    vet: Callable[[CompiledSplit], str | None] | None = None,
 ) -> CompiledSplit:
     """Compile ``sql`` into a :class:`CompiledSplit`, or one that carries its refusal.
 
     ``row_counts`` and ``schema`` describe the tables both arms hold, which live in ``place``
     (database, schema); ``aggregate_names`` are the engine's aggregate functions (so an aggregate
     sqlglot does not know is still seen as one); ``binder`` types SQL without running it;
-    ``columns``/``types`` are the unsplit output.
+    ``columns``/``types`` are the unsplit output; ``vet`` says why a compiled candidate should
+    give way to the next one (its device arm cannot run it), or None: where every candidate
+    gives way, the first is returned, to be refused where it is answered.
     """
 
     views_read: tuple[View, ...] = ()
@@ -403,6 +406,7 @@ def compile_split(
     tables = [split_table.lower()] if split_table else held
     reasons: list[str] = []
     first_refusal: tuple[str, str, list[tuple[str, str]]] | None = None
+    first_vetoed: CompiledSplit | None = None
     for table in tables:
         for found in _candidates(tree, table, aggregate_names):
             if isinstance(found, str):
@@ -414,12 +418,19 @@ def compile_split(
                 )
                 # views inlined (``inlined_sql``) or read whole by name
                 compiled = replace(compiled, views=views_read, inlined_sql=inlined_sql)
-                return replace(compiled, expanded_sql=expanded_sql)
+                compiled = replace(compiled, expanded_sql=expanded_sql)
+                vetoed = vet(compiled) if vet is not None else None
+                if vetoed is None:
+                    return compiled
+                first_vetoed = first_vetoed or compiled
+                raise Refuse(vetoed)
             except Refuse as refusal:
                 aggregates = _aggregates_of(found.block, aggregate_names)
                 if first_refusal is None:
                     first_refusal = (str(refusal), table, aggregates)
                 reasons.append(str(refusal))
+    if first_vetoed is not None:  # (its arm says why at the query's answer, as without ``vet``)
+        return first_vetoed
     if first_refusal is not None:
         return refused(*first_refusal)
     reason = reasons[0] if reasons else "the query reads no table both arms hold"
