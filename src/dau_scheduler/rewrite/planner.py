@@ -152,6 +152,10 @@ def _block_refusal(
             position = index
     if position is None:
         return f"{table} is not read in the FROM of its query block"
+    cte = select.find_ancestor(exp.CTE)
+    own = cte.alias_or_name if cte is not None else ""  # (its step read whole: 2 rows for 5)
+    if own and any(t.name.lower() == own.lower() for t in select.find_all(exp.Table)):
+        return f"{table} is read in the recursive step of CTE {own}"
     for index, join in enumerate(joins):
         unknown = sorted(k for k, v in join.args.items() if v and k not in _JOIN_ARGS)
         if unknown:  # NEAREST k BY ..., ASOF's match condition, ...: default deny
