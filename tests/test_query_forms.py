@@ -11,6 +11,7 @@ import pytest
 
 from dau_scheduler import Session
 from dau_scheduler.compare import compare_tables
+from dau_scheduler.errors import SplitError
 
 
 @pytest.fixture(scope="module")
@@ -124,7 +125,8 @@ def test_a_block_the_device_refuses_gives_way_to_the_next(
 ) -> None:
     """The planner's first candidate (t's block) holds a correlated subquery in an aggregate,
     which the Polars arm refuses; the query is answered split on the next candidate, u's
-    derived table, which the arm runs. The first plan is what explain shows, unvetted."""
+    derived table, which the arm runs. ``explain``, ``plan`` and ``profile`` describe that
+    candidate too (they showed the first, and ``collaborative`` demanded profiles of it)."""
     sql = (
         "SELECT t.k % 3 AS g, count(*) FILTER (WHERE EXISTS (SELECT 1 FROM u AS w WHERE w.k = "
         "t.k AND w.j > 2)), sum(q.s) FROM t JOIN (SELECT k, sum(j) AS s FROM u GROUP BY k) AS q "
@@ -132,10 +134,42 @@ def test_a_block_the_device_refuses_gives_way_to_the_next(
     )
     expected = con.sql(sql).to_arrow_table()
     with Session(con, device="polars") as session:
-        assert session.explain(sql).split_table == "t"
+        assert session.explain(sql).split_table == "u"
         result = session.sql(sql, device_share=0.5)
         assert result.refusal is None and result.fallback is None, result.refusal
         assert result.plan.split_table == "u"
         assert compare_tables(result.table, expected) is None
+        for arm in ("host", "device"):
+            assert session.profile(sql, arm=arm).rows == session.row_counts["u"]
+        collaborative = session.sql(sql, posture="collaborative")
+        assert collaborative.plan.split_table == "u" and collaborative.refusal is None
+        assert compare_tables(collaborative.table, expected) is None
+        assert not session.plan(sql).rationale.startswith("refused")
     with Session(con, device="duckdb") as session:  # its arm runs t's block
         assert session.sql(sql, device_share=0.5).plan.split_table == "t"
+
+
+def test_a_query_the_device_refuses_is_refused_by_explain_plan_profile_and_every_posture(
+    con: duckdb.DuckDBPyConnection,
+) -> None:
+    """No candidate the Polars arm runs: ``explain`` and ``plan`` say the refusal ``sql``
+    answers with, ``profile`` measures nothing, and ``collaborative`` without profiles answers
+    unsplit (it demanded a profile that ``profile`` then refused to measure)."""
+    sql = (
+        "SELECT k, count(*) FILTER (WHERE EXISTS (SELECT 1 FROM u WHERE u.k = t.k AND u.j > 4)) "
+        "AS c FROM t GROUP BY k ORDER BY k"
+    )
+    expected = con.sql(sql).to_arrow_table()
+    with Session(con, device="polars") as session:
+        why = session.sql(sql, device_share=0.5).refusal
+        assert why is not None and "correlated subquery inside an aggregate" in why
+        assert session.explain(sql).refusal == why
+        assert session.plan(sql).rationale == f"refused, runs unsplit: {why}"
+        for arm in ("host", "device"):
+            with pytest.raises(SplitError, match="nothing to profile"):
+                session.profile(sql, arm=arm)
+        answered = session.sql(sql, posture="collaborative")
+        assert answered.refusal == why and answered.execution is None
+        assert compare_tables(answered.table, expected) is None
+    with Session(con, device="duckdb") as session:  # its arm splits it
+        assert session.explain(sql).refusal is None

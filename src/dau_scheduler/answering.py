@@ -15,7 +15,7 @@ import duckdb
 import pyarrow as pa
 
 from dau_scheduler import checks, deciding, execution, live
-from dau_scheduler.errors import ArmError, FoldError, SplitError, SqlError
+from dau_scheduler.errors import ArmError, FoldError, PostureError, SplitError, SqlError
 from dau_scheduler.guards import one_query
 from dau_scheduler.refusals import connection_state
 from dau_scheduler.rewrite.planner import CompiledSplit, SplitPlan
@@ -111,7 +111,14 @@ def _answer_compiled(
         # asked whether it could run the partial (the Polars arm reads its tables' files and
         # imports Polars to answer; a one-shot query paid 0.2 s for a host-alone answer).
         if not auto:
-            decision = deciding.decide_for(session, compiled, posture, device_share, auto=False)
+            try:
+                decision = deciding.decide_for(session, compiled, posture, device_share, auto=False)
+            except PostureError:
+                # Profiles missing for a partial the device arm refuses: the refusal (or the
+                # next candidate's own missing profile) is the answer, not a demand for a
+                # profile that ``Session.profile`` would refuse to measure.
+                if session.refusals.device_arm(compiled) is None:
+                    raise
         rows = session.row_counts[plan.split_table or ""]
         if (
             decision is None
@@ -120,8 +127,8 @@ def _answer_compiled(
         ):
             refusal = session.refusals.device_arm(compiled)
             if refusal is not None and not vetted:
-                other = session.compile(compiled.sql, split_table, vetted=True)
-                if other.plan.refusal is None and other.plan.partial_sql != plan.partial_sql:
+                other = next_candidate(session, compiled, split_table)
+                if other is not None:
                     return _answer_compiled(
                         session,
                         other,
@@ -188,6 +195,34 @@ def _answer_compiled(
     )
 
 
+def next_candidate(
+    session: Session, compiled: CompiledSplit, split_table: str | None
+) -> CompiledSplit | None:
+    """Where the device arm refuses ``compiled``'s partial: the query planned again with each
+    candidate block put to the arm (``Session.compile(vetted=True)``), if that gives another
+    split; else None."""
+    other = session.compile(compiled.sql, split_table, vetted=True)
+    if other.plan.refusal is None and other.plan.partial_sql != compiled.plan.partial_sql:
+        return other
+    return None
+
+
+def runs_with(
+    session: Session, compiled: CompiledSplit, split_table: str | None, *, vetted: bool = False
+) -> tuple[CompiledSplit, str | None]:
+    """The candidate ``Session.sql`` runs where the device arm gets rows, and why it is
+    refused (None: it splits): what ``explain``, ``plan`` and ``profile`` describe, so that
+    they never show (or measure) a split the device arm refuses and the answer never runs."""
+    refusal = session.refusals.query(compiled)
+    if refusal is None and session.device is not None:
+        refusal = session.refusals.device_arm(compiled)
+        if refusal is not None and not vetted:
+            other = next_candidate(session, compiled, split_table)
+            if other is not None:
+                return runs_with(session, other, split_table, vetted=True)
+    return compiled, refusal
+
+
 def refused_unplanned(session: Session, sql: str, why: str, *, strict: bool) -> SqlResult:
     """``sql`` answered by DuckDB alone (:func:`unsplit`) before it is planned, refused because
     ``why``; ``strict`` raises SplitError instead, DuckDB's own error SqlError."""
@@ -221,4 +256,4 @@ def _on_connection(session: Session, sql: str) -> pa.Table | None:
         return None
 
 
-__all__ = ["answer", "refused_unplanned", "unsplit"]
+__all__ = ["answer", "next_candidate", "refused_unplanned", "runs_with", "unsplit"]

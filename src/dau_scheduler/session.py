@@ -314,8 +314,12 @@ class Session:
         return self._plan_keys[key]
 
     def explain(self, sql: str, split_table: str | None = None) -> SplitPlan:
-        """The split plan for ``sql``: nothing is executed."""
-        return self.compile(sql, split_table).plan
+        """The split plan ``sql`` runs with where the device arm gets rows, or why it is
+        refused: nothing is executed (the device arm is asked whether it can run a partial)."""
+        compiled, refusal = answering.runs_with(self, self.compile(sql, split_table), split_table)
+        if refusal is None or refusal == compiled.plan.refusal:
+            return compiled.plan
+        return compiled.plan.model_copy(update={"refusal": refusal})
 
     # -- running -----------------------------------------------------------------------------
 
@@ -364,15 +368,9 @@ class Session:
         """Measure one arm on row prefixes of the split table, store the profile, return it."""
         if arm not in ("host", "device"):
             raise SqlError(f"unknown arm {arm!r}; expected 'host' or 'device'")
-        compiled = self.compile(sql, split_table)
-        if compiled.plan.refusal is not None:
-            raise SplitError(
-                f"query refused for splitting, nothing to profile: {compiled.plan.refusal}"
-            )
-        if arm == "device" and self.device is not None:
-            refusal = self.refusals.device(compiled)
-            if refusal is not None:
-                raise SplitError(refusal)
+        compiled, refusal = answering.runs_with(self, self.compile(sql, split_table), split_table)
+        if refusal is not None:
+            raise SplitError(f"query refused for splitting, nothing to profile: {refusal}")
         measured = profiling.measure(self, compiled, arm=arm)
         self.cache.put(measured)
         return measured
@@ -387,12 +385,10 @@ class Session:
     ) -> WorkSplit:
         """The work split ``sql`` would run with and why; only profiles are measured (``auto``)."""
         checks.options(posture, profile)
-        compiled = self.compile(sql, split_table)
-        if compiled.plan.refusal is not None:
+        compiled, refusal = answering.runs_with(self, self.compile(sql, split_table), split_table)
+        if refusal is not None:
             return WorkSplit(
-                posture="cpu",
-                device_share=0.0,
-                rationale=f"refused, runs unsplit: {compiled.plan.refusal}",
+                posture="cpu", device_share=0.0, rationale=f"refused, runs unsplit: {refusal}"
             )
         return deciding.decide_for(self, compiled, posture, None, auto=profile == "auto").split
 
