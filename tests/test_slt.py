@@ -105,6 +105,7 @@ OVER_ARROW = [
     "columns_expressions",
     "ctes_around_blocks",
     "subqueries_in_aggregates",
+    "ascii_ilike",
 ]
 
 

@@ -8,6 +8,8 @@ import re
 
 from sqlglot import exp
 
+from dau_scheduler.arms.polars_marks import ASCII_ONLY
+
 #: The characters Rust's regex (Polars) and libcudf's (the GPU engine) read as syntax outside a
 #: class; each is written escaped (``\.``), which both read as the character itself. Every other
 #: printable character stands for itself in both (no flag is written: ``#`` is literal).
@@ -38,6 +40,19 @@ def like_as_functions(node: exp.Expr) -> exp.Expr:
     if found is None:
         return node
     return exp.Not(this=exp.Paren(this=found)) if node.args.get("negate") else found
+
+
+def ilike_as_like(node: exp.Expr) -> exp.Expr:
+    """``c ILIKE 'p'`` of an all-ASCII column and pattern (marked :data:`ASCII_ONLY` by
+    ``mark_ascii_cases``) as ``lower(c) LIKE 'p'`` with the pattern lower-cased: DuckDB's ILIKE
+    lowers both sides, and over ASCII both engines lower alike (Polars' own ILIKE is a regex with
+    flags the GPU engine does not run, and folds non-ASCII case otherwise: ``İ``)."""
+    if not isinstance(node, exp.ILike) or not node.meta.get(ASCII_ONLY):
+        return node
+    lowered = exp.Lower(this=node.this.copy())
+    lowered.meta[ASCII_ONLY] = True
+    pattern = exp.Literal.string(node.expression.this.lower())
+    return exp.Like(this=lowered, expression=pattern, negate=node.args.get("negate"))
 
 
 def _like_as_function(value: exp.Expr, pattern: exp.Literal) -> exp.Expr | None:
@@ -82,4 +97,4 @@ def _escaped(text: str) -> str:
     return "".join("\\" + c if c in _REGEX_SYNTAX else c for c in text)
 
 
-__all__ = ["like_as_functions"]
+__all__ = ["ilike_as_like", "like_as_functions"]

@@ -55,15 +55,15 @@ ASCII_ONLY = "dau_ascii_only"
 
 
 def mark_ascii_cases(tree: exp.Expr, ascii_only: Callable[[str, str], bool]) -> None:
-    """Mark (:data:`ASCII_ONLY`) each ``upper(c)``/``lower(c)`` and ``strpos(c, 'text')`` of
-    ``tree`` whose column ``c`` of a base table holds only ASCII text (``ascii_only(table,
-    column)``, the arm's data)."""
+    """Mark (:data:`ASCII_ONLY`) each ``upper(c)``/``lower(c)``, ``strpos(c, 'text')`` and
+    ``c ILIKE 'pattern'`` (an ASCII pattern, no ESCAPE) of ``tree`` whose column ``c`` of a base
+    table holds only ASCII text (``ascii_only(table, column)``, the arm's data)."""
     from sqlglot.optimizer.scope import traverse_scope
 
     for scope in traverse_scope(tree):
         for column in scope.columns:
             call = column.parent
-            if not isinstance(call, (exp.Upper, exp.Lower, exp.StrPosition)):
+            if not isinstance(call, (exp.Upper, exp.Lower, exp.StrPosition, exp.ILike)):
                 continue
             if call.this is not column or not _by_text_literal(call):
                 continue
@@ -73,7 +73,16 @@ def mark_ascii_cases(tree: exp.Expr, ascii_only: Callable[[str, str], bool]) -> 
 
 
 def _by_text_literal(call: exp.Expr) -> bool:
-    """Not a ``strpos``, or one of a text literal alone (no start, no occurrence)."""
+    """Not a ``strpos`` or ``ILIKE``, or one of a text literal alone (no start, no occurrence;
+    an ILIKE's pattern all ASCII, without ESCAPE)."""
+    if isinstance(call, exp.ILike):
+        pattern = call.expression
+        return (
+            isinstance(pattern, exp.Literal)
+            and pattern.is_string
+            and pattern.this.isascii()
+            and not isinstance(call.parent, exp.Escape)
+        )
     if not isinstance(call, exp.StrPosition):
         return True
     needle = call.args.get("substr")

@@ -88,7 +88,7 @@ from dau_scheduler.arms.polars_join_sql import (
     mask_preceding_conditions,
     refuse_unpaired_conditions,
 )
-from dau_scheduler.arms.polars_like import like_as_functions
+from dau_scheduler.arms.polars_like import ilike_as_like, like_as_functions
 from dau_scheduler.arms.polars_marks import (
     mark_ascii_cases,
     mark_plain_years,
@@ -559,7 +559,7 @@ def polars_sql(
             mark_stored_scales(partial, as_stored)
         if ascii_only is not None:
             mark_ascii_cases(partial, ascii_only)
-            partial = partial.transform(ascii_position)
+            partial = partial.transform(ascii_position).transform(ilike_as_like)
         if plain_years is not None:
             mark_plain_years(partial, plain_years)
         partial = date_text_as_dates(checked_arithmetic(partial, schema))
