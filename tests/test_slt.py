@@ -106,6 +106,7 @@ OVER_ARROW = [
     "ctes_around_blocks",
     "subqueries_in_aggregates",
     "ascii_ilike",
+    "aggregate_mode",
 ]
 
 
@@ -132,6 +133,7 @@ CHUNKED = [
     "variance_overflow",
     "decimal_average_overflow",
     "qualify_over_groups",
+    "aggregate_mode",
 ]
 
 

@@ -161,7 +161,10 @@ AGGREGATES = [
     "sum(f.i) / count(*)",
     "avg(f.x) filter (where f.k1 <> 1)",
     "histogram(f.k1)",
-    "mode(f.k1)",
+    # (a plain mode splits since the forty-first session, but DuckDB's own pick among tied
+    # values varies from run to run: the draws tie often, so the refused form stays here;
+    # tests/slt/aggregate_mode.test and probes/aggregates.py cover the split)
+    "mode(f.k1) filter (where f.k1 is not null)",
     "entropy(f.k1)",
     "kurtosis(f.x)",
     "skewness(f.i)",

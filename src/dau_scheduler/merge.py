@@ -270,9 +270,15 @@ def fold_error(exc: Exception) -> FoldError:
     unsplit query may not fail where the fold did: DuckDB's AVG of a DECIMAL(38, s) adds in a
     HUGEINT up to 1.7e38 where the partial sums' SUM stops at 1e38 (found by
     ``probes/aggregates.py``). The unsplit query then answers, or raises DuckDB's own error."""
+    from dau_scheduler.rewrite.modes import MODE_TIE
     from dau_scheduler.rewrite.moments import CONDITION_LIMIT, ILL_CONDITIONED
     from dau_scheduler.rewrite.row_block import TIED_PICK
 
+    if MODE_TIE in str(exc):
+        return FoldError(
+            "two values tie for a group's largest count in mode(): which of them DuckDB "
+            "answers is its own pick, not one a split can reproduce"
+        )
     if TIED_PICK in str(exc):
         return FoldError(
             "a DISTINCT ON key's first rows tie on every ORDER BY value and differ in an output: "

@@ -279,8 +279,8 @@ DISTINCT_KINDS = frozenset(
 )
 
 
-#: Every kind a split through SQL (the final query) merges.
-SQL_MERGEABLE = frozenset(MERGE_STEPS) | DISTINCT_KINDS
+#: Every kind a split through SQL (the final query) merges (``mode``: rewrite/modes.py).
+SQL_MERGEABLE = frozenset(MERGE_STEPS) | DISTINCT_KINDS | {"mode"}
 
 
 def distinct_node(call: exp.Expr) -> exp.Distinct | None:

@@ -11,12 +11,12 @@ from sqlglot import exp
 
 from dau_scheduler.errors import SplitError
 from dau_scheduler.merge import MergeRule, check_split
+from dau_scheduler.rewrite import modes
 from dau_scheduler.rewrite.aggregates import (
     DISTINCT_KINDS,
     MERGE_STEPS,
     ORDER_INSENSITIVE,
     aggregate_kind,
-    distinct_argument,
     distinct_node,
 )
 from dau_scheduler.rewrite.dialect import DIALECT
@@ -376,12 +376,13 @@ def build_aggregate(
         grouping_sets = grouping_sets or (group is not None and keys != list(group.expressions))
         keys = _positions_read(block, keys, grouping_sets)
     refuse_correlated_references(block, keys=None if grouping_sets else keys, calls=calls)
-    # DISTINCT aggregates: their arguments become keys of the partial only (see DISTINCT_KINDS).
-    distinct_of = {call.sql(dialect=DIALECT): distinct_argument(call) for call in calls}
+    # DISTINCT aggregates' and mode()'s arguments become keys of the partial only (modes.py).
+    distinct_of = {call.sql(dialect=DIALECT): modes.key_argument(call) for call in calls}
     extras: list[exp.Expr] = []
     for argument in distinct_of.values():
         if argument is not None and argument not in keys and argument not in extras:
             extras.append(argument)
+    modes.refuse_mixed_modes(calls, extras, grouping_sets)
     partial_keys = keys + extras
     aggregates: list[tuple[str, str]] = []
     checked: list[tuple[str, str]] = []
@@ -416,7 +417,8 @@ def build_aggregate(
         if text in merged:
             continue
         argument = distinct_of[text]
-        if argument is not None:
+        kind = aggregate_kind(call)
+        if argument is not None and kind != modes.MODE:
             # The same aggregate over the partial's column of distinct values.
             on_values = call.copy()
             column = exp.column(f"__dau_g{partial_keys.index(argument)}")
@@ -426,8 +428,7 @@ def build_aggregate(
             merged[text] = (on_values, len(probe_extra))
             probe_extra.append(exp.alias_(call.copy(), f"__dau_t{len(probe_extra)}"))
             continue
-        kind = aggregate_kind(call)
-        step = MERGE_STEPS[kind]
+        step = modes.merge_step(kind, argument, partial_keys)
         columns = []
         for partial in step.partials(call):
             text_partial = partial.sql(dialect=DIALECT)
@@ -439,7 +440,7 @@ def build_aggregate(
         merged[text] = (step.merge(columns), len(probe_extra))
         if step.raises is not None:
             raising.append(step.raises(columns))
-        fold_calls.append(FoldCall(kind, tuple(c.name for c in columns)))
+        fold_calls.append(FoldCall(modes.refolded(kind), tuple(c.name for c in columns)))
         probe_extra.append(exp.alias_(call.copy(), f"__dau_t{len(probe_extra)}"))
 
     partial = block.copy()
@@ -518,6 +519,8 @@ def build_aggregate(
     fast = fast_fold_for(block, keys, list(merged), fold_calls, names) if simple else None
     partial_columns = [p.alias for p in projections[len(partial_keys) :]]
     refold = refold_sql_for(len(partial_keys), partial_columns, fold_calls)
+    if mode_keys := modes.mode_key_calls(calls, partial_keys):  # one row a value before the pick
+        modes.read_refolded(replacement, refold)
     return BuiltBlock(
         partial,
         replacement,
@@ -526,7 +529,7 @@ def build_aggregate(
         ordered=False,
         fast=fast,
         refold_sql=refold,
-        calls=tuple(fold_calls),
+        calls=(*fold_calls, *mode_keys),
         raise_check=raise_check,
     )
 

@@ -54,6 +54,7 @@ EXACT_KINDS = frozenset(
         "bit_or",
         "bit_xor",
         "regr_count",
+        "mode",
     }
 )
 

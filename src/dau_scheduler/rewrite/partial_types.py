@@ -34,8 +34,13 @@ _COMPARES = (exp.Group, exp.Distinct, exp.SetOperation, exp.AggFunc, exp.Window)
 
 def numbers_only(calls: Iterable[FoldCall], types: Mapping[str, str]) -> str | None:
     """Why a sum's merge does not hold for a call's partial type (``types``: partial column ->
-    DuckDB type), or None."""
+    DuckDB type), or a ``mode`` key's (rewrite/modes.py), or None."""
     for call in calls:
+        if call.kind == "mode" and re.match(r"^(FLOAT|DOUBLE)$", types.get(call.columns[0], "")):
+            return (
+                f"mode over {types[call.columns[0]]}: -0.0 and 0.0 are one value to it, and "
+                "which of them it answers is the first to arrive"
+            )
         if call.kind in NUMERIC_ONLY:
             for column in call.columns:
                 type_name = types.get(column, "")

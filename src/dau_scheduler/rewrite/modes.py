@@ -1,0 +1,129 @@
+"""``mode(x)`` split: the most frequent value of a group, folded from per-value counts.
+
+Each arm groups its rows by the block's keys and ``x`` as well (as a DISTINCT aggregate's
+argument is: ``aggregates.DISTINCT_KINDS``) and counts ``x``. A value's count over all rows is
+the sum of the arms' counts, so the final query reads the partials folded once more by every
+partial key (the block's ``refold_sql``, the fold streamed execution runs), and takes the value
+of the largest count (``arg_max``; a NULL ``x`` counts 0, as ``mode`` skips NULLs).
+
+Where two values tie for the largest count, DuckDB's answer is its own pick (the value its
+threads met first), which no split can promise: the final query raises :data:`MODE_TIE` and the
+query is answered unsplit (``merge.fold_error``). Over floats ``-0.0`` and ``0.0`` are one value
+whose spelling is the first to arrive, so ``mode`` of a FLOAT or DOUBLE is refused
+(``partial_types.numbers_only``); an INTERVAL partial key is refused as every one is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from sqlglot import exp
+
+from dau_scheduler.rewrite.aggregates import MERGE_STEPS, distinct_argument
+from dau_scheduler.rewrite.fold import PARTIALS, FoldCall
+from dau_scheduler.rewrite.merge_step import MergeStep
+
+#: The aggregate kind (``aggregates.aggregate_kind``) this module folds.
+MODE = "mode"
+#: What the final query raises where two values tie for a group's largest count.
+MODE_TIE = "dau-scheduler: mode over values tied for the largest count"
+
+
+def mode_argument(call: exp.Expr) -> exp.Expr | None:
+    """The argument of a plain ``mode(x)`` (no DISTINCT, FILTER or ORDER BY), or None."""
+    if not isinstance(call, exp.Mode):
+        return None
+    argument = call.this
+    if isinstance(argument, (exp.Distinct, exp.Order)) or call.expressions:
+        return None
+    return argument if isinstance(argument, exp.Expr) else None
+
+
+def refuse_mixed_modes(calls: Sequence[exp.Expr], extras: Sequence[exp.Expr], sets: bool) -> None:
+    """Refuse a block whose ``mode()`` the final query cannot read one row a value of: beside
+    grouping sets (``sets``: the final groups coarser than the partial) or beside another
+    extra partial key (``extras``: a DISTINCT aggregate's or another mode's argument)."""
+    from dau_scheduler.rewrite.blocks import Refuse
+
+    if any(mode_argument(call) is not None for call in calls) and (len(extras) > 1 or sets):
+        raise Refuse(
+            "mode() beside grouping sets, a DISTINCT aggregate or a mode() of another value"
+        )
+
+
+def mode_key_calls(calls: Sequence[exp.Expr], keys: Sequence[exp.Expr]) -> list[FoldCall]:
+    """A ``FoldCall`` of kind ``mode`` for each partial key a ``mode()`` of ``calls`` reads
+    (``keys``: the partial's keys): its type is checked once bound (``numbers_only``)."""
+    found = {keys.index(a) for a in map(mode_argument, calls) if a is not None}
+    return [FoldCall(MODE, (f"__dau_g{index}",)) for index in sorted(found)]
+
+
+def key_argument(call: exp.Expr) -> exp.Expr | None:
+    """What a call adds to the partial's keys: a DISTINCT aggregate's argument
+    (``aggregates.DISTINCT_KINDS``) or a ``mode``'s, else None."""
+    return distinct_argument(call) or mode_argument(call)
+
+
+def merge_step(kind: str, argument: exp.Expr | None, keys: Sequence[exp.Expr]) -> MergeStep:
+    """How a call of ``kind`` splits: its registered step, or a ``mode``'s over ``argument``,
+    one of the partial's ``keys``."""
+    if kind != MODE:
+        return MERGE_STEPS[kind]
+    assert argument is not None  # (a mode with FILTER or ORDER BY is refused before)
+    return mode_step(keys.index(argument))
+
+
+def refolded(kind: str) -> str:
+    """The kind a call's partial columns fold as into one partial (a mode's count: summed)."""
+    return "count" if kind == MODE else kind
+
+
+def mode_step(key: int) -> MergeStep:
+    """How ``mode(x)`` splits, ``key`` the index of the partial key holding ``x``: each arm
+    counts ``x`` (its counts refold as a count's, by summing); the final query takes the value
+    of the largest count (:func:`mode_merge`). No fold in pyarrow: the final query reads
+    refolded partials (:func:`read_refolded`)."""
+
+    def partials(call: exp.Expr) -> list[exp.Expr]:
+        argument = mode_argument(call)
+        assert argument is not None
+        return [exp.Count(this=argument.copy())]
+
+    value = exp.column(f"__dau_g{key}")
+    return MergeStep(partials, lambda columns: mode_merge(value, columns[0]), None, None)
+
+
+def mode_merge(value: exp.Column, count: exp.Expr) -> exp.Expr:
+    """The final query's ``mode``: the value of the largest summed count, raising on a tie."""
+    top = exp.Anonymous(this="max", expressions=[count.copy(), exp.Literal.number(2)])
+    tied = exp.EQ(  # (sqlglot's indexes start at 0; DuckDB's list[1] and list[2])
+        this=exp.Bracket(this=top, expressions=[exp.Literal.number(0)]),
+        expression=exp.Bracket(this=top.copy(), expressions=[exp.Literal.number(1)]),
+    )
+    raised = exp.Anonymous(this="error", expressions=[exp.Literal.string(MODE_TIE)])
+    picked = exp.Anonymous(this="arg_max", expressions=[value.copy(), count.copy()])
+    return exp.Case(ifs=[exp.If(this=tied, true=raised)], default=picked)
+
+
+def read_refolded(final: exp.Select, refold_sql: str) -> None:
+    """``final`` reading the partials folded by every partial key (one row per value)."""
+    from dau_scheduler.rewrite.dialect import DIALECT
+
+    folded: exp.Expr = exp.maybe_parse(refold_sql, dialect=DIALECT)
+    source = exp.Subquery(this=folded, alias=exp.TableAlias(this=exp.to_identifier(PARTIALS)))
+    final.set("from_", exp.From(this=source))
+
+
+__all__ = [
+    "MODE",
+    "MODE_TIE",
+    "key_argument",
+    "merge_step",
+    "mode_argument",
+    "mode_key_calls",
+    "mode_merge",
+    "mode_step",
+    "read_refolded",
+    "refolded",
+    "refuse_mixed_modes",
+]
