@@ -1,8 +1,8 @@
-"""Random mode() queries over skewed values, so that most groups have one most frequent value
-(rewrite/modes.py splits them; a tie is answered unsplit): every column type the split takes
-and those it refuses (FLOAT, DOUBLE, INTERVAL), with GROUP BY, WHERE, HAVING on the mode, other
-aggregates beside it, a derived table around it and a join to a small table. Arguments:
-SEED FILE COUNT."""
+"""Random mode() and histogram() queries over skewed values, so that most groups have one most
+frequent value (rewrite/modes.py splits them; a mode's tie is answered unsplit): every column
+type the split takes and those it refuses (FLOAT, DOUBLE, INTERVAL), with GROUP BY, WHERE,
+HAVING on the aggregate, other aggregates beside it, a derived table around it and a join to a
+small table. Arguments: SEED FILE COUNT."""
 
 from _probe import arguments, write
 
@@ -46,7 +46,7 @@ WHERE = ["", "", " WHERE i > 700", " WHERE i % 3 <> 1", " WHERE g IS NOT NULL", 
 for _ in range(COUNT):
     c = R.choice(list(COLS))
     keys = R.choice(["", "", "k", "g", "k, g", "k % 2 = 0"])
-    call = f"mode({c})"
+    call = f"{R.choice(['mode', 'mode', 'histogram'])}({c})"
     if R.random() < 0.08:
         call = R.choice(
             [f"mode(DISTINCT {c})", f"mode({c} ORDER BY i)", f"{call} FILTER (WHERE i > 9)"]

@@ -279,8 +279,9 @@ DISTINCT_KINDS = frozenset(
 )
 
 
-#: Every kind a split through SQL (the final query) merges (``mode``: rewrite/modes.py).
-SQL_MERGEABLE = frozenset(MERGE_STEPS) | DISTINCT_KINDS | {"mode"}
+#: Every kind a split through SQL (the final query) merges (``mode``, ``histogram``:
+#: rewrite/modes.py).
+SQL_MERGEABLE = frozenset(MERGE_STEPS) | DISTINCT_KINDS | {"mode", "histogram"}
 
 
 def distinct_node(call: exp.Expr) -> exp.Distinct | None:

@@ -418,7 +418,7 @@ def build_aggregate(
             continue
         argument = distinct_of[text]
         kind = aggregate_kind(call)
-        if argument is not None and kind != modes.MODE:
+        if argument is not None and kind not in modes.COUNTED:
             # The same aggregate over the partial's column of distinct values.
             on_values = call.copy()
             column = exp.column(f"__dau_g{partial_keys.index(argument)}")

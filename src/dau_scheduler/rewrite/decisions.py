@@ -55,6 +55,7 @@ EXACT_KINDS = frozenset(
         "bit_xor",
         "regr_count",
         "mode",
+        "histogram",
     }
 )
 

@@ -19,22 +19,29 @@ from collections.abc import Sequence
 
 from sqlglot import exp
 
-from dau_scheduler.rewrite.aggregates import MERGE_STEPS, distinct_argument
+from dau_scheduler.rewrite.aggregates import MERGE_STEPS, aggregate_kind, distinct_argument
 from dau_scheduler.rewrite.fold import PARTIALS, FoldCall
 from dau_scheduler.rewrite.merge_step import MergeStep
 
-#: The aggregate kind (``aggregates.aggregate_kind``) this module folds.
+#: The aggregate kinds (``aggregates.aggregate_kind``) this module folds: both read per-value
+#: counts (a histogram's keys sorted, as DuckDB's are).
 MODE = "mode"
+HISTOGRAM = "histogram"
+COUNTED = (MODE, HISTOGRAM)
 #: What the final query raises where two values tie for a group's largest count.
 MODE_TIE = "dau-scheduler: mode over values tied for the largest count"
 
 
 def mode_argument(call: exp.Expr) -> exp.Expr | None:
-    """The argument of a plain ``mode(x)`` (no DISTINCT, FILTER or ORDER BY), or None."""
-    if not isinstance(call, exp.Mode):
+    """The argument of a plain ``mode(x)`` or ``histogram(x)`` (no DISTINCT, FILTER, ORDER BY
+    or bins), or None."""
+    if isinstance(call, exp.Mode) and not call.expressions:
+        argument = call.this
+    elif isinstance(call, exp.Anonymous) and call.name.lower() == HISTOGRAM:
+        argument = call.expressions[0] if len(call.expressions) == 1 else None
+    else:
         return None
-    argument = call.this
-    if isinstance(argument, (exp.Distinct, exp.Order)) or call.expressions:
+    if isinstance(argument, (exp.Distinct, exp.Order)):
         return None
     return argument if isinstance(argument, exp.Expr) else None
 
@@ -47,15 +54,20 @@ def refuse_mixed_modes(calls: Sequence[exp.Expr], extras: Sequence[exp.Expr], se
 
     if any(mode_argument(call) is not None for call in calls) and (len(extras) > 1 or sets):
         raise Refuse(
-            "mode() beside grouping sets, a DISTINCT aggregate or a mode() of another value"
+            "mode() or histogram() beside grouping sets, a DISTINCT aggregate or a mode() or "
+            "histogram() of another value"
         )
 
 
 def mode_key_calls(calls: Sequence[exp.Expr], keys: Sequence[exp.Expr]) -> list[FoldCall]:
     """A ``FoldCall`` of kind ``mode`` for each partial key a ``mode()`` of ``calls`` reads
     (``keys``: the partial's keys): its type is checked once bound (``numbers_only``)."""
-    found = {keys.index(a) for a in map(mode_argument, calls) if a is not None}
-    return [FoldCall(MODE, (f"__dau_g{index}",)) for index in sorted(found)]
+    found = {
+        (aggregate_kind(call), keys.index(argument))
+        for call in calls
+        if (argument := mode_argument(call)) is not None
+    }
+    return [FoldCall(kind, (f"__dau_g{index}",)) for kind, index in sorted(found)]
 
 
 def key_argument(call: exp.Expr) -> exp.Expr | None:
@@ -67,18 +79,18 @@ def key_argument(call: exp.Expr) -> exp.Expr | None:
 def merge_step(kind: str, argument: exp.Expr | None, keys: Sequence[exp.Expr]) -> MergeStep:
     """How a call of ``kind`` splits: its registered step, or a ``mode``'s over ``argument``,
     one of the partial's ``keys``."""
-    if kind != MODE:
+    if kind not in COUNTED:
         return MERGE_STEPS[kind]
     assert argument is not None  # (a mode with FILTER or ORDER BY is refused before)
-    return mode_step(keys.index(argument))
+    return mode_step(keys.index(argument), kind)
 
 
 def refolded(kind: str) -> str:
     """The kind a call's partial columns fold as into one partial (a mode's count: summed)."""
-    return "count" if kind == MODE else kind
+    return "count" if kind in COUNTED else kind
 
 
-def mode_step(key: int) -> MergeStep:
+def mode_step(key: int, kind: str = MODE) -> MergeStep:
     """How ``mode(x)`` splits, ``key`` the index of the partial key holding ``x``: each arm
     counts ``x`` (its counts refold as a count's, by summing); the final query takes the value
     of the largest count (:func:`mode_merge`). No fold in pyarrow: the final query reads
@@ -90,7 +102,8 @@ def mode_step(key: int) -> MergeStep:
         return [exp.Count(this=argument.copy())]
 
     value = exp.column(f"__dau_g{key}")
-    return MergeStep(partials, lambda columns: mode_merge(value, columns[0]), None, None)
+    merge = mode_merge if kind == MODE else histogram_merge
+    return MergeStep(partials, lambda columns: merge(value, columns[0]), None, None)
 
 
 def mode_merge(value: exp.Column, count: exp.Expr) -> exp.Expr:
@@ -105,6 +118,21 @@ def mode_merge(value: exp.Column, count: exp.Expr) -> exp.Expr:
     return exp.Case(ifs=[exp.If(this=tied, true=raised)], default=picked)
 
 
+def histogram_merge(value: exp.Column, count: exp.Expr) -> exp.Expr:
+    """The final query's ``histogram``: each value with its summed count, the keys in order
+    (DuckDB's are sorted), NULL where no value was counted (a NULL ``x`` counts 0)."""
+    from dau_scheduler.rewrite.dialect import DIALECT
+
+    x, c = value.sql(dialect=DIALECT), count.sql(dialect=DIALECT)
+    counted = f"FILTER (WHERE {c} > 0)"
+    text = (
+        f"CASE WHEN MAX({c}) > 0 THEN MAP(LIST({x} ORDER BY {x}) {counted}, "
+        f"LIST({c} ORDER BY {x}) {counted}) END"
+    )
+    built: exp.Expr = exp.maybe_parse(text, dialect=DIALECT)
+    return built
+
+
 def read_refolded(final: exp.Select, refold_sql: str) -> None:
     """``final`` reading the partials folded by every partial key (one row per value)."""
     from dau_scheduler.rewrite.dialect import DIALECT
@@ -115,8 +143,11 @@ def read_refolded(final: exp.Select, refold_sql: str) -> None:
 
 
 __all__ = [
+    "COUNTED",
+    "HISTOGRAM",
     "MODE",
     "MODE_TIE",
+    "histogram_merge",
     "key_argument",
     "merge_step",
     "mode_argument",

@@ -20,6 +20,10 @@ NUMERIC = re.compile(
     r"^(TINYINT|SMALLINT|INTEGER|BIGINT|HUGEINT|UTINYINT|USMALLINT|UINTEGER|UBIGINT|UHUGEINT|"
     r"FLOAT|DOUBLE|DECIMAL\(\d+,\s*\d+\))$"
 )
+#: Plain values whose order DuckDB's histogram keys share with its ORDER BY (``histogram``).
+PLAIN = re.compile(
+    r"^(VARCHAR|BOOLEAN|DATE|TIME|TIMESTAMP(_S|_MS|_NS)?|TIMESTAMP WITH TIME ZONE|UUID)$"
+)
 #: A partial of integers (an AVG's integer sum and count: ``decisions.KEEPS_TIES``).
 INTEGER = re.compile(r"^U?(TINYINT|SMALLINT|INTEGER|BIGINT|HUGEINT)$")
 #: A type whose equal values may be written differently: DuckDB compares INTERVAL '1 day' with
@@ -36,11 +40,14 @@ def numbers_only(calls: Iterable[FoldCall], types: Mapping[str, str]) -> str | N
     """Why a sum's merge does not hold for a call's partial type (``types``: partial column ->
     DuckDB type), or a ``mode`` key's (rewrite/modes.py), or None."""
     for call in calls:
-        if call.kind == "mode" and re.match(r"^(FLOAT|DOUBLE)$", types.get(call.columns[0], "")):
+        key = types.get(call.columns[0], "")
+        if call.kind in ("mode", "histogram") and re.match(r"^(FLOAT|DOUBLE)$", key):
             return (
-                f"mode over {types[call.columns[0]]}: -0.0 and 0.0 are one value to it, and "
-                "which of them it answers is the first to arrive"
+                f"{call.kind} over {key}: -0.0 and 0.0 are one value to it, and which of "
+                "them it answers is the first to arrive"
             )
+        if call.kind == "histogram" and not (NUMERIC.match(key) or PLAIN.match(key)):
+            return f"histogram over {key}: the order of its keys is proven for plain values only"
         if call.kind in NUMERIC_ONLY:
             for column in call.columns:
                 type_name = types.get(column, "")
