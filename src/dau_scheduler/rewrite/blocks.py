@@ -382,7 +382,7 @@ def build_aggregate(
     for argument in distinct_of.values():
         if argument is not None and argument not in keys and argument not in extras:
             extras.append(argument)
-    modes.refuse_mixed_modes(calls, extras, grouping_sets)
+    modes.refuse_mixed_counts(calls, extras, grouping_sets)
     partial_keys = keys + extras
     aggregates: list[tuple[str, str]] = []
     checked: list[tuple[str, str]] = []
@@ -519,7 +519,7 @@ def build_aggregate(
     fast = fast_fold_for(block, keys, list(merged), fold_calls, names) if simple else None
     partial_columns = [p.alias for p in projections[len(partial_keys) :]]
     refold = refold_sql_for(len(partial_keys), partial_columns, fold_calls)
-    if mode_keys := modes.mode_key_calls(calls, partial_keys):  # one row a value before the pick
+    if counted := modes.counted_key_calls(calls, partial_keys):  # one row a value before the pick
         modes.read_refolded(replacement, refold)
     return BuiltBlock(
         partial,
@@ -529,7 +529,7 @@ def build_aggregate(
         ordered=False,
         fast=fast,
         refold_sql=refold,
-        calls=(*fold_calls, *mode_keys),
+        calls=(*fold_calls, *counted),
         raise_check=raise_check,
     )
 

@@ -1,10 +1,12 @@
-"""``mode(x)`` split: the most frequent value of a group, folded from per-value counts.
+"""``mode(x)`` and ``histogram(x)`` split: a group's most frequent value, or each value with
+its count, folded from per-value counts.
 
 Each arm groups its rows by the block's keys and ``x`` as well (as a DISTINCT aggregate's
 argument is: ``aggregates.DISTINCT_KINDS``) and counts ``x``. A value's count over all rows is
 the sum of the arms' counts, so the final query reads the partials folded once more by every
 partial key (the block's ``refold_sql``, the fold streamed execution runs), and takes the value
-of the largest count (``arg_max``; a NULL ``x`` counts 0, as ``mode`` skips NULLs).
+of the largest count (``arg_max``; a NULL ``x`` counts 0, as ``mode`` skips NULLs), or maps
+each value counted to its count, keys sorted as DuckDB's histogram sorts them.
 
 Where two values tie for the largest count, DuckDB's answer is its own pick (the value its
 threads met first), which no split can promise: the final query raises :data:`MODE_TIE` and the
@@ -32,7 +34,7 @@ COUNTED = (MODE, HISTOGRAM)
 MODE_TIE = "dau-scheduler: mode over values tied for the largest count"
 
 
-def mode_argument(call: exp.Expr) -> exp.Expr | None:
+def counted_argument(call: exp.Expr) -> exp.Expr | None:
     """The argument of a plain ``mode(x)`` or ``histogram(x)`` (no DISTINCT, FILTER, ORDER BY
     or bins), or None."""
     if isinstance(call, exp.Mode) and not call.expressions:
@@ -46,43 +48,45 @@ def mode_argument(call: exp.Expr) -> exp.Expr | None:
     return argument if isinstance(argument, exp.Expr) else None
 
 
-def refuse_mixed_modes(calls: Sequence[exp.Expr], extras: Sequence[exp.Expr], sets: bool) -> None:
-    """Refuse a block whose ``mode()`` the final query cannot read one row a value of: beside
+def refuse_mixed_counts(calls: Sequence[exp.Expr], extras: Sequence[exp.Expr], sets: bool) -> None:
+    """Refuse a block whose ``mode()`` or ``histogram()`` the final query cannot read one row a
+    value of: beside
     grouping sets (``sets``: the final groups coarser than the partial) or beside another
     extra partial key (``extras``: a DISTINCT aggregate's or another mode's argument)."""
     from dau_scheduler.rewrite.blocks import Refuse
 
-    if any(mode_argument(call) is not None for call in calls) and (len(extras) > 1 or sets):
+    if any(counted_argument(call) is not None for call in calls) and (len(extras) > 1 or sets):
         raise Refuse(
             "mode() or histogram() beside grouping sets, a DISTINCT aggregate or a mode() or "
             "histogram() of another value"
         )
 
 
-def mode_key_calls(calls: Sequence[exp.Expr], keys: Sequence[exp.Expr]) -> list[FoldCall]:
-    """A ``FoldCall`` of kind ``mode`` for each partial key a ``mode()`` of ``calls`` reads
-    (``keys``: the partial's keys): its type is checked once bound (``numbers_only``)."""
+def counted_key_calls(calls: Sequence[exp.Expr], keys: Sequence[exp.Expr]) -> list[FoldCall]:
+    """A ``FoldCall`` of kind ``mode`` or ``histogram`` for each partial key such a call of
+    ``calls`` reads (``keys``: the partial's keys): its type is checked once bound
+    (``partial_types.numbers_only``)."""
     found = {
         (aggregate_kind(call), keys.index(argument))
         for call in calls
-        if (argument := mode_argument(call)) is not None
+        if (argument := counted_argument(call)) is not None
     }
     return [FoldCall(kind, (f"__dau_g{index}",)) for kind, index in sorted(found)]
 
 
 def key_argument(call: exp.Expr) -> exp.Expr | None:
     """What a call adds to the partial's keys: a DISTINCT aggregate's argument
-    (``aggregates.DISTINCT_KINDS``) or a ``mode``'s, else None."""
-    return distinct_argument(call) or mode_argument(call)
+    (``aggregates.DISTINCT_KINDS``) or a ``mode``'s or ``histogram``'s, else None."""
+    return distinct_argument(call) or counted_argument(call)
 
 
 def merge_step(kind: str, argument: exp.Expr | None, keys: Sequence[exp.Expr]) -> MergeStep:
-    """How a call of ``kind`` splits: its registered step, or a ``mode``'s over ``argument``,
-    one of the partial's ``keys``."""
+    """How a call of ``kind`` splits: its registered step, or a ``mode``'s or ``histogram``'s
+    over ``argument``, one of the partial's ``keys``."""
     if kind not in COUNTED:
         return MERGE_STEPS[kind]
-    assert argument is not None  # (a mode with FILTER or ORDER BY is refused before)
-    return mode_step(keys.index(argument), kind)
+    assert argument is not None  # (one with FILTER, ORDER BY or bins is refused before)
+    return counted_step(keys.index(argument), kind)
 
 
 def refolded(kind: str) -> str:
@@ -90,14 +94,15 @@ def refolded(kind: str) -> str:
     return "count" if kind in COUNTED else kind
 
 
-def mode_step(key: int, kind: str = MODE) -> MergeStep:
-    """How ``mode(x)`` splits, ``key`` the index of the partial key holding ``x``: each arm
-    counts ``x`` (its counts refold as a count's, by summing); the final query takes the value
-    of the largest count (:func:`mode_merge`). No fold in pyarrow: the final query reads
-    refolded partials (:func:`read_refolded`)."""
+def counted_step(key: int, kind: str) -> MergeStep:
+    """How ``mode(x)`` or ``histogram(x)`` (``kind``) splits, ``key`` the index of the partial
+    key holding ``x``: each arm counts ``x`` (its counts refold as a count's, by summing); the
+    final query picks the value of the largest count (:func:`mode_merge`) or maps each value to
+    its count (:func:`histogram_merge`). No fold in pyarrow: the final query reads refolded
+    partials (:func:`read_refolded`)."""
 
     def partials(call: exp.Expr) -> list[exp.Expr]:
-        argument = mode_argument(call)
+        argument = counted_argument(call)
         assert argument is not None
         return [exp.Count(this=argument.copy())]
 
@@ -108,14 +113,15 @@ def mode_step(key: int, kind: str = MODE) -> MergeStep:
 
 def mode_merge(value: exp.Column, count: exp.Expr) -> exp.Expr:
     """The final query's ``mode``: the value of the largest summed count, raising on a tie."""
-    top = exp.Anonymous(this="max", expressions=[count.copy(), exp.Literal.number(2)])
-    tied = exp.EQ(  # (sqlglot's indexes start at 0; DuckDB's list[1] and list[2])
-        this=exp.Bracket(this=top, expressions=[exp.Literal.number(0)]),
-        expression=exp.Bracket(this=top.copy(), expressions=[exp.Literal.number(1)]),
+    from dau_scheduler.rewrite.dialect import DIALECT
+
+    x, c = value.sql(dialect=DIALECT), count.sql(dialect=DIALECT)
+    text = (
+        f"CASE WHEN MAX({c}, 2)[1] = MAX({c}, 2)[2] THEN ERROR('{MODE_TIE}') "
+        f"ELSE ARG_MAX({x}, {c}) END"
     )
-    raised = exp.Anonymous(this="error", expressions=[exp.Literal.string(MODE_TIE)])
-    picked = exp.Anonymous(this="arg_max", expressions=[value.copy(), count.copy()])
-    return exp.Case(ifs=[exp.If(this=tied, true=raised)], default=picked)
+    built: exp.Expr = exp.maybe_parse(text, dialect=DIALECT)
+    return built
 
 
 def histogram_merge(value: exp.Column, count: exp.Expr) -> exp.Expr:
@@ -147,14 +153,14 @@ __all__ = [
     "HISTOGRAM",
     "MODE",
     "MODE_TIE",
+    "counted_argument",
+    "counted_key_calls",
+    "counted_step",
     "histogram_merge",
     "key_argument",
     "merge_step",
-    "mode_argument",
-    "mode_key_calls",
     "mode_merge",
-    "mode_step",
     "read_refolded",
     "refolded",
-    "refuse_mixed_modes",
+    "refuse_mixed_counts",
 ]

@@ -38,7 +38,7 @@ _COMPARES = (exp.Group, exp.Distinct, exp.SetOperation, exp.AggFunc, exp.Window)
 
 def numbers_only(calls: Iterable[FoldCall], types: Mapping[str, str]) -> str | None:
     """Why a sum's merge does not hold for a call's partial type (``types``: partial column ->
-    DuckDB type), or a ``mode`` key's (rewrite/modes.py), or None."""
+    DuckDB type), or a ``mode`` or ``histogram`` key's (rewrite/modes.py), or None."""
     for call in calls:
         key = types.get(call.columns[0], "")
         if call.kind in ("mode", "histogram") and re.match(r"^(FLOAT|DOUBLE)$", key):
