@@ -72,9 +72,14 @@ def test_joins_without_a_key_that_may_pair_too_many_rows_are_refused(
         "SELECT count(*) FROM a x, a y WHERE x.j < y.j",  # an IEJoin in Polars
         "SELECT sum(x.i * y.j) FROM a x CROSS JOIN a y",
         "SELECT count(*) FROM a x, (SELECT i FROM a WHERE i > 3) y",
+        # An inner join with no key is a cross join under WHERE (forty-second session).
+        "SELECT count(*) FROM a x JOIN a y ON x.j < y.j",
+        "SELECT count(*) FROM a x JOIN a y ON x.j = 1 OR y.i < x.i",
     ]
     split = [
         "SELECT count(*) FROM b x, b y WHERE x.j < y.j",  # 400 pairs at most
+        "SELECT count(*), sum(y.i) FROM b x JOIN b y ON x.j BETWEEN y.j AND y.i",
+        "SELECT count(*) FROM b x JOIN b y ON TRUE",
         "SELECT sum(x.i) FROM a x, (SELECT max(j) AS m FROM a) y WHERE x.i < y.m",  # one row
         "SELECT count(*) FROM a x, a y WHERE x.i = y.i",  # a key
     ]

@@ -60,6 +60,7 @@ SPLITS = {
     "columns_expressions",
     "ctes_around_blocks",
     "subqueries_in_aggregates",
+    "inequality_joins",
 }
 
 
@@ -107,6 +108,7 @@ OVER_ARROW = [
     "subqueries_in_aggregates",
     "ascii_ilike",
     "aggregate_mode",
+    "inequality_joins",
 ]
 
 

@@ -9,7 +9,9 @@ conditions on the joined table alone become a filter on that table
 (:func:`inner_conditions_to_where`); a left join's conditions on the sources before it go
 into its keys (:func:`mask_preceding_conditions`); the parentheses around an ON go
 (:func:`flat_join_condition`); and any condition left that is not a pair of keys is refused
-(:func:`refuse_unpaired_conditions`).
+(:func:`refuse_unpaired_conditions`). An inner join with no pair of keys at all (an inequality,
+a BETWEEN, an OR, ``ON TRUE``) becomes a cross join under WHERE, which Polars plans as an IEJoin
+or a nested loop join (:func:`inner_conditions_to_where`).
 """
 
 from __future__ import annotations
@@ -247,7 +249,10 @@ def inner_conditions_to_where(select: exp.Expr) -> exp.Expr:
     """An inner join's conditions that are not key pairs, and a semi join's on the sources
     before it alone, moved to its block's WHERE (for an inner join ON and WHERE are the same
     filter; a semi join keeps a row that meets such a condition and has a match; Polars
-    evaluates only key pairs in ON)."""
+    evaluates only key pairs in ON). An inner join with no pair of keys (``ON a.x < b.lo``,
+    ``ON TRUE``, an OR) becomes a CROSS JOIN under its conditions in WHERE, as a comma join is:
+    Polars plans an inequality there as an IEJoin, and ``polars_joins.unkeyed_joins`` bounds
+    the pairs it may hold."""
     joins = (select.args.get("joins") or []) if isinstance(select, exp.Select) else []
     if not joins or any((j.side or "").upper() in ("RIGHT", "FULL") for j in joins):
         return select  # a right or full join after it would keep rows WHERE then removes
@@ -265,6 +270,11 @@ def inner_conditions_to_where(select: exp.Expr) -> exp.Expr:
         going = [c for c in conditions if c not in keys]
         if kind in _SEMI_JOINS:
             going = [c for c in going if name not in sources(c) and not c.find(exp.Subquery)]
+        elif not keys:  # an inner join without a pair of keys: a cross join under its conditions
+            moved += [c.copy() for c in conditions]
+            join.set("on", None)
+            join.set("kind", "CROSS")
+            continue
         if not keys or not going:
             continue  # no pair of keys left to join on, or nothing to move (refused below)
         moved += [c.copy() for c in going]
@@ -327,11 +337,19 @@ def refuse_unpaired_conditions(tree: exp.Expr) -> None:
             continue
         name = join.this.alias_or_name
         for condition in conjuncts(on):
-            if not _is_key_pair(condition, name):
+            if _is_key_pair(condition, name):
+                continue
+            written = condition.sql(dialect="duckdb")
+            if (join.side, join.kind) in _LEFT_JOINS and name in sources(condition):
                 raise SqlError(
-                    f"join condition {condition.sql(dialect='duckdb')}: the Polars arm joins "
-                    "only on equalities between the joined item and the sources before it"
+                    f"join condition {written}: Polars 1.44 runs a left join on it, but lets "
+                    "the joined item's columns of it into the block's outputs (a SELECT "
+                    "DISTINCT over such a join counted 7 rows where DuckDB counts 4)"
                 )
+            raise SqlError(
+                f"join condition {written}: the Polars arm joins only on equalities between "
+                "the joined item and the sources before it"
+            )
 
 
 __all__ = [

@@ -14,8 +14,9 @@ Polars' SQL differs from DuckDB's in ways that change answers, so the partial is
   the split table (``polars_doubles``; correctly rounded, as DuckDB's conversion).
 - ``BETWEEN`` is written as two comparisons (parenthesized, for ``NOT BETWEEN``); date literals as
   ``DATE 'yyyy-mm-dd'``; ``BOOL_AND``/``BOOL_OR`` as ``MIN``/``MAX``.
-- Polars joins only on equalities, and plans comma joins as cross joins: the joins are written
-  as Polars reads them (``polars_join_sql``).
+- Polars keys a join only on equalities, and plans comma joins as cross joins: the joins are
+  written as Polars reads them (``polars_join_sql``; an inner join on an inequality alone as a
+  cross join under WHERE, which Polars runs as an IEJoin).
 - Polars wraps integer overflow and sums FLOAT in single precision: integer sums and arithmetic
   are computed in DECIMAL(38, 0) and cast back strictly, FLOATs are summed as DOUBLEs
   (``polars_arithmetic.checked_arithmetic``).
