@@ -315,6 +315,56 @@ def step_floats(args: argparse.Namespace) -> None:
         raise SystemExit(f"a GROUP BY over these gave other groups than DuckDB's: {wrong}")
 
 
+#: Queries whose answers turn on how an engine compares NaN: DuckDB (and Polars' CPU engine)
+#: find NaN equal to itself and above every number; cudf-polars 26.10 maps a comparison to
+#: libcudf's, which reads as IEEE's (NaN equal to nothing). The Polars arm writes ``isnan(x)``
+#: as ``x = NaN`` and lets float comparisons through on both engines; the CPU engine's MIN and
+#: MAX of a float rank NaN from such a count (``arms/polars_extrema.py``), refused on the GPU.
+NAN_QUERIES = (
+    "SELECT count(*) AS n FROM t WHERE x > 1.0",
+    "SELECT count(*) AS n FROM t WHERE x = CAST('nan' AS DOUBLE)",
+    "SELECT count(*) AS n FROM t WHERE x <> x",
+    "SELECT count(*) AS n FROM t WHERE x >= CAST('inf' AS DOUBLE)",
+    "SELECT k, max(x) AS hi, min(x) AS lo FROM t GROUP BY k ORDER BY k",
+    "SELECT max(x) AS hi, min(x) AS lo FROM t",
+    "SELECT x AS v, count(*) AS n FROM t GROUP BY x ORDER BY v",
+    "SELECT i, x FROM t ORDER BY x, i",
+)
+
+
+def step_nan(args: argparse.Namespace) -> None:
+    """Each of :data:`NAN_QUERIES` over a column of numbers, NaN, infinities, -0.0 and NULL,
+    in Polars' SQL on the device's engine (cudf: the GPU engine; else the CPU engine) against
+    DuckDB (``nan.json``): where they differ, the cudf arm must refuse what the query does to a
+    float that may hold NaN. Informs; fails only where an engine fails to run a query."""
+    import duckdb
+    import polars as pl
+
+    values = [1.5, float("nan"), None, float("inf"), -0.0, 0.0, float("-inf"), 2.0, float("nan")]
+    rows = {"i": list(range(36)), "k": [i % 4 for i in range(36)]}
+    rows["x"] = [values[i % len(values)] for i in range(36)]
+    frame = pl.DataFrame(rows, schema={"i": pl.Int64, "k": pl.Int64, "x": pl.Float64})
+    con = duckdb.connect()
+    con.register("t", frame.to_arrow())
+    engine: Any = pl.GPUEngine(raise_on_fail=True) if args.device == "cudf" else "streaming"
+    context = pl.SQLContext(t=frame.lazy())
+    report, differ = [], 0
+    for sql in NAN_QUERIES:
+        want = [tuple(map(repr, r)) for r in con.sql(sql).fetchall()]
+        got = [tuple(map(repr, r)) for r in context.execute(sql).collect(engine=engine).rows()]
+        same = got == want if "ORDER BY" in sql else sorted(got) == sorted(want)
+        differ += not same
+        report.append({"query": sql, "same": same, "duckdb": want[:12], "engine": got[:12]})
+        print(
+            f"{'same' if same else 'DIFFERS'}: {sql}"
+            + ("" if same else f"\n  duckdb {want[:6]}\n  engine {got[:6]}")
+        )
+    (args.out / "nan.json").write_text(
+        json.dumps({"engine": str(engine), "queries": report}, indent=1)
+    )
+    print(f"{differ} of {len(NAN_QUERIES)} queries answered otherwise than DuckDB on {args.device}")
+
+
 def _text_conversion(device: str) -> dict[str, Any]:
     """How many of 100,000 DECIMAL(18, 4) values the device's engine reads back from their text
     as another DOUBLE than DuckDB's conversion: the CPU engine converts a decimal to a float
@@ -386,6 +436,7 @@ STEPS: dict[str, tuple[Any, int, bool]] = {
     "slt": (step_slt, 120, False),
     "coprocessing": (step_coprocessing, 240, False),
     "calibration": (step_calibration, 90, False),
+    "nan": (step_nan, 30, False),
     "probes": (step_probes, 120, False),
     "floats": (step_floats, 45, False),
     "link": (step_link, 60, True),

@@ -61,6 +61,7 @@ SPLITS = {
     "ctes_around_blocks",
     "subqueries_in_aggregates",
     "inequality_joins",
+    "float_extrema",
 }
 
 
@@ -109,6 +110,7 @@ OVER_ARROW = [
     "ascii_ilike",
     "aggregate_mode",
     "inequality_joins",
+    "float_extrema",
 ]
 
 
@@ -136,6 +138,7 @@ CHUNKED = [
     "decimal_average_overflow",
     "qualify_over_groups",
     "aggregate_mode",
+    "float_extrema",
 ]
 
 

@@ -42,6 +42,7 @@ def CudfStandIn(translate: bool | None = None) -> PolarsArm:
     arm = PolarsArm(name=STAND_IN)
     arm.checked_casts = False
     arm.exact_math = False
+    arm.nan_ordered = False
     arm.exact_conversions = False
     arm.probe_runs = True
     engine = translating_engine() if translate is not False else None

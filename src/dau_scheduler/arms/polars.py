@@ -105,6 +105,9 @@ class PolarsArm(TableFacts):
         #: computes otherwise than DuckDB in the last bit (``exact_math``).
         self.checked_casts = engine == "cpu"
         self.exact_math = engine == "cpu"
+        #: NaN equals NaN and ranks above every number in the engine's comparisons, as in
+        #: DuckDB (Polars' CPU engine); the GPU engine's are IEEE's (``polars_extrema``).
+        self.nan_ordered = engine == "cpu"
         #: Polars has no byte limit: host bytes it holds per Arrow byte of what it reads while
         #: a partial runs (its streaming engine, measured on TPC-H SF 1 under a budget: Q3 1.9,
         #: Q18 1.7; Q1, which computes expressions over every row, more: at 2.0 its peak reached
@@ -407,6 +410,7 @@ class PolarsArm(TableFacts):
             exact_conversions=self.exact_conversions,
             checked_casts=self.checked_casts,
             exact_math=self.exact_math,
+            nan_ordered=self.nan_ordered,
         )
 
     def tables_read(self, compiled: CompiledSplit) -> set[str]:

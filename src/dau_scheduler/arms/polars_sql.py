@@ -61,6 +61,7 @@ from dau_scheduler.arms.polars_decimals import (
     check_products,
     mark_checked_products,
 )
+from dau_scheduler.arms.polars_extrema import nan_ranked_extrema
 from dau_scheduler.arms.polars_forms import (
     constant_groups_need_rows,
     refuse_grouped_subqueries,
@@ -503,6 +504,7 @@ def polars_sql(
     exact_conversions: bool = True,
     checked_casts: bool = True,
     exact_math: bool = True,
+    nan_ordered: bool = True,
 ) -> str:
     """The partial query in the SQL Polars reads, with DuckDB's arithmetic (module docstring).
 
@@ -519,8 +521,10 @@ def polars_sql(
     ``exact_conversions``: a decimal made a float is converted through its text, as DuckDB
     rounds it (``polars_doubles``; the CPU engine), not refused. ``checked_casts``: the
     engine's strict casts raise on overflow (else what DuckDB checks is refused);
-    ``exact_math``: its ``ln``, ``exp`` and ``pow`` are DuckDB's bit for bit (else refused):
-    both false on the GPU engine (``polars_gpu``).
+    ``exact_math``: its ``ln``, ``exp`` and ``pow`` are DuckDB's bit for bit (else refused);
+    ``nan_ordered``: it finds NaN equal to NaN, as DuckDB does, so a MIN or MAX of a float can
+    rank NaN as DuckDB does (``polars_extrema``; else refused): all false on the GPU engine
+    (``polars_gpu``).
     """
     partial = compiled.partial if partial is None else partial
     if partial is None:
@@ -570,6 +574,8 @@ def polars_sql(
         if exact_conversions:
             partial = polars_doubles.exact_conversions(partial, DECIMAL_SCALE)
         partial = partial.transform(_round_half_away).transform(text_slice_as_substring)
+        if nan_ordered:
+            partial = nan_ranked_extrema(partial)
     refuse_unsafe_ctes(partial, None if types is None else [*types, PLACEHOLDER])
     refuse_shadowing_aliases(partial)
     refuse_set_operations(partial, typed=types is not None)
