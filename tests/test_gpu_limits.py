@@ -260,3 +260,51 @@ def test_a_connections_dates_are_bounded_by_their_days_now() -> None:
     with Session(con, device=CudfStandIn()) as session:
         refusal = session.refusals.device(session.compile(queries[0]))
         assert refusal is not None and "overflow" in refusal, refusal
+
+
+_FLOATS = (
+    "CREATE TABLE n AS SELECT i, i % 5 AS k, CASE WHEN i % 7 = 0 THEN 'nan'::DOUBLE ELSE i / 3 "
+    "END AS x, CASE WHEN i % 11 = 0 THEN 'inf'::DOUBLE ELSE i / 4 END AS y, (i % 9)::FLOAT AS f "
+    "FROM range(2000) r(i)"
+)
+#: Comparisons of a column holding NaN, or of a value that may be NaN (``y - y`` of an
+#: infinity, ``isnan``, written ``x = NaN``): the GPU engine compares as IEEE does.
+_NAN_REFUSED = [
+    "SELECT count(*) FROM n WHERE x > 100",
+    "SELECT k, count(*) FROM n WHERE x BETWEEN 1 AND 50 GROUP BY k",
+    "SELECT count(*) FROM n WHERE isnan(y)",
+    "SELECT count(*) FROM n WHERE y - y < 1",
+    "SELECT sum(CASE WHEN x = 2.0 THEN 1 ELSE 0 END) FROM n",
+]
+#: Of columns the arm read holds no NaN (infinities are ordered alike), and of values made of
+#: them that cannot be NaN (a sum with a number, floor, a constant, a cast of an integer).
+_NAN_FREE = [
+    "SELECT count(*) FROM n WHERE y > 100",
+    "SELECT k, count(*) FROM n WHERE y + 1 BETWEEN 10 AND 200 GROUP BY k",
+    "SELECT count(*) FROM n WHERE f >= 3 AND floor(y) < 1e3 * 0.5",
+    "SELECT count(*) FROM n WHERE i::DOUBLE > y AND round(y) <> 7",
+]
+
+
+def test_float_comparisons_that_may_meet_nan_are_refused_on_the_gpu_engine() -> None:
+    """cudf-polars 26.10 maps a comparison to libcudf's IEEE one (NVIDIA/cudf#18842): ``NaN >
+    2`` false there, true in DuckDB and Polars' CPU engine. Over held tables the arm reads once
+    whether a float column holds NaN; over a connection's (read as each query runs) it cannot,
+    and every such comparison is refused."""
+    con = duckdb.connect()
+    con.execute(_FLOATS)
+    held = {"n": con.table("n").to_arrow_table()}
+    with Session(held, device=CudfStandIn(translate=False)) as session:
+        for sql in [*_NAN_REFUSED, *_NAN_FREE]:
+            result = session.sql(sql, device_share=0.5)
+            want = con.sql(sql).to_arrow_table()
+            assert compare_tables(result.table, want, ordered=False) is None, sql
+            if sql in _NAN_REFUSED:
+                assert "may be NaN" in (result.refusal or ""), sql
+            else:
+                assert result.refusal is None and result.execution is not None, sql
+    with Session(con, device=CudfStandIn(translate=False)) as session:
+        assert "may be NaN" in (session.sql(_NAN_FREE[0], device_share=0.5).refusal or "")
+    with Session(held, device=PolarsArm()) as session:  # the CPU engine orders NaN as DuckDB
+        for sql in _NAN_REFUSED:
+            assert session.sql(sql, device_share=0.5).refusal is None, sql

@@ -143,7 +143,7 @@ class PolarsArm(TableFacts):
         self._attaching = threading.Lock()
         # The data's facts (``TableFacts``); a table held again forgets its columns' facts.
         self._unique, self._ascii, self._years, self._heights = {}, {}, {}, {}
-        self._counts, self._magnitudes = {}, {}
+        self._counts, self._magnitudes, self._nans = {}, {}, {}
         #: Subqueries the host computes for this arm (``polars_hoist``), once it has a host.
         self.host_values = polars_hoist.HostValues()
         if engine == "gpu":
@@ -228,6 +228,7 @@ class PolarsArm(TableFacts):
         imports Polars; a one-shot query over one of eight tables reads one file's schema)."""
         self.frames, self.types, self.unloaded, self._unique = {}, {}, {}, {}
         self.stored_types, self._ascii, self._years, self._counts = {}, {}, {}, {}
+        self._nans = {}
         self.unreadable, self._heights, self._magnitudes = {}, {}, {}
         self._attached = dict(sources)
         self._live, self._fresh, self._scans_as_arrow = {}, {}, set()
@@ -313,7 +314,14 @@ class PolarsArm(TableFacts):
         self.frames[name] = frame
         self._heights.pop(name, None)
         self.host_values.forget()
-        for facts in (self._ascii, self._years, self._unique, self._counts, self._magnitudes):
+        for facts in (
+            self._ascii,
+            self._years,
+            self._nans,
+            self._unique,
+            self._counts,
+            self._magnitudes,
+        ):
             for key in [key for key in facts if key[0] == name]:
                 del facts[key]
         self.types[name] = sql_types_of(frame)
@@ -406,6 +414,7 @@ class PolarsArm(TableFacts):
             lambda t, c: self._ascii_only(split if t == PLACEHOLDER else t, c),
             lambda t, c: self._plain_years(split if t == PLACEHOLDER else t, c),
             partial,
+            nan_free=lambda t, c: self._nan_free(split if t == PLACEHOLDER else t, c),
             bounds=bounds if bounds is not None else DataBoundsOf(self, split),
             exact_conversions=self.exact_conversions,
             checked_casts=self.checked_casts,

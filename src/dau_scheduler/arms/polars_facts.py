@@ -53,6 +53,8 @@ class TableFacts:
     _ascii: dict[tuple[str, str], bool]
     #: (table, column) -> whether its years are all 1 to 9999 (see ``_plain_years``).
     _years: dict[tuple[str, str], bool]
+    #: (table, column) -> whether a float column holds no NaN (see ``_nan_free``).
+    _nans: dict[tuple[str, str], bool]
     #: (table, column) -> the largest magnitude of its values (see ``_magnitude``).
     _magnitudes: dict[tuple[str, str], Decimal | None]
     #: Row counts read by :meth:`_rows`, per table.
@@ -101,6 +103,14 @@ class TableFacts:
         year = pl.col(column).dt.year()
         return self._holds_none(
             self._years, table, column, ("DATE", "TIMESTAMP"), (year < 1) | (year > 9999)
+        )
+
+    def _nan_free(self, table: str, column: str) -> bool:
+        """Whether ``table.column``, a DOUBLE or FLOAT, holds no NaN (NULLs and infinities
+        aside), read once per arm; False for a user's connection's table and any other column.
+        The GPU engine compares floats as IEEE does (``polars_gpu.nan_comparison``)."""
+        return self._holds_none(
+            self._nans, table, column, ("DOUBLE", "FLOAT"), pl.col(column).is_nan()
         )
 
     def _holds_none(

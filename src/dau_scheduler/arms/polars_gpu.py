@@ -21,7 +21,8 @@ from typing import TYPE_CHECKING, Any
 
 from sqlglot import exp
 
-from dau_scheduler.arms.polars_marks import OVERFLOW_CHECK, UNBOUNDED
+from dau_scheduler.arms.polars_functions import COMPARISONS, operands_of
+from dau_scheduler.arms.polars_marks import NAN_FREE, OVERFLOW_CHECK, UNBOUNDED
 from dau_scheduler.errors import SqlError
 from dau_scheduler.lazy import LazyModule
 
@@ -73,6 +74,99 @@ def refuse_inexact_math(tree: exp.Expr) -> None:
             f"{node.sql('duckdb')}: the GPU engine's {node.key} differs from DuckDB's in the "
             "last bit (GPU kit, 2026-12-04)"
         )
+
+
+#: ``meta`` key on a comparison a rewrite wrote whose answer is the same under IEEE's order as
+#: under DuckDB's (``polars_sql._round_half_away``: a NaN reaches the value it returns either
+#: way), so :func:`refuse_nan_comparisons` lets it through.
+NAN_SAFE = "dau_nan_safe"
+_FLOATS = (exp.DType.DOUBLE, exp.DType.FLOAT)
+
+
+def _float_constant(node: exp.Expr) -> float | None:
+    """The value of a tree of number literals under ``+``, ``-`` and ``*`` computed in doubles
+    (how DuckDB computes it once a double is among them; NaN only from an infinity), or None."""
+    bare = node.unnest()
+    if isinstance(bare, exp.Literal) and not bare.is_string:
+        try:
+            return float(bare.this)
+        except ValueError:
+            return None
+    if isinstance(bare, exp.Neg):
+        inner = _float_constant(bare.this)
+        return None if inner is None else -inner
+    if isinstance(bare, exp.Cast) and bare.to.is_type(*exp.DataType.NUMERIC_TYPES):
+        inner_node = bare.this.unnest()
+        if isinstance(inner_node, exp.Literal) and inner_node.is_string:
+            try:
+                return float(inner_node.this)  # ('nan' is NaN: it may be)
+            except ValueError:
+                return None
+        return _float_constant(inner_node)
+    if isinstance(bare, (exp.Add, exp.Sub, exp.Mul)):
+        left, right = _float_constant(bare.this), _float_constant(bare.expression)
+        if left is None or right is None:
+            return None
+        if isinstance(bare, exp.Add):
+            return left + right
+        return left - right if isinstance(bare, exp.Sub) else left * right
+    return None
+
+
+def _may_be_nan(value: exp.Expr) -> bool:
+    """Whether ``value``, of a floating-point type, may be NaN: anything but a column the arm
+    read holds none (:data:`~dau_scheduler.arms.polars_marks.NAN_FREE`), a number literal, a
+    cast of a value of another type than float or text (or of 'inf'), and of these: the sign,
+    ``abs``, ``floor``, ``ceil``, a sum or difference with a number literal (an infinity plus a
+    number is one), a CASE all of whose values are such (its conditions are checked apart)."""
+    bare = value.unnest()
+    constant = _float_constant(bare)
+    if constant is not None:
+        return constant != constant
+    if isinstance(bare, exp.Column):
+        return not bare.meta.get(NAN_FREE)
+    if isinstance(bare, exp.Literal):
+        return bare.is_string
+    if isinstance(bare, (exp.Neg, exp.Abs, exp.Floor, exp.Ceil)):
+        return _may_be_nan(bare.this)
+    if isinstance(bare, (exp.Add, exp.Sub)):
+        sides = (bare.this.unnest(), bare.expression.unnest())
+        number = [s for s in sides if isinstance(s, exp.Literal) and not s.is_string]
+        return len(number) != 1 or any(_may_be_nan(s) for s in sides if s is not number[0])
+    if isinstance(bare, exp.Case):
+        branches = [branch.args.get("true") for branch in bare.args.get("ifs") or []]
+        outcomes = [v for v in [*branches, bare.args.get("default")] if v is not None]
+        return any(_may_be_nan(v) for v in outcomes if not isinstance(v.unnest(), exp.Null))
+    if isinstance(bare, exp.Cast):
+        inner = bare.this.unnest()
+        if isinstance(inner, exp.Literal) and inner.is_string:
+            return inner.name.strip().lower() not in ("inf", "-inf", "infinity", "-infinity")
+        kind = inner.type
+        if kind is None or kind.is_type(exp.DType.UNKNOWN, *exp.DataType.TEXT_TYPES):
+            return True
+        return _may_be_nan(inner) if kind.is_type(*_FLOATS) else False
+    return True
+
+
+def refuse_nan_comparisons(tree: exp.Expr) -> None:
+    """Refuse a comparison of a floating-point value that may be NaN (:func:`_may_be_nan`; the
+    types ``checked_arithmetic`` annotated). DuckDB, and Polars' CPU engine, find NaN equal to
+    itself and above every number; cudf-polars 26.10 compares floats as IEEE does, where NaN is
+    equal to nothing and neither above nor below a number (``NaN > 2``: true in DuckDB, false
+    on the GPU; NVIDIA/cudf#18842). ``isnan(x)``, written ``x = NaN``, is one such. Joins and
+    GROUP BY keys are libcudf's own, NaN equal to NaN there; what the GPU kit's ``nan`` step
+    measures decides what may be let through."""
+    for node in tree.find_all(*COMPARISONS, exp.In, exp.Between):
+        if node.meta.get(NAN_SAFE):
+            continue
+        for operand in operands_of(node):
+            kind = operand.type
+            if kind is not None and kind.is_type(*_FLOATS) and _may_be_nan(operand):
+                raise SqlError(
+                    f"{node.sql('duckdb')}: a comparison of a floating-point value that may "
+                    "be NaN (the GPU engine compares as IEEE does, NaN > 2 false; DuckDB ranks "
+                    "NaN above every number; NVIDIA/cudf#18842)"
+                )
 
 
 def refuse_overflow_checks(tree: exp.Expr) -> None:
@@ -136,11 +230,13 @@ def gpu_available() -> bool:
 
 __all__ = [
     "EXECUTORS",
+    "NAN_SAFE",
     "UNTRANSLATED",
     "collect",
     "covariances_as_sums",
     "gpu_available",
     "gpu_engine",
     "refuse_inexact_math",
+    "refuse_nan_comparisons",
     "refuse_overflow_checks",
 ]

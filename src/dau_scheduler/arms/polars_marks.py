@@ -111,6 +111,23 @@ def mark_plain_years(tree: exp.Expr, plain_years: Callable[[str, str], bool]) ->
                 call.meta[PLAIN_YEARS] = True
 
 
+#: ``meta`` key on a column of a base table that holds no NaN (a DOUBLE or FLOAT column, read
+#: once by the arm): compared as IEEE compares it, it compares as DuckDB does (``polars_gpu``).
+NAN_FREE = "dau_nan_free"
+
+
+def mark_nan_free_columns(tree: exp.Expr, nan_free: Callable[[str, str], bool]) -> None:
+    """Mark (:data:`NAN_FREE`) each column of ``tree`` read from a base table whose values hold
+    no NaN (``nan_free(table, column)``, the arm's data)."""
+    from sqlglot.optimizer.scope import traverse_scope
+
+    for scope in traverse_scope(tree):
+        for column in scope.columns:
+            source = scope.sources.get(column.table)
+            if isinstance(source, exp.Table) and nan_free(source.name.lower(), column.name):
+                column.meta[NAN_FREE] = True
+
+
 #: ``meta`` key on the ``FIRST(v)`` that reads a host-computed subquery's value
 #: (``polars_hoist``): one row per group, so the first is the value.
 HOST_LOOKUP = "dau_host_lookup"
@@ -126,6 +143,7 @@ UNBOUNDED = "dau_unbounded_product"
 __all__ = [
     "ASCII_ONLY",
     "HOST_LOOKUP",
+    "NAN_FREE",
     "OVERFLOW_CHECK",
     "PLAIN_YEARS",
     "STORED_PRECISION",
@@ -133,6 +151,7 @@ __all__ = [
     "UNBOUNDED",
     "decimal_scale",
     "mark_ascii_cases",
+    "mark_nan_free_columns",
     "mark_plain_years",
     "mark_stored_scales",
 ]

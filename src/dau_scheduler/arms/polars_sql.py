@@ -77,8 +77,10 @@ from dau_scheduler.arms.polars_functions import (
     text_slice_as_substring,
 )
 from dau_scheduler.arms.polars_gpu import (
+    NAN_SAFE,
     covariances_as_sums,
     refuse_inexact_math,
+    refuse_nan_comparisons,
     refuse_overflow_checks,
 )
 from dau_scheduler.arms.polars_join_sql import (
@@ -93,6 +95,7 @@ from dau_scheduler.arms.polars_join_sql import (
 from dau_scheduler.arms.polars_like import ilike_as_like, like_as_functions
 from dau_scheduler.arms.polars_marks import (
     mark_ascii_cases,
+    mark_nan_free_columns,
     mark_plain_years,
     mark_stored_scales,
 )
@@ -295,6 +298,8 @@ def _round_half_away(node: exp.Expr) -> exp.Expr:
         default=x.copy(),
     )
     rounded.type = kind  # what the checks after this one read (a cast of it to text)
+    for comparison in rounded.find_all(exp.GTE, exp.LT):
+        comparison.meta[NAN_SAFE] = True  # (NaN reaches the default, or NaN + 1: NaN either way)
     return rounded
 
 
@@ -505,6 +510,7 @@ def polars_sql(
     checked_casts: bool = True,
     exact_math: bool = True,
     nan_ordered: bool = True,
+    nan_free: Callable[[str, str], bool] | None = None,
 ) -> str:
     """The partial query in the SQL Polars reads, with DuckDB's arithmetic (module docstring).
 
@@ -523,8 +529,9 @@ def polars_sql(
     engine's strict casts raise on overflow (else what DuckDB checks is refused);
     ``exact_math``: its ``ln``, ``exp`` and ``pow`` are DuckDB's bit for bit (else refused);
     ``nan_ordered``: it finds NaN equal to NaN, as DuckDB does, so a MIN or MAX of a float can
-    rank NaN as DuckDB does (``polars_extrema``; else refused): all false on the GPU engine
-    (``polars_gpu``).
+    rank NaN as DuckDB does (``polars_extrema``; else refused, as is a comparison of a float
+    that may be NaN, ``polars_gpu.refuse_nan_comparisons``, but of a column ``nan_free(table,
+    column)`` says holds none): all false on the GPU engine (``polars_gpu``).
     """
     partial = compiled.partial if partial is None else partial
     if partial is None:
@@ -576,6 +583,10 @@ def polars_sql(
         partial = partial.transform(_round_half_away).transform(text_slice_as_substring)
         if nan_ordered:
             partial = nan_ranked_extrema(partial)
+        else:
+            if nan_free is not None:
+                mark_nan_free_columns(partial, nan_free)
+            refuse_nan_comparisons(partial)
     refuse_unsafe_ctes(partial, None if types is None else [*types, PLACEHOLDER])
     refuse_shadowing_aliases(partial)
     refuse_set_operations(partial, typed=types is not None)
