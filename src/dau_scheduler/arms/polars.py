@@ -407,6 +407,7 @@ class PolarsArm(TableFacts):
         bounds: DataBoundsOf | None = None,
     ) -> str:
         split = compiled.plan.split_table or ""
+        bounds = bounds if bounds is not None else DataBoundsOf(self, split)
         return _sql.polars_sql(
             compiled,
             types,
@@ -414,8 +415,8 @@ class PolarsArm(TableFacts):
             lambda t, c: self._ascii_only(split if t == PLACEHOLDER else t, c),
             lambda t, c: self._plain_years(split if t == PLACEHOLDER else t, c),
             partial,
-            nan_free=lambda t, c: self._nan_free(split if t == PLACEHOLDER else t, c),
-            bounds=bounds if bounds is not None else DataBoundsOf(self, split),
+            nan_free=bounds.nan_free,
+            bounds=bounds,
             exact_conversions=self.exact_conversions,
             checked_casts=self.checked_casts,
             exact_math=self.exact_math,

@@ -38,8 +38,9 @@ class DataBoundsOf:
     def __init__(self, arm: PolarsArm, split: str) -> None:
         self._arm, self._split = arm, split
         #: (frame name as the SQL reads it, column) -> the bound read from the connection (a
-        #: column of None: the most rows the frame may hold).
-        self.assumed: dict[tuple[str, str | None], Decimal] = {}
+        #: column of None: the most rows the frame may hold; a bound of None: a float column
+        #: that held no NaN, which the GPU engine compares as DuckDB does).
+        self.assumed: dict[tuple[str, str | None], Decimal | None] = {}
 
     def _name(self, table: str) -> str:
         return self._split if table == PLACEHOLDER else table
@@ -55,6 +56,21 @@ class DataBoundsOf:
         if found is not None:
             self.assumed[(table, column)] = found
         return found
+
+    def nan_free(self, table: str, column: str) -> bool:
+        """Whether a float column holds no NaN: a held table's fact (``_nan_free``), read once;
+        a user's connection's, read from it now on the GPU engine, whose comparisons are IEEE's
+        (``polars_gpu.refuse_nan_comparisons``), and checked again on each run's rows."""
+        name = self._name(table)
+        source = self._arm._live.get(name)
+        if source is None:
+            return self._arm._nan_free(name, column)
+        if self._arm.nan_ordered:
+            return False
+        if not _read_nan_free(source, column, self._arm.types.get(name, {}).get(column)):
+            return False
+        self.assumed[(table, column)] = None
+        return True
 
     def rows(self, table: str) -> int | None:
         name = self._name(table)
@@ -98,6 +114,19 @@ def _read_magnitude(source: Any, column: str, kind: str | None) -> Decimal | Non
     return None if infinities else _magnitude(least, most)
 
 
+def _read_nan_free(source: Any, column: str, kind: str | None) -> bool:
+    """Whether a connection's DOUBLE or FLOAT column holds no NaN now."""
+    if kind not in ("DOUBLE", "FLOAT"):
+        return False
+    quoted = '"' + column.replace('"', '""') + '"'
+    sql = f"SELECT count(*) FILTER (WHERE isnan({quoted})) FROM {source.ref}"
+    try:
+        found = source.con.cursor().execute(sql).fetchone()
+    except duckdb.Error:
+        return False
+    return bool(found) and found[0] == 0
+
+
 def _magnitude(least: Any, most: Any) -> Decimal:
     """The largest magnitude between a column's least and greatest values (0 for none)."""
     if least is None or most is None:
@@ -118,15 +147,20 @@ def check_live_bounds(compiled: CompiledSplit, key: str, context: Any, arm: str)
     """Raise where the rows a partial is given (``context``'s frames) hold a value past a bound
     its SQL assumed of a connection's table: the table changed since it was translated. One
     pass over each frame reads its rows and every bounded column's least and greatest value."""
-    by_frame: dict[str, list[tuple[str | None, Decimal]]] = {}
+    by_frame: dict[str, list[tuple[str | None, Decimal | None]]] = {}
     for frame, column, bound in compiled.arm_bounds.get(key, []):
         by_frame.setdefault(frame, []).append((column, bound))
     for frame, bounds in by_frame.items():
         reads = ["COUNT(*)"]
         schema = context.execute(f'SELECT * FROM "{frame}"').collect_schema()
-        for column, _ in bounds:
+        for column, bound in bounds:
             if column is not None:
                 quoted = '"' + column.replace('"', '""') + '"'
+                if bound is None:  # NaNs, counted on the CPU engine (NaN equal to NaN there)
+                    width = "REAL" if schema.get(column) == pl.Float32 else "DOUBLE"
+                    nan = f"CAST('nan' AS {width})"
+                    reads += [f"SUM(CASE WHEN {quoted} = {nan} THEN 1 ELSE 0 END)", "0"]
+                    continue
                 if schema.get(column) == pl.Date:  # (its days since 1970)
                     quoted = f"CAST({quoted} AS BIGINT)"
                 reads += [f"MIN({quoted})", f"MAX({quoted})"]
@@ -139,6 +173,14 @@ def check_live_bounds(compiled: CompiledSplit, key: str, context: Any, arm: str)
                     raise SqlError(
                         f"{arm} arm: {frame} holds {row[0]} rows now, past the {bound} its SQL "
                         "was written for (the table changed)"
+                    )
+                continue
+            if bound is None:
+                nans, _ = next(values), next(values)
+                if nans:
+                    raise SqlError(
+                        f"{arm} arm: {frame}.{column} holds NaN now, which its SQL was written "
+                        "to compare without (the table changed)"
                     )
                 continue
             found = _magnitude(next(values), next(values))

@@ -107,8 +107,8 @@ class CompiledSplit:
     #: Each arm's SQL for this query, by the arm's key (a Polars arm's is its own).
     arm_sql: dict[str, str] = field(default_factory=dict, compare=False)
     #: What each arm's SQL assumed of a user's connection's rows, by the same key: (frame,
-    #: column or None for its row count, the bound) (``arms.polars_bounds``).
-    arm_bounds: dict[str, list[tuple[str, str | None, Decimal]]] = field(
+    #: column or None for its row count, the bound or None for "holds no NaN").
+    arm_bounds: dict[str, list[tuple[str, str | None, Decimal | None]]] = field(
         default_factory=dict, compare=False
     )
     #: The columns of each base table the query reads (``rewrite.columns.query_columns`` over
