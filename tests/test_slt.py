@@ -62,6 +62,7 @@ SPLITS = {
     "subqueries_in_aggregates",
     "inequality_joins",
     "float_extrema",
+    "integer_try_casts",
 }
 
 

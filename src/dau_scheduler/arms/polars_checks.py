@@ -215,6 +215,17 @@ def _single_literal(node: exp.Expr) -> bool:
 SPECIAL_VALUE = "dau_special_value"
 
 
+def _try_cast_divergence(cast: exp.TryCast) -> str | None:
+    """A ``TRY_CAST`` of an integer to an integer type runs as Polars' non-strict cast, NULL
+    where the value is out of the type's range, as in DuckDB (checked for every width, signed
+    and unsigned: ``tests/slt/integer_try_casts.test``). Text is parsed and a fraction rounded
+    otherwise; the GPU engine's casts do not check the range (``polars_gpu``)."""
+    source, integers = cast.this.type, exp.DataType.INTEGER_TYPES
+    if source is not None and source.is_type(*integers) and cast.to.is_type(*integers):
+        return None
+    return "try_cast other than of an integer to an integer (text and fractions convert otherwise)"
+
+
 def _cast_divergence(cast: exp.Cast) -> str | None:
     """How Polars would compute this cast differently from DuckDB, if it would."""
     if cast.meta.get(SPECIAL_VALUE):
@@ -431,7 +442,9 @@ def refuse_divergent(tree: exp.Expr, scale: int) -> None:
             continue  # polars_arithmetic's remainders and quotients of non-negative operands
         if isinstance(node, exp.Cast) and node.meta.get(EXACT):
             continue  # a decimal made a float through its text (polars_doubles)
-        if why is None and type(node).__name__ not in _CHECKED:
+        if isinstance(node, exp.TryCast):
+            why = _try_cast_divergence(node)
+        elif why is None and type(node).__name__ not in _CHECKED:
             why = f"{type(node).__name__} is not among the expressions checked against DuckDB"
         if (
             why is None

@@ -177,6 +177,11 @@ def refuse_overflow_checks(tree: exp.Expr) -> None:
     decimals wrap around where Polars raises). A product the data bounds is not checked
     (``polars_decimals.bound``): TPC-H's ``l_extendedprice * (1 - l_discount)``."""
     for node in tree.find_all(exp.Cast, exp.Mul):
+        if isinstance(node, exp.TryCast):
+            raise SqlError(
+                f"{node.sql('duckdb')}: the GPU engine's casts do not check a value's range, "
+                "which TRY_CAST answers NULL past (GPU kit, 2026-12-04)"
+            )
         if node.meta.get(OVERFLOW_CHECK) or node.meta.get(UNBOUNDED):
             operand = node.this if isinstance(node, exp.Cast) else node
             raise SqlError(

@@ -127,6 +127,9 @@ class _PolarsSQL(Postgres):
             **Postgres.Generator.TRANSFORMS,
             # Polars' STRFTIME takes DuckDB's format text (Postgres' TO_CHAR it has not).
             exp.TimeToStr: lambda self, e: self.func("STRFTIME", e.this, e.args.get("format")),
+            # Postgres has no TRY_CAST and writes CAST, which Polars runs strictly: it failed
+            # where DuckDB's TRY_CAST answers NULL (polars_checks._try_cast_divergence).
+            exp.TryCast: lambda self, e: self.cast_sql(e, safe_prefix="TRY_"),
         }
 
         def cast_sql(self, expression: exp.Cast, safe_prefix: str | None = None) -> str:
