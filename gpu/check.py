@@ -319,7 +319,7 @@ def step_floats(args: argparse.Namespace) -> None:
 #: find NaN equal to itself and above every number; cudf-polars 26.10 maps a comparison to
 #: libcudf's, which reads as IEEE's (NaN equal to nothing). The Polars arm writes ``isnan(x)``
 #: as ``x = NaN`` and lets float comparisons through on both engines; the CPU engine's MIN and
-#: MAX of a float rank NaN from such a count (``arms/polars_extrema.py``), refused on the GPU.
+#: MAX of a float rank NaN from such a count (``arms/polars_floats.py``), refused on the GPU.
 NAN_QUERIES = (
     "SELECT count(*) AS n FROM t WHERE x > 1.0",
     "SELECT count(*) AS n FROM t WHERE x = CAST('nan' AS DOUBLE)",

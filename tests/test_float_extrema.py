@@ -1,5 +1,5 @@
 """MIN and MAX of floating-point values on the Polars arm rank NaN as DuckDB does
-(arms/polars_extrema.py): written with a count of the NaNs on the CPU engine, refused on an arm
+(arms/polars_floats.py): written with a count of the NaNs on the CPU engine, refused on an arm
 whose engine compares floats as IEEE does (the GPU engine's)."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import sqlglot
 from dau_scheduler import Session
 from dau_scheduler.arms.cudf import CudfStandIn
 from dau_scheduler.arms.polars import PolarsArm
-from dau_scheduler.arms.polars_extrema import nan_ranked_extrema
+from dau_scheduler.arms.polars_floats import nan_ranked_extrema
 from dau_scheduler.compare import compare_tables
 
 # Per group: numbers and NaN, NaN only, NULL only, numbers and infinities, -0.0 and 0.0.

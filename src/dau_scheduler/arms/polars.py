@@ -106,7 +106,7 @@ class PolarsArm(TableFacts):
         self.checked_casts = engine == "cpu"
         self.exact_math = engine == "cpu"
         #: NaN equals NaN and ranks above every number in the engine's comparisons, as in
-        #: DuckDB (Polars' CPU engine); the GPU engine's are IEEE's (``polars_extrema``).
+        #: DuckDB (Polars' CPU engine); the GPU engine's are IEEE's (``polars_floats``).
         self.nan_ordered = engine == "cpu"
         #: Polars has no byte limit: host bytes it holds per Arrow byte of what it reads while
         #: a partial runs (its streaming engine, measured on TPC-H SF 1 under a budget: Q3 1.9,

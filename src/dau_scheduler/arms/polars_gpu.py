@@ -77,7 +77,7 @@ def refuse_inexact_math(tree: exp.Expr) -> None:
 
 
 #: ``meta`` key on a comparison a rewrite wrote whose answer is the same under IEEE's order as
-#: under DuckDB's (``polars_sql._round_half_away``: a NaN reaches the value it returns either
+#: under DuckDB's (``polars_floats.round_half_away``: a NaN reaches the value it returns either
 #: way), so :func:`refuse_nan_comparisons` lets it through.
 NAN_SAFE = "dau_nan_safe"
 _FLOATS = (exp.DType.DOUBLE, exp.DType.FLOAT)

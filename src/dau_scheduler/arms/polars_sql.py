@@ -61,7 +61,7 @@ from dau_scheduler.arms.polars_decimals import (
     check_products,
     mark_checked_products,
 )
-from dau_scheduler.arms.polars_extrema import nan_ranked_extrema
+from dau_scheduler.arms.polars_floats import nan_ranked_extrema, round_half_away
 from dau_scheduler.arms.polars_forms import (
     constant_groups_need_rows,
     refuse_grouped_subqueries,
@@ -77,7 +77,6 @@ from dau_scheduler.arms.polars_functions import (
     text_slice_as_substring,
 )
 from dau_scheduler.arms.polars_gpu import (
-    NAN_SAFE,
     covariances_as_sums,
     refuse_inexact_math,
     refuse_nan_comparisons,
@@ -262,48 +261,6 @@ def _as_column(value: exp.Expr, beside: exp.Expr) -> exp.Expr:
     return exp.Coalesce(
         this=value, expressions=[exp.Nullif(this=beside.copy(), expression=beside.copy())]
     )
-
-
-def _round_half_away(node: exp.Expr) -> exp.Expr:
-    """``round(x)`` of a DOUBLE as DuckDB computes it (C's round: halves away from zero), from
-    floor and ceil: ``x - floor(x)`` is exact for x >= 0, so 0.49999999999999994 stays 0; NaN,
-    the infinities and -0.0 come back as they are. Polars' own round takes halves to even."""
-    # round(x, n) stays refused (polars_checks): DuckDB rounds 2.675 to 2.67 (the double below
-    # 2.675), where C's round of 2.675 * 100.0 (267.5 in doubles) gives 2.68.
-    if not isinstance(node, exp.Round) or node.args.get("decimals") is not None:
-        return node
-    kind = node.this.type
-    if kind is None or not kind.is_type(exp.DType.DOUBLE):
-        return node
-    x = exp.Paren(this=node.this)
-    down, up = exp.Floor(this=x.copy()), exp.Ceil(this=x.copy())
-    half = exp.Literal.number(0.5)
-    one = exp.Literal.number(1)
-    above = exp.If(
-        this=exp.GTE(this=exp.Sub(this=x.copy(), expression=down.copy()), expression=half),
-        true=exp.Add(this=down.copy(), expression=one.copy()),
-    )
-    below = exp.If(
-        this=exp.GTE(this=exp.Sub(this=up.copy(), expression=x.copy()), expression=half),
-        true=exp.Sub(this=up.copy(), expression=one.copy()),
-    )
-    rounded = exp.Case(
-        ifs=[
-            exp.If(
-                this=exp.GTE(this=x.copy(), expression=exp.Literal.number(0)),
-                true=exp.Case(ifs=[above], default=down.copy()),
-            ),
-            exp.If(
-                this=exp.LT(this=x.copy(), expression=exp.Literal.number(0)),
-                true=exp.Case(ifs=[below], default=up.copy()),
-            ),
-        ],
-        default=x.copy(),
-    )
-    rounded.type = kind  # what the checks after this one read (a cast of it to text)
-    for comparison in rounded.find_all(exp.GTE, exp.LT):
-        comparison.meta[NAN_SAFE] = True  # (NaN reaches the default, or NaN + 1: NaN either way)
-    return rounded
 
 
 def _pow(node: exp.Pow) -> exp.Expr:
@@ -532,7 +489,7 @@ def polars_sql(
     engine's strict casts raise on overflow (else what DuckDB checks is refused);
     ``exact_math``: its ``ln``, ``exp`` and ``pow`` are DuckDB's bit for bit (else refused);
     ``nan_ordered``: it finds NaN equal to NaN, as DuckDB does, so a MIN or MAX of a float can
-    rank NaN as DuckDB does (``polars_extrema``; else refused, as is a comparison of a float
+    rank NaN as DuckDB does (``polars_floats``; else refused, as is a comparison of a float
     that may be NaN, ``polars_gpu.refuse_nan_comparisons``, but of a column ``nan_free(table,
     column)`` says holds none): all false on the GPU engine (``polars_gpu``).
     """
@@ -583,7 +540,7 @@ def polars_sql(
             refuse_overflow_checks(partial)
         if exact_conversions:
             partial = polars_doubles.exact_conversions(partial, DECIMAL_SCALE)
-        partial = partial.transform(_round_half_away).transform(text_slice_as_substring)
+        partial = partial.transform(round_half_away).transform(text_slice_as_substring)
         if nan_ordered:
             partial = nan_ranked_extrema(partial)
         else:

@@ -1,4 +1,6 @@
-"""MIN and MAX of floating-point values on the Polars arm, with NaN ranked as DuckDB ranks it.
+"""Floating-point values on the Polars arm as DuckDB computes them: ``round`` of a DOUBLE with
+halves away from zero (:func:`round_half_away`), and MIN and MAX with NaN ranked as DuckDB
+ranks it (:func:`nan_ranked_extrema`).
 
 DuckDB orders NaN above every number, infinity included, and finds it equal to itself: the MAX
 of a group holding a NaN is NaN, its MIN is NaN only where every value counted is. Polars' MIN
@@ -22,6 +24,7 @@ from __future__ import annotations
 from sqlglot import exp
 
 from dau_scheduler.arms.polars_checks import SPECIAL_VALUE
+from dau_scheduler.arms.polars_gpu import NAN_SAFE
 from dau_scheduler.rewrite.moments import NAN_BLIND
 
 _FLOATS = (exp.DType.DOUBLE, exp.DType.FLOAT)
@@ -87,4 +90,46 @@ def nan_ranked_extrema(tree: exp.Expr) -> exp.Expr:
     return tree.transform(nan_ranked_extremum, copy=False)
 
 
-__all__ = ["nan_ranked_extrema", "nan_ranked_extremum"]
+def round_half_away(node: exp.Expr) -> exp.Expr:
+    """``round(x)`` of a DOUBLE as DuckDB computes it (C's round: halves away from zero), from
+    floor and ceil: ``x - floor(x)`` is exact for x >= 0, so 0.49999999999999994 stays 0; NaN,
+    the infinities and -0.0 come back as they are. Polars' own round takes halves to even."""
+    # round(x, n) stays refused (polars_checks): DuckDB rounds 2.675 to 2.67 (the double below
+    # 2.675), where C's round of 2.675 * 100.0 (267.5 in doubles) gives 2.68.
+    if not isinstance(node, exp.Round) or node.args.get("decimals") is not None:
+        return node
+    kind = node.this.type
+    if kind is None or not kind.is_type(exp.DType.DOUBLE):
+        return node
+    x = exp.Paren(this=node.this)
+    down, up = exp.Floor(this=x.copy()), exp.Ceil(this=x.copy())
+    half = exp.Literal.number(0.5)
+    one = exp.Literal.number(1)
+    above = exp.If(
+        this=exp.GTE(this=exp.Sub(this=x.copy(), expression=down.copy()), expression=half),
+        true=exp.Add(this=down.copy(), expression=one.copy()),
+    )
+    below = exp.If(
+        this=exp.GTE(this=exp.Sub(this=up.copy(), expression=x.copy()), expression=half),
+        true=exp.Sub(this=up.copy(), expression=one.copy()),
+    )
+    rounded = exp.Case(
+        ifs=[
+            exp.If(
+                this=exp.GTE(this=x.copy(), expression=exp.Literal.number(0)),
+                true=exp.Case(ifs=[above], default=down.copy()),
+            ),
+            exp.If(
+                this=exp.LT(this=x.copy(), expression=exp.Literal.number(0)),
+                true=exp.Case(ifs=[below], default=up.copy()),
+            ),
+        ],
+        default=x.copy(),
+    )
+    rounded.type = kind  # what the checks after this one read (a cast of it to text)
+    for comparison in rounded.find_all(exp.GTE, exp.LT):
+        comparison.meta[NAN_SAFE] = True  # (NaN reaches the default, or NaN + 1: NaN either way)
+    return rounded
+
+
+__all__ = ["nan_ranked_extrema", "nan_ranked_extremum", "round_half_away"]
