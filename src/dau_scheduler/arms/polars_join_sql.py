@@ -285,6 +285,42 @@ def inner_conditions_to_where(select: exp.Expr) -> exp.Expr:
     return select
 
 
+def semi_joins_as_exists(select: exp.Expr) -> exp.Expr:
+    """A semi or anti join with a condition other than a pair of keys, as the EXISTS or NOT
+    EXISTS it is: ``FROM t SEMI JOIN u ON t.k = u.k AND t.n < u.n`` becomes ``FROM t WHERE
+    EXISTS (SELECT 1 FROM u WHERE t.k = u.k AND t.n < u.n)`` (the same rows of ``t``, each once;
+    a condition that is NULL matches nothing either way). Polars' SQL joins a semi or anti join
+    on key pairs alone ("not supported with non-equi join conditions") and decorrelates such an
+    EXISTS (``polars_correlation`` refuses what it would not). Left alone where the block has a
+    right or full join, which a filter on ``t`` would not commute with."""
+    if not isinstance(select, exp.Select) or select.args.get("from_") is None:
+        return select
+    joins = list(select.args.get("joins") or [])
+    if any((j.side or "").upper() in ("RIGHT", "FULL") for j in joins):
+        return select
+    kept, tests = [], []
+    for join in joins:
+        on, kind = join.args.get("on"), (join.side, join.kind)
+        name = join.this.alias_or_name
+        if (
+            on is None
+            or kind not in _SEMI_JOINS | _ANTI_JOINS
+            or not isinstance(join.this, (exp.Table, exp.Subquery))
+            or all(_is_key_pair(c, name) for c in conjuncts(on))
+        ):
+            kept.append(join)
+            continue
+        inner = exp.select(exp.Literal.number(1)).from_(join.this.copy()).where(on.copy())
+        found: exp.Expr = exp.Exists(this=inner)
+        tests.append(exp.Not(this=found) if kind in _ANTI_JOINS else found)
+    if not tests:
+        return select
+    select.set("joins", kept or None)
+    where = select.args.get("where")
+    select.set("where", exp.Where(this=exp.and_(*([where.this] if where else []), *tests)))
+    return select
+
+
 def mask_preceding_conditions(select: exp.Expr) -> exp.Expr:
     """A left join's conditions on the sources before it alone, written into its keys:
     ``LEFT JOIN u ON t.k = u.k AND t.n > 0`` becomes ``LEFT JOIN u ON CASE WHEN t.n > 0 THEN
@@ -340,7 +376,11 @@ def refuse_unpaired_conditions(tree: exp.Expr) -> None:
             if _is_key_pair(condition, name):
                 continue
             written = condition.sql(dialect="duckdb")
-            if (join.side, join.kind) in _LEFT_JOINS and name in sources(condition):
+            if (
+                (join.side, join.kind) in _LEFT_JOINS
+                and name in sources(condition)
+                and isinstance(condition, (exp.LT, exp.LTE, exp.GT, exp.GTE, exp.NEQ))
+            ):
                 raise SqlError(
                     f"join condition {written}: Polars 1.44 runs a left join on it, but lets "
                     "the joined item's columns of it into the block's outputs (a SELECT "
@@ -356,6 +396,7 @@ __all__ = [
     "filter_joined_table",
     "filter_right_join_source",
     "mask_preceding_conditions",
+    "semi_joins_as_exists",
     "flat_join_condition",
     "inner_conditions_to_where",
     "join_explicitly",

@@ -90,6 +90,7 @@ from dau_scheduler.arms.polars_join_sql import (
     join_explicitly,
     mask_preceding_conditions,
     refuse_unpaired_conditions,
+    semi_joins_as_exists,
 )
 from dau_scheduler.arms.polars_like import ilike_as_like, like_as_functions
 from dau_scheduler.arms.polars_marks import (
@@ -513,7 +514,7 @@ def polars_sql(
     refuse_empty_group_forms(partial)  # (before the LIMIT 2 a one-row subquery is given)
     partial = partial.transform(_bounded_scalar_subquery)
     partial = partial.transform(filter_joined_table).transform(filter_right_join_source)
-    partial = partial.transform(inner_conditions_to_where)
+    partial = partial.transform(inner_conditions_to_where).transform(semi_joins_as_exists)
     partial = partial.transform(mask_preceding_conditions)
     refuse_unpaired_conditions(partial)
     refuse_deep_correlation(partial)
