@@ -112,6 +112,7 @@ OVER_ARROW = [
     "aggregate_mode",
     "inequality_joins",
     "float_extrema",
+    "correlated_references",
 ]
 
 

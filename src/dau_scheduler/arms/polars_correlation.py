@@ -123,6 +123,14 @@ def refuse_undecorrelated(tree: exp.Expr) -> None:
                 "it outside a comparison of two columns among its WHERE's AND terms, which "
                 "Polars answers as the subquery's own column of that name"
             )
+        from_ = select.args.get("from_")
+        if select.args.get("joins") and (from_ is None or other.table != from_.this.alias_or_name):
+            # Polars 1.44: (SELECT count(*) FROM u JOIN v ON u.k = v.k WHERE v.m = t.n) was 0
+            # for every row of t (DuckDB: 4, 2, ...); on u's column, or FROM v JOIN u, right.
+            raise SqlError(
+                f"{column.sql(dialect='duckdb')}: a subquery with a join compares it with a "
+                "column of a table other than its first, which Polars answers wrongly"
+            )
 
 
 def _source_names(
