@@ -92,6 +92,11 @@ class DataBoundsOf:
             compiled.arm_bounds[key] = [(t, c, b) for (t, c), b in ordered]
 
 
+def _quoted(column: str) -> str:
+    """``column`` as a quoted SQL name (DuckDB's and Polars' alike)."""
+    return '"' + column.replace('"', '""') + '"'
+
+
 def _read_magnitude(source: Any, column: str, kind: str | None) -> Decimal | None:
     """The largest magnitude of a connection's numeric column now (of a DATE column's days
     since 1970, as a held one's: ``TableFacts._magnitude``), or None (a DATE column holding
@@ -101,7 +106,7 @@ def _read_magnitude(source: Any, column: str, kind: str | None) -> Decimal | Non
     data_type = exp.DataType.build(kind, dialect="duckdb")
     if not data_type.is_type(*exp.DataType.INTEGER_TYPES, exp.DType.DECIMAL, exp.DType.DATE):
         return None
-    quoted = '"' + column.replace('"', '""') + '"'
+    quoted = _quoted(column)
     value, infinite = quoted, "0"
     if data_type.is_type(exp.DType.DATE):
         value = f"date_diff('day', DATE '1970-01-01', {quoted})"  # (NULL for an infinity)
@@ -118,7 +123,7 @@ def _read_nan_free(source: Any, column: str, kind: str | None) -> bool:
     """Whether a connection's DOUBLE or FLOAT column holds no NaN now."""
     if kind not in ("DOUBLE", "FLOAT"):
         return False
-    quoted = '"' + column.replace('"', '""') + '"'
+    quoted = _quoted(column)
     sql = f"SELECT count(*) FILTER (WHERE isnan({quoted})) FROM {source.ref}"
     try:
         found = source.con.cursor().execute(sql).fetchone()
@@ -155,7 +160,7 @@ def check_live_bounds(compiled: CompiledSplit, key: str, context: Any, arm: str)
         schema = context.execute(f'SELECT * FROM "{frame}"').collect_schema()
         for column, bound in bounds:
             if column is not None:
-                quoted = '"' + column.replace('"', '""') + '"'
+                quoted = _quoted(column)
                 if bound is None:  # NaNs, counted on the CPU engine (NaN equal to NaN there)
                     width = "REAL" if schema.get(column) == pl.Float32 else "DOUBLE"
                     nan = f"CAST('nan' AS {width})"

@@ -108,7 +108,7 @@ class TableFacts:
     def _nan_free(self, table: str, column: str) -> bool:
         """Whether ``table.column``, a DOUBLE or FLOAT, holds no NaN (NULLs and infinities
         aside), read once per arm; False for a user's connection's table and any other column.
-        The GPU engine compares floats as IEEE does (``polars_gpu.nan_comparison``)."""
+        The GPU engine compares floats as IEEE does (``polars_gpu.refuse_nan_comparisons``)."""
         return self._holds_none(
             self._nans, table, column, ("DOUBLE", "FLOAT"), pl.col(column).is_nan()
         )

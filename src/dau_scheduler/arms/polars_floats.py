@@ -27,8 +27,6 @@ from dau_scheduler.arms.polars_checks import SPECIAL_VALUE
 from dau_scheduler.arms.polars_gpu import NAN_SAFE
 from dau_scheduler.rewrite.moments import NAN_BLIND
 
-_FLOATS = (exp.DType.DOUBLE, exp.DType.FLOAT)
-
 
 def _typed(node: exp.Expr, kind: exp.DataType) -> exp.Expr:
     """``node`` annotated as ``kind`` (what the checks after this rewrite read)."""
@@ -36,11 +34,16 @@ def _typed(node: exp.Expr, kind: exp.DataType) -> exp.Expr:
     return node
 
 
-def _nan(kind: exp.DataType) -> exp.Expr:
-    """NaN of ``kind`` (DOUBLE or FLOAT), written as both engines read it."""
-    constant = exp.Cast(this=exp.Literal.string("nan"), to=kind.copy())
+def special_value(text: str, kind: exp.DataType) -> exp.Expr:
+    """'nan', 'inf' or '-inf' as a ``kind`` (DOUBLE or FLOAT), written as both engines read it
+    (:data:`~dau_scheduler.arms.polars_checks.SPECIAL_VALUE` lets the cast through)."""
+    constant = exp.Cast(this=exp.Literal.string(text), to=kind.copy())
     constant.meta[SPECIAL_VALUE] = True
     return _typed(constant, kind)
+
+
+def _nan(kind: exp.DataType) -> exp.Expr:
+    return special_value("nan", kind)
 
 
 def _is_nan(value: exp.Expr, kind: exp.DataType) -> exp.Expr:
@@ -66,7 +69,7 @@ def nan_ranked_extremum(node: exp.Expr) -> exp.Expr:
         return node
     value = node.this
     kind = value.type if isinstance(value, exp.Expr) else None
-    if kind is None or not kind.is_type(*_FLOATS):
+    if kind is None or not kind.is_type(*exp.DataType.FLOAT_TYPES):
         return node
     kind = exp.DataType.build(kind.this)
     inner = _typed(node.__class__(this=_without_nan(value, kind)), kind)
@@ -132,4 +135,4 @@ def round_half_away(node: exp.Expr) -> exp.Expr:
     return rounded
 
 
-__all__ = ["nan_ranked_extrema", "nan_ranked_extremum", "round_half_away"]
+__all__ = ["nan_ranked_extrema", "nan_ranked_extremum", "round_half_away", "special_value"]

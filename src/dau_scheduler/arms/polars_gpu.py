@@ -80,7 +80,6 @@ def refuse_inexact_math(tree: exp.Expr) -> None:
 #: under DuckDB's (``polars_floats.round_half_away``: a NaN reaches the value it returns either
 #: way), so :func:`refuse_nan_comparisons` lets it through.
 NAN_SAFE = "dau_nan_safe"
-_FLOATS = (exp.DType.DOUBLE, exp.DType.FLOAT)
 
 
 def _float_constant(node: exp.Expr) -> float | None:
@@ -144,7 +143,7 @@ def _may_be_nan(value: exp.Expr) -> bool:
         kind = inner.type
         if kind is None or kind.is_type(exp.DType.UNKNOWN, *exp.DataType.TEXT_TYPES):
             return True
-        return _may_be_nan(inner) if kind.is_type(*_FLOATS) else False
+        return _may_be_nan(inner) if kind.is_type(*exp.DataType.FLOAT_TYPES) else False
     return True
 
 
@@ -161,7 +160,11 @@ def refuse_nan_comparisons(tree: exp.Expr) -> None:
             continue
         for operand in operands_of(node):
             kind = operand.type
-            if kind is not None and kind.is_type(*_FLOATS) and _may_be_nan(operand):
+            if (
+                kind is not None
+                and kind.is_type(*exp.DataType.FLOAT_TYPES)
+                and _may_be_nan(operand)
+            ):
                 raise SqlError(
                     f"{node.sql('duckdb')}: a comparison of a floating-point value that may "
                     "be NaN (the GPU engine compares as IEEE does, NaN > 2 false; DuckDB ranks "

@@ -245,6 +245,12 @@ def _is_key_pair(condition: exp.Expr, name: str) -> bool:
     return all(sides) and {name} in sides and not any(name in s for s in sides if s != {name})
 
 
+def _keeps_unmatched_right(joins: list[exp.Join]) -> bool:
+    """Whether a right or full join is among ``joins``: it keeps the rows of its right side a
+    filter on the sources before it would remove, so such a filter cannot move past it."""
+    return any((j.side or "").upper() in ("RIGHT", "FULL") for j in joins)
+
+
 def inner_conditions_to_where(select: exp.Expr) -> exp.Expr:
     """An inner join's conditions that are not key pairs, and a semi join's on the sources
     before it alone, moved to its block's WHERE (for an inner join ON and WHERE are the same
@@ -254,7 +260,7 @@ def inner_conditions_to_where(select: exp.Expr) -> exp.Expr:
     Polars plans an inequality there as an IEJoin, and ``polars_joins.unkeyed_joins`` bounds
     the pairs it may hold."""
     joins = (select.args.get("joins") or []) if isinstance(select, exp.Select) else []
-    if not joins or any((j.side or "").upper() in ("RIGHT", "FULL") for j in joins):
+    if not joins or _keeps_unmatched_right(joins):
         return select  # a right or full join after it would keep rows WHERE then removes
     start = select.args.get("from_")
     before = {start.this.alias_or_name} if start is not None else set()
@@ -296,7 +302,7 @@ def semi_joins_as_exists(select: exp.Expr) -> exp.Expr:
     if not isinstance(select, exp.Select) or select.args.get("from_") is None:
         return select
     joins = list(select.args.get("joins") or [])
-    if any((j.side or "").upper() in ("RIGHT", "FULL") for j in joins):
+    if _keeps_unmatched_right(joins):
         return select
     kept, tests = [], []
     for join in joins:

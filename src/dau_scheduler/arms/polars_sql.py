@@ -42,7 +42,6 @@ from sqlglot.dialects.postgres import Postgres
 from dau_scheduler.arms import polars_doubles
 from dau_scheduler.arms.polars_arithmetic import checked_arithmetic
 from dau_scheduler.arms.polars_checks import (
-    SPECIAL_VALUE,
     refuse_constant_filters,
     refuse_deep_nesting,
     refuse_divergent,
@@ -61,7 +60,7 @@ from dau_scheduler.arms.polars_decimals import (
     check_products,
     mark_checked_products,
 )
-from dau_scheduler.arms.polars_floats import nan_ranked_extrema, round_half_away
+from dau_scheduler.arms.polars_floats import nan_ranked_extrema, round_half_away, special_value
 from dau_scheduler.arms.polars_forms import (
     constant_groups_need_rows,
     refuse_grouped_subqueries,
@@ -365,8 +364,7 @@ def _float_class(node: exp.Expr) -> exp.Expr:
     value = _translated(node.expressions[0] if isinstance(node, exp.Anonymous) else node.this)
 
     def equals(special: str) -> exp.Expr:
-        constant = exp.Cast(this=exp.Literal.string(special), to=exp.DataType.build("DOUBLE"))
-        constant.meta[SPECIAL_VALUE] = True  # (text both engines read alike)
+        constant = special_value(special, exp.DataType.build("DOUBLE"))
         return exp.EQ(this=value.copy(), expression=constant)
 
     nan = equals("nan")
