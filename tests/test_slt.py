@@ -81,9 +81,11 @@ def test_corpus_file(path: Path, device: str) -> None:
         assert report.outcomes["equal"] > 0
 
 
-#: Files run again over Arrow copies of their tables, on the Polars arm and the cudf arm's
-#: stand-in: there the arm reads the data's bounds once and leaves out the overflow checks
-#: they make needless (the path a Session over Parquet files or Arrow tables takes).
+#: Every file runs again over Arrow copies of their tables, on the Polars arm and the cudf
+#: arm's stand-in: there the arm reads the data's bounds once and leaves out the overflow checks
+#: they make needless (the path a Session over Parquet files or Arrow tables takes), and Polars
+#: plans over frames it was handed, not a connection's (a correlated subquery with a join inside
+#: answered wrong only there, session 42). These files must also split there.
 OVER_ARROW = [
     "narrow_computed_types",
     "unsigned_against_signed",
@@ -117,13 +119,14 @@ OVER_ARROW = [
 
 
 @pytest.mark.parametrize("device", ["polars", "gpu-limited"])
-@pytest.mark.parametrize("stem", OVER_ARROW)
-def test_corpus_file_over_arrow(stem: str, device: str) -> None:
+@pytest.mark.parametrize("path", FILES, ids=[p.stem for p in FILES])
+def test_corpus_file_over_arrow(path: Path, device: str) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
-        report = slt.run_file(CORPUS / f"{stem}.test", device, 0.5, True, {"arrow": True})
+        report = slt.run_file(path, device, 0.5, True, {"arrow": True})
     assert not any(report.outcomes[o] for o in slt.DEFECTS), report.details
-    assert report.outcomes["equal"] > 0
+    if path.stem in OVER_ARROW:
+        assert report.outcomes["equal"] > 0
 
 
 #: Files run again under a budget, their tables cut into chunks whose partials fold again and
