@@ -4,6 +4,7 @@ answer and no crash where DuckDB answers; the files written to split do split.""
 from __future__ import annotations
 
 import json
+import tempfile
 import warnings
 from pathlib import Path
 
@@ -158,8 +159,13 @@ def test_corpus_file_in_chunks(stem: str, device: str) -> None:
 
 
 def test_parser_leaves_out_what_it_does_not_model() -> None:
-    records, why = slt.parse("loop i 0 3\nstatement ok\nSELECT 1\nendloop\n")
-    assert records == [] and why == "uses loop"
+    records, why = slt.parse("reconnect\nstatement ok\nSELECT 1\n")
+    assert records == [] and why == "uses reconnect"
+    records, why = slt.parse("loop i 0 99999\nstatement ok\nSELECT 1\nendloop\n")
+    assert records == [] and why == "loops: a loop of 99999 passes"
+    assert slt.parse("foreach t <variable:x>\nstatement ok\nSELECT 1\nendloop\n")[1] == (
+        "loops: a foreach over <variable:x>"
+    )
     here = slt.loaded_extensions()
     assert "json" in here
     body = "\nrequire vector_size 512\nrequire skip_reload\nquery I\nSELECT 1\n"
@@ -439,3 +445,86 @@ def test_a_sum_within_the_spread_of_any_order_is_cancelled_where_duckdb_was_luck
     for offset, apart in ((0.5, True), (10.0, False)):
         got = pa.table({"m": pa.array([accurate * (1 + offset * spread)], pa.float64())})
         assert summed_apart(con, sql, got, expected) is apart, offset
+
+
+def test_loops_unroll_as_duckdbs_runner_runs_them() -> None:
+    """``loop`` (end exclusive), ``foreach`` with DuckDB's type lists and ``a,b`` names, nested
+    loops, ``${i}`` and ``{i}``, and a ``skipif``/``onlyif`` on a loop's name, per pass."""
+    text = """
+loop i 0 3
+
+foreach t <signed> !hugeint
+
+skipif i=1
+query I
+SELECT ${i} + {i}, '{t}', '{v}'
+----
+
+endloop
+
+endloop
+
+foreach c a b
+
+onlyif c<>a
+statement ok
+CREATE TABLE {c}(x INTEGER)
+
+onlyif i=0
+query I
+SELECT 1
+----
+
+endloop
+"""
+    records, why = slt.parse(text)
+    assert why is None
+    queries = [r.sql for r in records if r.kind == "query"]
+    assert len(queries) == 2 * 4  # i = 0, 2 (1 skipped); four signed types without hugeint
+    assert queries[0] == "SELECT 0 + 0, 'tinyint', '{v}'"
+    assert queries[-1] == "SELECT 2 + 2, 'bigint', '{v}'"
+    # a condition on a name no loop binds is the file's own (``onlyif i=0`` outside ``loop i``)
+    statements = [r.sql for r in records if r.kind == "statement"]
+    assert statements == ["CREATE TABLE b(x INTEGER)"]
+    pairs = "foreach t,v int,1 bigint,2\nquery I\nSELECT {v}::{t}\n----\nendloop\n"
+    assert [r.sql for r in slt.parse(pairs)[0]] == ["SELECT 1::int", "SELECT 2::bigint"]
+    assert slt.parse(pairs.replace("bigint,2", "bigint"))[1] == (
+        "loops: foreach t,v over bigint: the parts do not match"
+    )
+
+
+def test_keywords_name_the_files_own_folder(tmp_path: Path) -> None:
+    """``__TEST_DIR__`` and ``{TEST_DIR}`` name a scratch folder the file writes to (COPY
+    there, read back, then a query split over what it read), removed after the file."""
+    test = tmp_path / "copy_back.test"
+    test.write_text(
+        "statement ok\nCREATE TABLE t AS SELECT range AS i, range % 7 AS k FROM range(500)\n\n"
+        "statement ok\nCOPY t TO '__TEST_DIR__/t.parquet'\n\n"
+        "statement ok\nCREATE TABLE u AS FROM '{TEST_DIR}/t.parquet'\n\n"
+        "query II\nSELECT k, sum(i) FROM u GROUP BY k ORDER BY k\n----\n"
+    )
+    report = slt.run_file(test, "duckdb", 0.5, True)
+    assert report.outcomes["equal"] == 1, report.details
+    assert not list(Path(tempfile.gettempdir()).glob("dau-slt-*/t.parquet"))
+
+
+def test_a_loaded_database_is_queried_again_after_a_restart(tmp_path: Path) -> None:
+    """``load`` opens a database file in the test's folder (deleted first, as DuckDB's runner
+    does); ``restart`` opens it again, so what a query reads comes back from storage. A
+    read-write load of a file elsewhere is left out: the runner would delete it."""
+    test = tmp_path / "restart.test"
+    body = (
+        "\nstatement ok\nCREATE TABLE t AS SELECT range AS i, range % 5 AS k FROM range(300)"
+        "\n\nrestart\n\nquery II\nSELECT k, count(*) FROM t GROUP BY k ORDER BY k\n----\n"
+    )
+    test.write_text("load {TEST_DIR}/restart.db\n" + body)
+    for device in ("duckdb", "polars"):
+        report = slt.run_file(test, device, 0.5, True)
+        assert report.outcomes["equal"] == 1, (device, report.outcomes, report.details)
+    elsewhere = tmp_path / "kept.db"
+    elsewhere.write_text("not a database")
+    test.write_text(f"load {elsewhere}\n" + body)
+    report = slt.run_file(test, "duckdb", 0.5, True)
+    assert report.left_out == "loads a database outside its test folder read-write"
+    assert elsewhere.read_text() == "not a database"
+    assert slt.parse("restart\n" + body)[1] == "restarts a database in memory"

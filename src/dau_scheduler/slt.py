@@ -23,8 +23,9 @@ top-level ORDER BY). Each query is reported as:
 - ``cancelled``: split, its floats beyond the tolerance from DuckDB's but no further from the
   compensated sums than DuckDB's own (a sum that cancels: ``slt_order.summed_apart``).
 
-Files that loop, load databases, restart, or ``require`` what this DuckDB lacks (an extension it
-has not loaded, a build option, a memory size) are left out whole;
+Loops are unrolled (``slt_text``); files that load databases, restart, loop past
+``slt_text.MAX_LINES`` lines, or ``require`` what this DuckDB lacks (an extension it has not
+loaded, a build option, a memory size) are left out whole;
 ``--no-settings`` leaves out their SET/PRAGMA statements. The file's own expected results are not
 read: DuckDB's answer on the same connection is the oracle.
 
@@ -42,10 +43,11 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import functools
 import json
 import re
+import shutil
 import sys
+import tempfile
 import warnings
 from collections import Counter
 from collections.abc import Iterator
@@ -58,6 +60,7 @@ import duckdb
 from dau_scheduler.guards import VOLATILE, called_names, function_kinds, is_query
 from dau_scheduler.rewrite.volatility import NONDETERMINISTIC
 from dau_scheduler.slt_order import only_ties, ordered, spelled_apart, summed_apart, unstable
+from dau_scheduler.slt_text import Record, keywords, loaded_extensions, parse
 
 #: A statement that may create a macro (the file's volatile macros are read again after it).
 _MACRO = re.compile(r"\b(macro|function)\b", re.IGNORECASE)
@@ -80,53 +83,7 @@ DEFECTS = ("wrong", "crashed", "answered")
 _RUNNER_OPTIONS = frozenset(
     {"chunks", "order", "keep", "engine", "posture", "cluster", "arrow", "show_refused"}
 )
-#: Directives that make a file depend on what this runner does not model.
-_UNSUPPORTED = ("loop", "foreach", "concurrentloop", "load", "restart", "reconnect")
-#: ``require`` flags a release build of DuckDB (as in the Python wheel) meets: sqllogictest's
-#: own run options, 64 bits, and vector sizes up to the default 2048.
-_MET_FLAGS = frozenset(
-    (
-        "skip_reload",
-        "no_alternative_verify",
-        "noforcestorage",
-        "no_force_storage",
-        "64bit",
-        "notwindows",
-    )
-)
-
-
-@functools.cache
-def loaded_extensions() -> frozenset[str]:
-    """The extensions this DuckDB has loaded in a fresh connection (statically linked ones)."""
-    rows = (
-        duckdb.connect()
-        .execute("SELECT extension_name FROM duckdb_extensions() WHERE loaded")
-        .fetchall()
-    )
-    return frozenset(str(r[0]) for r in rows)
-
-
-def _met(parts: list[str], extensions: frozenset[str]) -> bool:
-    """Whether a ``require`` line's condition holds here."""
-    what = parts[1] if len(parts) > 1 else ""
-    if what in ("vector_size", "exact_vector_size") and len(parts) > 2 and parts[2].isdigit():
-        return int(parts[2]) <= 2048 if what == "vector_size" else parts[2] == "2048"
-    return what in _MET_FLAGS or what in extensions
-
-
 _SETTING = re.compile(r"^\s*(SET|RESET|PRAGMA)\b", re.IGNORECASE)
-
-
-@dataclass
-class Record:
-    """One statement or query of a test file."""
-
-    kind: str  # "statement" or "query"
-    sql: str
-    line: int
-    expect_error: bool = False
-    sort: str | None = None
 
 
 @dataclass
@@ -137,65 +94,6 @@ class FileReport:
     left_out: str | None = None
     #: refusal reason (names and numbers kept out) -> how many queries it refused
     refusals: Counter[str] = field(default_factory=Counter)
-
-
-def parse(
-    text: str, extensions: frozenset[str] = frozenset(), engine: str = "duckdb"
-) -> tuple[list[Record], str | None]:
-    """The records of a test file, or why the file is left out (``extensions``: those loaded
-    here, which a ``require`` may name; ``engine``: the name ``skipif``/``onlyif`` lines are
-    read for)."""
-    lines = text.splitlines()
-    records: list[Record] = []
-    i = 0
-    skipping = False
-    skip_next = False
-    while i < len(lines):
-        raw = lines[i]
-        line = raw.strip()
-        i += 1
-        if not line or line.startswith("#"):
-            continue
-        word = line.split()[0].lower()
-        if word == "require":
-            if not _met(line.split(), extensions):
-                return [], f"requires {' '.join(line.split()[1:2])}"
-            continue
-        if word in _UNSUPPORTED:
-            return [], f"uses {word}"
-        if word == "halt":
-            if skip_next:  # a halt under a condition that does not hold here
-                skip_next = False
-                continue
-            break
-        if word == "mode":
-            skipping = line.split()[1:2] == ["skip"]
-            continue
-        if word in ("skipif", "onlyif"):
-            skip_next = (word == "skipif") == (line.split()[1:2] == [engine])
-            continue
-        if word not in ("statement", "query"):
-            continue  # hash-threshold, set seed, tags, ...
-        start = i
-        body: list[str] = []
-        while i < len(lines) and lines[i].strip() and lines[i].strip() != "----":
-            body.append(lines[i])
-            i += 1
-        if i < len(lines) and lines[i].strip() == "----":
-            i += 1
-            while i < len(lines) and lines[i].strip():
-                i += 1
-        parts = line.split()
-        record = Record(word, "\n".join(body), start)
-        if word == "statement":
-            record.expect_error = len(parts) > 1 and parts[1] == "error"
-        elif len(parts) > 2 and parts[2] in ("rowsort", "valuesort", "nosort"):
-            record.sort = parts[2]
-        if skipping or skip_next:
-            skip_next = False
-            continue
-        records.append(record)
-    return records, None
 
 
 def run_file(
@@ -219,14 +117,31 @@ def run_file(
     if why is not None:
         report.left_out = why
         return report
+    scratch = tempfile.mkdtemp(prefix="dau-slt-")  # the file's {TEST_DIR}
+    for record in records:
+        record.sql = keywords(record.sql, scratch, str(path))
+        if record.kind == "load" and not _writes_inside(record, scratch):
+            shutil.rmtree(scratch, ignore_errors=True)
+            report.left_out = "loads a database outside its test folder read-write"
+            return report
     con = duckdb.connect(":memory:")
     session: Any = None
     # With a cluster (or --arrow): Arrow copies of the tables, and an oracle over them.
     arrow = (options or {}).get("cluster") is not None or bool((options or {}).get("arrow"))
     copies: Any = None
     volatile: frozenset[str] = frozenset()  # the file's macros that call nextval, random, ...
+    database = (":memory:", False)  # what ``load`` opened, which ``restart`` opens again
     try:
         for record in records:
+            if record.kind in ("load", "restart"):
+                for held in (session, copies):
+                    if held is not None:
+                        held.close()
+                session = copies = None
+                con.close()
+                database = _database(record) if record.kind == "load" else database
+                con = duckdb.connect(database[0], read_only=database[1])
+                continue
             if record.kind == "statement":
                 if session is not None and not (options or {}).get("keep"):
                     session.close()
@@ -292,7 +207,29 @@ def run_file(
         if copies is not None:
             copies.close()
         con.close()
+        shutil.rmtree(scratch, ignore_errors=True)
     return report
+
+
+def _writes_inside(load: Record, scratch: str) -> bool:
+    """Whether a ``load`` is read-only or names a file in the test's own folder: DuckDB's
+    runner deletes what a read-write load names first."""
+    words = load.sql.split()
+    if not words or words[1:2] == ["readonly"]:
+        return True
+    return Path(words[0]).resolve().is_relative_to(Path(scratch).resolve())
+
+
+def _database(load: Record) -> tuple[str, bool]:
+    """The database a ``load`` opens (a new file for a read-write one) and whether read-only."""
+    words = load.sql.split()
+    if not words:
+        return ":memory:", False
+    if words[1:2] == ["readonly"]:
+        return words[0], True
+    for stale in (Path(words[0]), Path(words[0] + ".wal")):
+        stale.unlink(missing_ok=True)
+    return words[0], False
 
 
 def _moved_on(sql: str, con: duckdb.DuckDBPyConnection, volatile: frozenset[str]) -> bool:
