@@ -103,6 +103,8 @@ def read_back(
     try:
         tree = _analyse(tree, schema)
     except UNANALYSABLE as exc:
+        if any(part in str(exc) for part in ("'rowid' could not be", "Unknown column: rowid")):
+            return "rowid: DuckDB's row identifier is a column of its storage, not of the rows"
         return f"the query could not be analysed for splitting: {exc}"
     # The rewrite works on sqlglot's reading of the query: it must bind to the same types.
     try:
