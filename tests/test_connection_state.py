@@ -306,3 +306,28 @@ def test_a_scalar_subquerys_first_row_is_refused_under_many_rows(
         assert _same(session, con, "SELECT sum(x) FROM (SELECT i * 2 AS x FROM t) s") is None
         con.execute("RESET scalar_subquery_error_on_multiple_rows")
         assert session.sql("SELECT (SELECT max(i) FROM t) AS v", device_share=0.5).refusal is None
+
+
+def test_an_attached_database_left_unreadable_is_answered_unsplit(tmp_path: Any) -> None:
+    """A checkpoint that fails invalidates its attached database (DuckDB's
+    ``attach_invalidation.test``, reached by the runner's loops): reading the catalog's
+    functions then raises, where DuckDB still answers a query that does not read it. The
+    query is refused by name and answered unsplit."""
+    con = duckdb.connect()
+    for statement in (
+        "PRAGMA disable_checkpoint_on_shutdown",
+        f"ATTACH '{tmp_path}/a.db' AS a",
+        "CREATE TABLE a.tbl AS SELECT range AS i FROM range(10)",
+        "CREATE TABLE t AS SELECT range AS i FROM range(100)",
+        "CHECKPOINT a",
+        "INSERT INTO a.tbl VALUES (10)",
+        "PRAGMA debug_checkpoint_abort = 'before_header'",
+    ):
+        con.execute(statement)
+    with pytest.raises(duckdb.IOException):
+        con.execute("CHECKPOINT a")
+    with Session(con, device="polars") as session:
+        result = session.sql("SELECT count(*), sum(i) FROM t", device_share=0.5)
+        assert result.table.to_pylist() == [{"count_star()": 100, "sum(i)": 4950}]
+        assert "could not be read" in (result.refusal or "")
+    con.close()

@@ -20,7 +20,7 @@ from dau_scheduler.errors import SqlError
 from dau_scheduler.guards import VOLATILE, one_query
 from dau_scheduler.lazy import empty_table
 from dau_scheduler.rewrite.dialect import DIALECT
-from dau_scheduler.rewrite.planner import CompiledSplit, compile_split
+from dau_scheduler.rewrite.planner import CompiledSplit, SplitPlan, compile_split
 
 if TYPE_CHECKING:
     from dau_scheduler.session import Session
@@ -56,7 +56,12 @@ def compile_query(
             f"tables: {', '.join(sorted(session.row_counts))}"
         )
     columns, types, output_schema = bind(session, sql)
-    aggregates = session.functions.kinds(sql).aggregates
+    try:
+        aggregates = session.functions.kinds(sql).aggregates
+    except duckdb.Error as exc:  # an attached database a failed checkpoint left unreadable
+        why = str(exc).strip().splitlines()[0]
+        reason = f"the catalog's functions could not be read ({why}); answered unsplit"
+        return CompiledSplit(sql, SplitPlan(refusal=reason), tuple(columns), tuple(types))
     for _ in range(2):
         compiled = compile_split(
             sql,
