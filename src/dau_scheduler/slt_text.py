@@ -1,4 +1,5 @@
-"""The text a sqllogictest file runs, as DuckDB's runner makes it (``test/sqlite/``).
+"""The text a sqllogictest file runs, as DuckDB's runner makes it (``test/sqlite/``), and its
+records (:func:`parse`: statements, queries, ``load`` and ``restart``).
 
 Its keywords (:func:`keywords`): ``{TEST_DIR}`` (and ``__TEST_DIR__``, ``{TEMP_DIR}``) name a
 scratch folder of the file's own, ``{DATA_DIR}`` DuckDB's ``data``, ``{UUID}`` a new UUID.
@@ -21,6 +22,7 @@ import os
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import duckdb
 
@@ -46,7 +48,7 @@ _TOKENS: dict[str, list[str]] = {
     "<compression>": _COMPRESSION,
 }
 
-_COMPARATORS: list[tuple[str, Callable[[int, int], bool]]] = [
+_COMPARATORS: list[tuple[str, Callable[[Any, Any], bool]]] = [
     ("<>", operator.ne),
     (">=", operator.ge),
     (">", operator.gt),
