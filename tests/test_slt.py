@@ -64,6 +64,7 @@ SPLITS = {
     "inequality_joins",
     "float_extrema",
     "integer_try_casts",
+    "limit_percent",
 }
 
 
@@ -116,6 +117,7 @@ OVER_ARROW = [
     "inequality_joins",
     "float_extrema",
     "correlated_references",
+    "limit_percent",
 ]
 
 

@@ -132,6 +132,8 @@ def literal_int(node: exp.Expr | None, what: str) -> int:
     if node is None:
         return 0
     value = node.expression if isinstance(node, (exp.Limit, exp.Offset)) else node
+    if node.args.get("limit_options") and node.args["limit_options"].args.get("percent"):
+        raise Refuse(f"{what} ... PERCENT (a share of all the rows, which no arm holds)")
     if isinstance(value, exp.Literal) and value.is_int:
         return int(value.this)
     raise Refuse(f"{what} is not a constant integer")
