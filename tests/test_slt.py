@@ -65,6 +65,7 @@ SPLITS = {
     "float_extrema",
     "integer_try_casts",
     "limit_percent",
+    "tied_subquery_limits",
 }
 
 
@@ -118,6 +119,7 @@ OVER_ARROW = [
     "float_extrema",
     "correlated_references",
     "limit_percent",
+    "tied_subquery_limits",
 ]
 
 

@@ -246,6 +246,56 @@ def unordered_limit(
     return None
 
 
+def tied_limit(block: exp.Select, names: frozenset[str]) -> str | None:
+    """Why a query the arms each run takes rows by LIMIT or OFFSET under an ORDER BY its rows
+    may tie on, or None. Each engine breaks the ties its own way (and DuckDB's threads too),
+    so the arms would read other rows: ``WHERE i IN (SELECT i FROM t ORDER BY v LIMIT 10)``,
+    v tied at the tenth row, counted 11 rows split on the Polars arm, ``i = (SELECT i ...
+    LIMIT 1)`` 2 (a host table computed for the Polars arm is another run of it too). Such a
+    query is one inside the split block (``block``; the block's own LIMIT is folded once, in
+    the final query). Its ties are harmless where the ORDER BY holds every output (tied rows
+    are alike) or every GROUP BY key (no two rows tie), where it gives one row at most, or in
+    an EXISTS without OFFSET."""
+    for query in block.find_all(exp.Select, exp.SetOperation):
+        order = query.args.get("order")
+        if query is block or order is None:
+            continue  # (without an ORDER BY: unordered_limit)
+        if not (query.args.get("limit") or query.args.get("offset")):
+            continue
+        if isinstance(query.parent, exp.Exists) and not query.args.get("offset"):
+            continue
+        if _one_row(query, names) or _total_order(query, order):
+            continue
+        return (
+            f"a subquery takes rows by {_clause(query)} under an ORDER BY its rows may tie on "
+            f"({order.sql(dialect=DIALECT).strip()}): each arm would break the ties its own way"
+        )
+    return None
+
+
+def _total_order(query: exp.Query, order: exp.Order) -> bool:
+    """Whether ``order``'s keys hold every output of ``query`` (by position, name or
+    expression) or every GROUP BY key of a plainly grouped one."""
+    outputs = query.selects
+    keys: set[str] = set()
+    for ordered in order.expressions:
+        key = ordered.this
+        if isinstance(key, exp.Literal) and key.is_int and 0 < int(key.name) <= len(outputs):
+            key = outputs[int(key.name) - 1]
+        elif isinstance(key, exp.Column) and not key.table:
+            key = next((o for o in outputs if o.alias_or_name == key.name), key)
+        keys.add(key.unalias().sql(dialect=DIALECT))
+        keys.add(key.alias_or_name)
+    if all(o.unalias().sql(dialect=DIALECT) in keys or o.alias_or_name in keys for o in outputs):
+        return True
+    group = query.args.get("group")
+    if group is None or not group.expressions:
+        return False
+    if any(group.args.get(k) for k in ("rollup", "cube", "grouping_sets")):
+        return False
+    return all(g.sql(dialect=DIALECT) in keys for g in group.expressions)
+
+
 def _one_row(query: exp.Expr, names: frozenset[str], depth: int = 0) -> bool:
     """Whether ``query`` gives one row at most: a block that aggregates with no GROUP BY, no
     window and no UNNEST in its outputs, or a block joining only such blocks."""
@@ -305,4 +355,4 @@ def _clause(query: exp.Query) -> str:
     return " ".join(parts)
 
 
-__all__ = ["BY_ARRIVAL", "arrival_dependence", "unordered_limit"]
+__all__ = ["BY_ARRIVAL", "arrival_dependence", "tied_limit", "unordered_limit"]
