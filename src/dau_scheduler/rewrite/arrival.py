@@ -246,31 +246,52 @@ def unordered_limit(
     return None
 
 
-def tied_limit(block: exp.Select, names: frozenset[str]) -> str | None:
-    """Why a query the arms each run takes rows by LIMIT or OFFSET under an ORDER BY its rows
-    may tie on, or None. Each engine breaks the ties its own way (and DuckDB's threads too),
-    so the arms would read other rows: ``WHERE i IN (SELECT i FROM t ORDER BY v LIMIT 10)``,
-    v tied at the tenth row, counted 11 rows split on the Polars arm, ``i = (SELECT i ...
-    LIMIT 1)`` 2 (a host table computed for the Polars arm is another run of it too). Such a
-    query is one inside the split block (``block``; the block's own LIMIT is folded once, in
-    the final query). Its ties are harmless where the ORDER BY holds every output (tied rows
-    are alike) or every GROUP BY key (no two rows tie), where it gives one row at most, or in
-    an EXISTS without OFFSET."""
+def per_arm_limit(block: exp.Select, names: frozenset[str]) -> str | None:
+    """Why a query the arms each run takes rows by LIMIT or OFFSET that another run may take
+    otherwise, or None. Such a query is one inside the split block (``block``; the block's
+    own LIMIT is folded once, in the final query), and each arm runs it on its own engine (a
+    host table computed for the Polars arm is another run of it too), so the arms would read
+    other rows:
+
+    - under an ORDER BY its rows may tie on, each engine breaks the ties its own way: ``WHERE
+      i IN (SELECT i FROM t ORDER BY v LIMIT 10)``, v tied at the tenth row, counted 11 rows
+      split on the Polars arm, ``i = (SELECT i ... LIMIT 1)`` 2. Harmless where the ORDER BY
+      holds every output (tied rows are alike) or every GROUP BY key (no two rows tie);
+    - without an ORDER BY, rows come in the order the plan makes them, which differs between
+      engines past a plain scan: ``WHERE v IN (SELECT v FROM t GROUP BY v LIMIT 40)`` counted
+      1,192 rows for 1,200, a join's rows alike (:func:`unordered_limit` for the block's own).
+
+    Past both: a query of one row at most, one whose rows are only counted, an EXISTS
+    without OFFSET."""
     for query in block.find_all(exp.Select, exp.SetOperation):
-        order = query.args.get("order")
-        if query is block or order is None:
-            continue  # (without an ORDER BY: unordered_limit)
-        if not (query.args.get("limit") or query.args.get("offset")):
+        if query is block or not (query.args.get("limit") or query.args.get("offset")):
             continue
         if isinstance(query.parent, exp.Exists) and not query.args.get("offset"):
             continue
-        if _one_row(query, names) or _total_order(query, order):
+        if _one_row(query, names) or _only_counted(query, names):
+            continue
+        order = query.args.get("order")
+        if order is None:
+            if _plain_rows(query, names):
+                continue
+            return (
+                f"a subquery takes rows by {_clause(query)} without an ORDER BY, in an order "
+                "each arm's engine makes its own (a join's, a GROUP BY's)"
+            )
+        if _total_order(query, order):
             continue
         return (
             f"a subquery takes rows by {_clause(query)} under an ORDER BY its rows may tie on "
             f"({order.sql(dialect=DIALECT).strip()}): each arm would break the ties its own way"
         )
     return None
+
+
+def _plain_rows(query: exp.Query, names: frozenset[str]) -> bool:
+    """A block of one table's rows in its order, which every engine reads alike."""
+    if not isinstance(query, exp.Select) or not _plain_scan(query):
+        return False
+    return not (query.args.get("group") or aggregate_calls(query, names))
 
 
 def _total_order(query: exp.Query, order: exp.Order) -> bool:
@@ -355,4 +376,4 @@ def _clause(query: exp.Query) -> str:
     return " ".join(parts)
 
 
-__all__ = ["BY_ARRIVAL", "arrival_dependence", "tied_limit", "unordered_limit"]
+__all__ = ["BY_ARRIVAL", "arrival_dependence", "per_arm_limit", "unordered_limit"]

@@ -30,7 +30,7 @@ from dau_scheduler.errors import SplitError
 from dau_scheduler.rewrite import complement, decisions
 from dau_scheduler.rewrite import partial_types as partial_types_
 from dau_scheduler.rewrite.aggregates import aggregate_kind
-from dau_scheduler.rewrite.arrival import arrival_dependence, tied_limit, unordered_limit
+from dau_scheduler.rewrite.arrival import arrival_dependence, per_arm_limit, unordered_limit
 from dau_scheduler.rewrite.blocks import (
     Refuse,
     aggregate_calls,
@@ -463,7 +463,7 @@ def _compile_candidate(
     _mark(tree, found.occurrence, found.block)
     block = push_filters(found.block, names, lambda text: binder(text)[1])
     aggregated = bool(aggregate_calls(block, names) or block.args.get("group"))
-    limited = unordered_limit(tree, found.block, aggregated, names) or tied_limit(block, names)
+    limited = unordered_limit(tree, found.block, aggregated, names) or per_arm_limit(block, names)
     if limited is not None:
         raise Refuse(limited)
     if aggregated:
