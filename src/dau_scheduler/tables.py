@@ -115,27 +115,20 @@ class ConnectionSource:
         return span != count
 
     def span(self) -> tuple[int, int]:
-        """``(rowid span, rows)`` as the table holds them now.
+        """``(rowid span, rows)`` as the table holds them now: ``max(rowid) + 1`` and
+        ``count(*)`` (1.5 ms for TPC-H SF 1 lineitem, against 0.2 for the count alone).
 
-        The rows DuckDB keeps for the table, deleted ones included (``estimated_size``), and
-        ``count(*)`` both come from its metadata; where they agree, no row was deleted, so the
-        rowids run from 0 to the count. Only where they differ is ``max(rowid)`` read, a scan
-        (7.7 ms of TPC-H SF 1 lineitem against 1 ms)."""
+        No metadata stands in for the scan: a checkpoint that drops a row group whose rows
+        were all deleted leaves the rows kept (``estimated_size``) equal to the count with
+        the rowids past the gap still numbered as before (DELETE of rowids 122,880 to 245,759
+        of 400,000, CHECKPOINT: 277,120 rows kept and counted, rowids up to 399,999; a span
+        of the count missed 122,880 rows; DuckDB's roaring storage tests, which delete every
+        row and insert again, read no row at all). A table's own column named rowid hides the
+        row numbers (no split cuts such a table: ``refusals``): its count stands for both."""
+        hidden = "rowid" in (name.lower() for name in self.arrow_schema_names())
+        span = "count(*)" if hidden else "coalesce(max(rowid) + 1, 0)"
         cursor = self.con.cursor()
-        if self.database:
-            kept = (
-                "(SELECT max(estimated_size) FROM duckdb_tables() WHERE database_name = $1 "
-                "AND schema_name = $2 AND table_name = $3)"
-            )
-            found = cursor.execute(
-                f"SELECT count(*), {kept} FROM {self.ref}",
-                [self.database, self.schema, self.name],
-            ).fetchone()
-            if found is not None and found[0] == found[1]:
-                return int(found[0]), int(found[0])
-        found = cursor.execute(
-            f"SELECT coalesce(max(rowid) + 1, 0), count(*) FROM {self.ref}"
-        ).fetchone()
+        found = cursor.execute(f"SELECT {span}, count(*) FROM {self.ref}").fetchone()
         return (int(found[0]), int(found[1])) if found else (0, 0)
 
     def column_nbytes(self, columns: Collection[str] | None = None) -> dict[str, int]:
