@@ -532,3 +532,7 @@ def test_a_loaded_database_is_queried_again_after_a_restart(tmp_path: Path) -> N
     assert report.left_out == "loads a database outside its test folder read-write"
     assert elsewhere.read_text() == "not a database"
     assert slt.parse("restart\n" + body)[1] == "restarts a database in memory"
+    # a read-only load of a file another test was to write: the file is left out, named
+    test.write_text("load {TEST_DIR}/made_elsewhere.db readonly\n" + body)
+    report = slt.run_file(test, "duckdb", 0.5, True)
+    assert (report.left_out or "").startswith("its database does not open: IO Error")
