@@ -66,6 +66,7 @@ SPLITS = {
     "integer_try_casts",
     "limit_percent",
     "tied_subquery_limits",
+    "order_by_aggregates",
 }
 
 
@@ -120,6 +121,7 @@ OVER_ARROW = [
     "correlated_references",
     "limit_percent",
     "tied_subquery_limits",
+    "order_by_aggregates",
 ]
 
 

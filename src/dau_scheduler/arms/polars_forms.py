@@ -157,8 +157,49 @@ def constant_groups_need_rows(tree: exp.Expr) -> None:
         select.set("having", exp.Having(this=condition))
 
 
+def _aggregated(key: exp.Expr) -> bool:
+    """Whether ``key`` holds an aggregate of its own block (not one in a window or a
+    subquery inside it)."""
+    for call in key.find_all(exp.AggFunc):
+        node: exp.Expr = call
+        while node is not key:
+            node = node.parent  # type: ignore[assignment]
+            if isinstance(node, (exp.Window, exp.Select, exp.Subquery)):
+                break
+        else:
+            return True
+    return False
+
+
+def order_aggregates_by_position(tree: exp.Expr) -> None:
+    """Write each ORDER BY key of a grouped block that holds an aggregate as the position of
+    the output it is, in place. Polars 1.44 sorts such a key after the GROUP BY over the
+    groups' frame: its streaming engine takes ``count(*)`` for the number of groups, one
+    value for all (``SELECT v FROM t GROUP BY v ORDER BY count(*), v LIMIT 5``: the five least
+    v, not the five rarest; with ``count(*)`` an output too), its in-memory engine fails, and
+    any other aggregate is a column it cannot find. By the output's position it sorts right.
+    An aggregate that is no output raises ``SqlError``."""
+    for select in tree.find_all(exp.Select):
+        order = select.args.get("order")
+        if order is None:
+            continue
+        outputs = [output.unalias() for output in select.expressions]
+        for ordered in order.expressions:
+            key = ordered.this
+            if not _aggregated(key):
+                continue
+            index = next((i for i, output in enumerate(outputs) if output == key), None)
+            if index is None:
+                raise SqlError(
+                    f"ORDER BY {key.sql(dialect='duckdb')}: an aggregate that is no output, "
+                    "which Polars sorts by wrongly (count(*) as the number of groups)"
+                )
+            ordered.set("this", exp.Literal.number(index + 1))
+
+
 __all__ = [
     "constant_groups_need_rows",
+    "order_aggregates_by_position",
     "refuse_grouped_subqueries",
     "refuse_set_operations",
     "refuse_shadowing_aliases",

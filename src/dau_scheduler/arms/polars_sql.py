@@ -63,6 +63,7 @@ from dau_scheduler.arms.polars_decimals import (
 from dau_scheduler.arms.polars_floats import nan_ranked_extrema, round_half_away, special_value
 from dau_scheduler.arms.polars_forms import (
     constant_groups_need_rows,
+    order_aggregates_by_position,
     refuse_grouped_subqueries,
     refuse_set_operations,
     refuse_shadowing_aliases,
@@ -520,6 +521,7 @@ def polars_sql(
     refuse_undecorrelated(partial)
     refuse_grouped_subqueries(partial)
     constant_groups_need_rows(partial)
+    order_aggregates_by_position(partial)
     refuse_constant_filters(partial)
     schema = dict(types or {}) | ({PLACEHOLDER: types[split]} if types and split in types else {})
     # A table none of whose columns the translation types (lists, structs) is no table to it:
