@@ -331,3 +331,23 @@ def test_an_attached_database_left_unreadable_is_answered_unsplit(tmp_path: Any)
         assert result.table.to_pylist() == [{"count_star()": 100, "sum(i)": 4950}]
         assert "could not be read" in (result.refusal or "")
     con.close()
+
+
+def test_a_memory_limit_too_small_to_size_the_split_in_is_answered_unsplit(
+    tmp_path: Any,
+) -> None:
+    """Under a memory_limit of 4 MB DuckDB sums a text column of 2M rows from its file, and
+    the Polars device's sizing (a sample of the column's rows as Arrow) ran out of memory: the
+    Session raised (DuckDB's duckdb_eviction_queues.test, reached once the runner loaded
+    database files). Answered unsplit, named."""
+    con = duckdb.connect(str(tmp_path / "small.db"))
+    con.execute("SET threads = 4")
+    con.execute("CREATE TABLE t AS SELECT range AS i, range::VARCHAR AS s FROM range(2000000)")
+    con.execute("CHECKPOINT")
+    con.execute("SET memory_limit = '4MB'")
+    sql = "SELECT sum(length(s)) AS n FROM t"
+    with Session(con, device="polars") as session:
+        result = session.sql(sql, device_share=0.5)
+        assert result.table.to_pylist() == [{"n": 12888890}]
+        assert result.execution is None and "memory_limit" in (result.refusal or "")
+    con.close()
