@@ -67,6 +67,7 @@ SPLITS = {
     "limit_percent",
     "tied_subquery_limits",
     "order_by_aggregates",
+    "uuid_texts",
 }
 
 
