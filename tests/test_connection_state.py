@@ -12,6 +12,7 @@ import pytest
 
 from dau_scheduler import Session
 from dau_scheduler.compare import compare_tables
+from dau_scheduler.errors import SqlError
 from dau_scheduler.rewrite.volatility import NONDETERMINISTIC
 
 
@@ -351,3 +352,25 @@ def test_a_memory_limit_too_small_to_size_the_split_in_is_answered_unsplit(
         assert result.table.to_pylist() == [{"n": 12888890}]
         assert result.execution is None and "memory_limit" in (result.refusal or "")
     con.close()
+
+
+def test_a_connection_that_forbids_cross_products_is_answered_on_it(
+    con: duckdb.DuckDBPyConnection,
+) -> None:
+    """Under ``debug_force_no_cross_product`` DuckDB raises on a query that needs a cross
+    product, and a split answered it (the setting, which ``duckdb_settings()`` does not list,
+    was not carried to the host's cursors; DuckDB's required_cross_product_activation.test,
+    once its loop ran). The split's own queries may need one where the query does not: such
+    a connection is answered on itself."""
+    con.execute("CREATE TABLE d AS SELECT 1 AS k")
+    con.execute("SET debug_force_no_cross_product = true")
+    with Session(con, device="polars") as session:
+        with pytest.raises(SqlError, match="requires a cross-product"):
+            session.sql("SELECT count(*) FROM t, d", device_share=0.5)
+        sql = "SELECT t.k, count(*) AS c FROM t JOIN d ON t.k = d.k GROUP BY t.k"
+        result = session.sql(sql, device_share=0.5)
+        assert result.table.to_pylist() == [{"k": 1, "c": 200}]
+        assert "cross products" in (result.refusal or "")
+    con.execute("SET debug_force_no_cross_product = false")
+    with Session(con, device="polars") as session:
+        assert session.sql("SELECT count(*) FROM t, d", device_share=0.5).refusal is None

@@ -57,7 +57,8 @@ def connection_state(
     planned, or None: the connection logs every statement (the split's own would be logged
     with the query's), stands elsewhere than at ``place`` where the Session listed its tables
     (``USE``), holds a temporary table or view named like one of ``tables`` (DuckDB reads that
-    one for the name), or has a transaction open (only it sees its changes). Asked after
+    one for the name), has a transaction open (only it sees its changes), or forbids cross
+    products. Asked after
     ``host.sync_settings()``; never on a database the host owns."""
     logged = host.logging()
     if logged:
@@ -79,6 +80,11 @@ def connection_state(
         )
     if host.in_transaction():
         return "the given connection has a transaction open; only it sees its changes"
+    if host.forbids_cross_products():
+        return (
+            "the given connection forbids cross products (debug_force_no_cross_product), "
+            "which the split's own queries may need where the query does not"
+        )
     return None
 
 
