@@ -11,13 +11,10 @@ import pytest
 
 from dau_scheduler import slt
 
-#: The probe scripts (a module whose name starts with _ is their shared code; a walk changes a
-#: database under one Session and checks it there, writing no file).
-WALKS = {"connection_walk"}
+#: The probe scripts (a module whose name starts with _ is their shared code; probes/walks/
+#: change a database under one Session and check it there, writing no file).
 PROBES = sorted(
-    p
-    for p in (Path(__file__).parent.parent / "probes").glob("*.py")
-    if not p.name.startswith("_") and p.stem not in WALKS
+    p for p in (Path(__file__).parent.parent / "probes").glob("*.py") if not p.name.startswith("_")
 )
 
 
@@ -42,7 +39,7 @@ def test_the_connection_walk_finds_no_wrong_answer() -> None:
     """Thirty steps of the walk over a database file of three row groups (each checked
     against DuckDB; at the forty-second session's code seed 5 found 4 wrong in 30 steps, the
     rowid span a CHECKPOINT left with gaps)."""
-    script = Path(__file__).parent.parent / "probes" / "connection_walk.py"
+    script = Path(__file__).parent.parent / "probes" / "walks" / "connection_walk.py"
     done = subprocess.run(
         [sys.executable, str(script), "5", "polars", "30"], capture_output=True, text=True
     )

@@ -7,7 +7,7 @@ each), so a CHECKPOINT drops whole row groups of deleted rows and leaves rowids 
 Session after each statement. Arguments: SEED DEVICE STEPS; prints each wrong answer and a
 count, and exits 1 if there is one.
 
-    python probes/connection_walk.py 1 polars 40
+    python probes/walks/connection_walk.py 1 polars 40
 """
 
 import os
