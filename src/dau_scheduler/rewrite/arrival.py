@@ -305,10 +305,9 @@ def _total_order(query: exp.Query, order: exp.Order) -> bool:
             key = outputs[int(key.name) - 1]
         elif isinstance(key, exp.Column) and not key.table:
             key = next((o for o in outputs if o.alias_or_name == key.name), key)
-        keys.add(key.unalias().sql(dialect=DIALECT))
-        keys.add(key.alias_or_name)
+        keys |= {key.unalias().sql(dialect=DIALECT), key.alias_or_name} - {""}
     if all(o.unalias().sql(dialect=DIALECT) in keys or o.alias_or_name in keys for o in outputs):
-        return True
+        return True  # (an expression has no name: "" stands for no key)
     group = query.args.get("group")
     if group is None or not group.expressions:
         return False
