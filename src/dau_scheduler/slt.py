@@ -23,8 +23,10 @@ top-level ORDER BY). Each query is reported as:
 - ``cancelled``: split, its floats beyond the tolerance from DuckDB's but no further from the
   compensated sums than DuckDB's own (a sum that cancels: ``slt_order.summed_apart``).
 
-Loops are unrolled (``slt_text``); files that load databases, restart, loop past
-``slt_text.MAX_LINES`` lines, or ``require`` what this DuckDB lacks (an extension it has not
+A file's text is made as DuckDB's runner makes it (``slt_text``: loops unrolled, ``{TEST_DIR}``
+a scratch folder of its own, ``load`` and ``restart`` of a database file there); files that
+loop past ``slt_text.MAX_LINES`` lines, load a database read-write elsewhere or one that does
+not open, ``reconnect``, or ``require`` what this DuckDB lacks (an extension it has not
 loaded, a build option, a memory size) are left out whole;
 ``--no-settings`` leaves out their SET/PRAGMA statements. The file's own expected results are not
 read: DuckDB's answer on the same connection is the oracle.
