@@ -194,12 +194,12 @@ class Session:
             self.lazy = True
         #: Rows of every table, and the Arrow bytes of every column by lower-case name. (A
         #: connection's table counts its rowid span: rows deleted leave gaps in it.)
-        self.row_counts = {name: source.num_rows for name, source in sources.items()}
-        self.gapped = {
-            name
+        spans = {n: s.span() for n, s in sources.items() if isinstance(s, ConnectionSource)}
+        self.row_counts = {
+            name: spans[name][0] if name in spans else source.num_rows
             for name, source in sources.items()
-            if isinstance(source, ConnectionSource) and source.has_gaps
         }
+        self.gapped = {name for name, (span, count) in spans.items() if span != count}
         self.column_nbytes: Mapping[str, Mapping[str, int]] = ColumnWidths(sources)
 
     def _read_schema(self) -> None:
