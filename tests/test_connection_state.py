@@ -113,6 +113,29 @@ def test_an_aborted_transaction_is_a_named_error(con: duckdb.DuckDBPyConnection)
         assert session.sql("SELECT count(*) FROM t").table.column(0).to_pylist() == [1000]
 
 
+def test_an_invalidated_database_leaves_the_users_transaction_alone(tmp_path: Any) -> None:
+    """The Session's own read of the connection's state read every database's catalog; one
+    DuckDB invalidated (a failed CHECKPOINT) raised there and aborted the transaction the user
+    held open (DuckDB's attach_invalidation.test). It reads the temporary catalog alone."""
+    con = duckdb.connect()
+    con.execute("SET wal_autocheckpoint = '1TB'")
+    con.execute(f"ATTACH '{tmp_path}/a.db' AS a")
+    con.execute("CREATE TABLE a.tbl AS SELECT 1 AS i")
+    con.execute("CREATE TABLE t AS SELECT i FROM range(100) r(i)")
+    con.execute("CHECKPOINT a")
+    con.execute("INSERT INTO a.tbl VALUES (2)")
+    con.execute("PRAGMA debug_checkpoint_abort = 'before_header'")
+    with pytest.raises(duckdb.Error, match="Checkpoint failed"):
+        con.execute("CHECKPOINT a")
+    with Session(con, device="duckdb") as session:
+        con.execute("SET immediate_transaction_mode = true")
+        con.execute("BEGIN")
+        assert session.sql("SELECT count(*) FROM t").table.column(0).to_pylist() == [100]
+        assert con.sql("SELECT count(*) FROM t").fetchall() == [(100,)]
+        con.execute("ROLLBACK")
+    con.close()
+
+
 def test_a_connection_that_logs_its_statements_is_answered_on_it(
     con: duckdb.DuckDBPyConnection, tmp_path: object
 ) -> None:

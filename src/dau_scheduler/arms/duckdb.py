@@ -213,9 +213,12 @@ class DuckDBArm:
             " THEN 'log_query_path' ELSE '' END, NULL"
             " UNION ALL SELECT '__dau_place', current_database() || '.' || current_schema(), NULL"
             " UNION ALL SELECT '__dau_temporary', (SELECT string_agg(lower(name), chr(1)) FROM"
-            " (SELECT table_name AS name FROM duckdb_tables() WHERE temporary"
-            " UNION ALL SELECT view_name FROM duckdb_views() WHERE temporary)), NULL"
+            " (SELECT table_name AS name FROM duckdb_tables() WHERE database_name = 'temp'"
+            " UNION ALL SELECT view_name FROM duckdb_views() WHERE database_name = 'temp')), NULL"
         )
+        # (The temporary catalog alone: DuckDB reads no other database's catalog for it, so
+        # a database DuckDB invalidated (a failed CHECKPOINT) aborts no transaction the user
+        # holds open here; the system catalog's views, temporary too, hide no table.)
         with self._lock:
             try:
                 rows = self.con.execute(every + state).fetchall()

@@ -7,9 +7,7 @@ They make the query easier for every engine to run without changing its answer.
 from __future__ import annotations
 
 import calendar
-import contextlib
 import datetime as dt
-import uuid
 from collections.abc import Callable, Mapping
 
 from sqlglot import exp
@@ -18,6 +16,7 @@ from sqlglot.optimizer.annotate_types import annotate_types
 
 from dau_scheduler.rewrite.dialect import DIALECT
 from dau_scheduler.rewrite.outer_joins import simplify_outer_joins
+from dau_scheduler.rewrite.uuids import uuid_texts
 
 _COMPARISONS = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.Between)
 #: The types a date compares with as the TIMESTAMP at its midnight does (DuckDB casts both to
@@ -127,48 +126,6 @@ def fold_date_arithmetic(tree: exp.Expr, schema: Schema) -> exp.Expr:
         return exp.cast(exp.Literal.string(shifted.isoformat()), exp.DataType.Type.DATE)
 
     return tree.transform(visit, copy=False)
-
-
-def uuid_texts(tree: exp.Expr, schema: Schema) -> exp.Expr:
-    """Text compared with a UUID (by a comparison, BETWEEN or IN), as DuckDB reads it: a
-    literal written as DuckDB writes that UUID (lower case, hyphens at their places), anything
-    else cast to UUID as DuckDB casts it. A UUID reaches a Polars arm as that text, which it
-    compares as text: ``u = 'A0EEBC99-9C0B-4EF8-BB6D-6BB9BD380A11'`` matched no row there where
-    DuckDB matches one (DuckDB's test_uuid.storage.test, found once the slt runner loaded
-    database files); a cast to UUID the arm refuses. The text's order is the UUIDs' own (its
-    hexadecimal digits in order), so ORDER BY, MIN and MAX agree. Text that is no UUID is
-    kept: DuckDB raises on it."""
-    if not any(kind.upper() == "UUID" for columns in schema.values() for kind in columns.values()):
-        return tree
-    try:
-        typed = annotate_types(tree.copy(), schema=dict(schema), dialect=DIALECT)
-    except (SqlglotError, ValueError, KeyError):
-        return tree
-    changes: list[tuple[exp.Expr, exp.Expr]] = []
-    for node, twin in zip(tree.walk(), typed.walk(), strict=True):
-        if not isinstance(node, (*_COMPARISONS, exp.In, exp.NullSafeEQ, exp.NullSafeNEQ)):
-            continue
-        pairs = list(zip(_operands(node), _operands(twin), strict=True))
-        if not any(t.type is not None and t.type.is_type(exp.DType.UUID) for _, t in pairs):
-            continue
-        for operand, operand_type in ((o, t.type) for o, t in pairs):
-            if isinstance(operand, exp.Literal) and operand.is_string:
-                with contextlib.suppress(ValueError):
-                    text = str(uuid.UUID(operand.this.strip()))
-                    changes.append((operand, exp.Literal.string(text)))
-            elif operand_type is not None and operand_type.is_type(*exp.DataType.TEXT_TYPES):
-                changes.append((operand, exp.cast(operand.copy(), exp.DType.UUID)))
-    for old, new in changes:
-        old.replace(new)
-    return tree
-
-
-def _operands(node: exp.Expr) -> list[exp.Expr]:
-    if isinstance(node, exp.Between):
-        return [node.this, node.args["low"], node.args["high"]]
-    if isinstance(node, exp.In):
-        return [node.this, *node.expressions]
-    return [node.this, node.expression]
 
 
 #: The steps, in the order they run.

@@ -1,0 +1,134 @@
+"""Text that meets a UUID, written as DuckDB reads it, so that a Polars arm (which is handed a
+UUID as its text: lower case, hyphenated) answers as DuckDB does.
+
+DuckDB casts text that meets a UUID to UUID: upper case, braces and missing hyphens read
+alike, and the value comes out as DuckDB writes it. Text meets a UUID in a comparison (``=``,
+``<``, BETWEEN, IN, IS DISTINCT FROM), in a simple CASE's WHEN values, and in the functions that
+give their values one type (COALESCE, NULLIF, GREATEST, LEAST, IF, a CASE's results), whose
+result is then a UUID itself: ``coalesce(u, 'A0EEBC99-...')`` is the UUID
+``a0eebc99-...`` in DuckDB and was that text as written on the Polars arm (the split counted
+334 of 668 rows on ``coalesce(u, '...') = '...'``, and grouped the one value as two; forty-
+fourth session). Such a literal is written as DuckDB writes the UUID; any other text
+expression is cast to UUID (which the Polars arm refuses). The text's order is the UUIDs' own
+(hexadecimal digits in order), so ORDER BY, MIN and MAX agree. Text that is no UUID is kept:
+DuckDB raises on it, and so does the host arm.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import uuid
+from collections.abc import Mapping
+
+from sqlglot import exp
+from sqlglot.errors import SqlglotError
+from sqlglot.optimizer.annotate_types import annotate_types
+
+from dau_scheduler.rewrite.dialect import DIALECT
+
+Schema = Mapping[str, Mapping[str, str]]
+
+_COMPARISONS = (
+    exp.EQ,
+    exp.NEQ,
+    exp.GT,
+    exp.GTE,
+    exp.LT,
+    exp.LTE,
+    exp.Between,
+    exp.In,
+    exp.NullSafeEQ,
+    exp.NullSafeNEQ,
+)
+#: The functions whose values DuckDB gives one type, and the arguments that hold them.
+_COMBINERS: dict[type[exp.Expr], tuple[str, ...]] = {
+    exp.Coalesce: ("this", "expressions"),
+    exp.Greatest: ("this", "expressions"),
+    exp.Least: ("this", "expressions"),
+    exp.Nullif: ("this", "expression"),
+    exp.If: ("true", "false"),
+    exp.Case: (),  # its results: the branches' and the default
+}
+
+
+def _operands(node: exp.Expr) -> list[exp.Expr]:
+    """What a comparison compares (a simple CASE: its operand and its WHEN values)."""
+    if isinstance(node, exp.Between):
+        found = [node.this, node.args.get("low"), node.args.get("high")]
+    elif isinstance(node, exp.In):
+        found = [node.this, *node.expressions]
+    elif isinstance(node, exp.Case):
+        found = [node.this, *(branch.this for branch in node.args.get("ifs") or [])]
+    else:
+        found = [node.this, node.expression]
+    return [o for o in found if isinstance(o, exp.Expr)]
+
+
+def _results(node: exp.Expr) -> list[exp.Expr]:
+    """The values a combining function gives one type."""
+    if isinstance(node, exp.Case):
+        found = [branch.args.get("true") for branch in node.args.get("ifs") or []]
+        found.append(node.args.get("default"))
+    else:
+        found = []
+        for key in _COMBINERS[type(node)]:
+            value = node.args.get(key)
+            found += value if isinstance(value, list) else [value]
+    return [v for v in found if isinstance(v, exp.Expr)]
+
+
+def _bare(node: exp.Expr) -> exp.Expr:
+    """``node`` out of its parentheses (a subquery stays one: ``unnest`` would open it)."""
+    while isinstance(node, exp.Paren):
+        node = node.this
+    return node
+
+
+def _is_uuid(kind: exp.DataType | None) -> bool:
+    return kind is not None and kind.is_type(exp.DType.UUID)
+
+
+def _is_text(kind: exp.DataType | None) -> bool:
+    return kind is not None and kind.is_type(*exp.DataType.TEXT_TYPES)
+
+
+def uuid_texts(tree: exp.Expr, schema: Schema) -> exp.Expr:
+    """Write the text that meets a UUID in ``tree`` as DuckDB reads it (see the module)."""
+    if not any(kind.upper() == "UUID" for columns in schema.values() for kind in columns.values()):
+        return tree
+    try:
+        typed = annotate_types(tree.copy(), schema=dict(schema), dialect=DIALECT)
+    except (SqlglotError, ValueError, KeyError):
+        return tree
+    # Children before their parents (a copy walks in the same order), so a combining function
+    # is known to give a UUID before what compares it is looked at.
+    pairs = list(zip(tree.walk(bfs=False), typed.walk(bfs=False), strict=True))
+    kinds = {id(node): twin.type for node, twin in pairs}
+    uuids: set[int] = set()
+    changes: list[tuple[exp.Expr, exp.Expr]] = []
+
+    def meet(operands: list[exp.Expr]) -> bool:
+        if not any(id(_bare(o)) in uuids for o in operands):
+            return False
+        for operand in operands:
+            inner = _bare(operand)
+            if isinstance(inner, exp.Literal) and inner.is_string:
+                with contextlib.suppress(ValueError):
+                    changes.append((inner, exp.Literal.string(str(uuid.UUID(inner.this.strip())))))
+            elif _is_text(kinds.get(id(inner))):
+                changes.append((inner, exp.cast(inner.copy(), exp.DType.UUID)))
+        return True
+
+    for node, _twin in reversed(pairs):
+        if _is_uuid(kinds[id(node)]):
+            uuids.add(id(node))
+        if isinstance(node, tuple(_COMBINERS)) and meet(_results(node)):
+            uuids.add(id(node))
+        if isinstance(node, _COMPARISONS) or (isinstance(node, exp.Case) and node.this):
+            meet(_operands(node))
+    for old, new in changes:
+        old.replace(new)
+    return tree
+
+
+__all__ = ["uuid_texts"]
