@@ -3,7 +3,9 @@ UUID as its text: lower case, hyphenated) answers as DuckDB does.
 
 DuckDB casts text that meets a UUID to UUID: upper case, braces and missing hyphens read
 alike, and the value comes out as DuckDB writes it. Text meets a UUID in a comparison (``=``,
-``<``, BETWEEN, IN, IS DISTINCT FROM), in a simple CASE's WHEN values, and in the functions that
+``<``, BETWEEN, IN, IS DISTINCT FROM), in a simple CASE's WHEN values, in a column of a set
+operation (UNION, INTERSECT, EXCEPT: the final query, which runs over the partials' Arrow
+text, deduplicated ``'A0EE...'`` apart from the UUID), and in the functions that
 give their values one type (COALESCE, NULLIF, GREATEST, LEAST, IF, a CASE's results), whose
 result is then a UUID itself: ``coalesce(u, 'A0EEBC99-...')`` is the UUID
 ``a0eebc99-...`` in DuckDB and was that text as written on the Polars arm (the split counted
@@ -77,6 +79,30 @@ def _results(node: exp.Expr) -> list[exp.Expr]:
     return [v for v in found if isinstance(v, exp.Expr)]
 
 
+def _leaves(node: exp.Expr) -> list[exp.Select] | None:
+    """The SELECTs a set operation's columns come from, in order; None where one is of
+    another form (a VALUES list, ``FROM t`` alone)."""
+    node = _bare(node)
+    if isinstance(node, exp.Subquery):
+        return _leaves(node.this)
+    if isinstance(node, exp.SetOperation):
+        left, right = _leaves(node.this), _leaves(node.expression)
+        return None if left is None or right is None else left + right
+    return [node] if isinstance(node, exp.Select) else None
+
+
+def _columns(node: exp.SetOperation) -> list[list[exp.Expr]]:
+    """Each column of a set operation: its value in every SELECT (none where one cannot be
+    read, or a ``*`` or a width that differs leaves it unknown)."""
+    leaves = _leaves(node)
+    if not leaves:
+        return []
+    widths = {len(leaf.selects) for leaf in leaves}
+    if len(widths) != 1 or any(isinstance(s, exp.Star) for leaf in leaves for s in leaf.selects):
+        return []
+    return [[leaf.selects[i].unalias() for leaf in leaves] for i in range(widths.pop())]
+
+
 def _bare(node: exp.Expr) -> exp.Expr:
     """``node`` out of its parentheses (a subquery stays one: ``unnest`` would open it)."""
     while isinstance(node, exp.Paren):
@@ -126,6 +152,9 @@ def uuid_texts(tree: exp.Expr, schema: Schema) -> exp.Expr:
             uuids.add(id(node))
         if isinstance(node, _COMPARISONS) or (isinstance(node, exp.Case) and node.this):
             meet(_operands(node))
+        if isinstance(node, exp.SetOperation):
+            for column in _columns(node):
+                meet(column)
     for old, new in changes:
         old.replace(new)
     return tree
