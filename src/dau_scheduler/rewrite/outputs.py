@@ -1,9 +1,10 @@
 """The final query's outputs: each cast to the unsplit query's type and named as DuckDB names
 it (a set operation at the top inside a SELECT that does so), and the partial columns read back
-at the types Arrow does not keep (JSON)."""
+at the types Arrow does not keep (JSON, UUID)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from sqlglot import exp
@@ -59,10 +60,13 @@ def cast_outputs(final: exp.Expr, columns: Sequence[str], types: Sequence[str]) 
     raise Refuse("the query's top level is not a plain SELECT list the final cast can wrap")
 
 
-#: Partial column types DuckDB writes to Arrow as another type, and reads back as that one.
-#: JSON leaves as plain text: the final query reads such a column as JSON again (a cast
-#: from VARCHAR to JSON checks the text and keeps it as it is).
-_RETYPED = frozenset({"JSON"})
+#: Partial column types DuckDB writes to Arrow as another type, and reads back as that one
+#: (alone or inside a list, struct or map). JSON and UUID leave as plain text: the final query
+#: reads such a column as its type again (a cast from VARCHAR to JSON checks the text and
+#: keeps it as it is; to UUID it reads DuckDB's own writing of the UUID back). Read as text,
+#: a UUID key hashed apart from the UUID (``SELECT u, hash(u) FROM t GROUP BY u``, and
+#: ``typeof`` said VARCHAR; forty-fourth session).
+_RETYPED = re.compile(r"\b(JSON|UUID)\b")
 
 
 def partials_typed(
@@ -76,7 +80,7 @@ def partials_typed(
             quoted=True,
         )
         for c, t in zip(partial_columns, partial_types, strict=True)
-        if t in _RETYPED
+        if _RETYPED.search(t)
     ]
     if not retyped:
         return final
