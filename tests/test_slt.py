@@ -68,6 +68,7 @@ SPLITS = {
     "tied_subquery_limits",
     "order_by_aggregates",
     "uuid_texts",
+    "typed_texts",
 }
 
 

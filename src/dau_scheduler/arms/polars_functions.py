@@ -199,8 +199,14 @@ def function_divergence(node: exp.Expr) -> str | None:
             )
     if isinstance(node, exp.Like) and node.meta.get(CONTAINS) and not _is_text(node.this):
         return "contains of a value not known to be text"
-    if isinstance(node, (exp.Coalesce, exp.Case, exp.If)):
-        values = _result_values(node)
+    if isinstance(node, (exp.Coalesce, exp.Case, exp.If, exp.Nullif, exp.Greatest, exp.Least)):
+        # (NULLIF, GREATEST and LEAST compare their values: nullif(d, '1') over a DECIMAL, a
+        # BOOLEAN or a BLOB kept every row on the Polars arm; probes/typed_texts.py)
+        values = (
+            _result_values(node)
+            if isinstance(node, (exp.Coalesce, exp.Case, exp.If))
+            else [v.unnest() for v in node.iter_expressions()]
+        )
         text = [v for v in values if isinstance(v, exp.Literal) and v.is_string]
         others = [v for v in values if not isinstance(v, (exp.Literal, exp.Null))]
         if text and any(v.type is None or not _is_text(v) for v in others):

@@ -103,7 +103,7 @@ from dau_scheduler.arms.polars_semijoins import (
     correlated_not_ins_as_exists,
     in_subqueries_as_exists,
 )
-from dau_scheduler.arms.polars_temporal import date_text_as_dates
+from dau_scheduler.arms.polars_temporal import date_text_as_dates, text_literals_last
 from dau_scheduler.arms.polars_translatable import filters_as_branches
 from dau_scheduler.errors import SqlError
 from dau_scheduler.rewrite.planner import PLACEHOLDER, CompiledSplit
@@ -507,7 +507,8 @@ def polars_sql(
         # DuckDB's types of the products, before the translation rewrites their operands.
         partial = partial.copy()
         mark_checked_products(partial, as_stored, DECIMAL_SCALE, bounds)
-    partial = _translated(partial).transform(filters_as_branches).transform(common_conjuncts_first)
+    partial = _translated(partial).transform(text_literals_last).transform(filters_as_branches)
+    partial = partial.transform(common_conjuncts_first)
     partial = join_explicitly(partial).transform(flat_join_condition)
     partial = partial.transform(_group_by_key_names).transform(_distinct_sort_keys)
     refuse_empty_group_forms(partial)  # (before the LIMIT 2 a one-row subquery is given)

@@ -1,0 +1,124 @@
+"""Text literals where DuckDB reads them as another type: beside a UUID, a date, a timestamp,
+a time, an interval, a number, a boolean or a BLOB column, each spelled as DuckDB writes that
+type and otherwise (upper case, braces, missing hyphens or zeros, a T, spaces, '24 hours' for
+'1 day'), in a comparison, IN, BETWEEN, IS DISTINCT FROM, COALESCE, NULLIF, GREATEST, LEAST, a
+CASE's results or WHEN values, and a column of a set operation; counted, grouped, sorted and
+taken as MIN and MAX. A literal DuckDB cannot read as the type raises there and must raise in
+the split too. Arguments: SEED FILE COUNT."""
+
+from _probe import arguments, write
+
+R, out, COUNT = arguments()
+UUIDS = [
+    "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11",
+    "47183823-2574-4bfd-b411-99ed177d3e43",
+    "10203040-5060-7080-0102-030405060708",
+    "ffffffff-ffff-ffff-ffff-ffffffffffff",
+    "00000000-0000-0000-0000-000000000001",
+]
+lines = [
+    "statement ok",
+    "CREATE TABLE t AS SELECT i, i % 7 AS k, "
+    "CASE WHEN i % 11 = 0 THEN NULL ELSE (" + repr(UUIDS).replace('"', "'") + ")[i % 5 + 1]::UUID "
+    "END AS u, "
+    "CASE WHEN i % 13 = 0 THEN NULL ELSE DATE '2020-01-01' + (i % 40)::INTEGER END AS dt, "
+    "CASE WHEN i % 17 = 0 THEN NULL ELSE TIMESTAMP '2020-01-01' + to_minutes((i % 50) * 30) "
+    "END AS ts, "
+    "CASE WHEN i % 19 = 0 THEN NULL ELSE TIME '00:00:00' + to_minutes((i % 48) * 30) END AS tm, "
+    "CASE WHEN i % 23 = 0 THEN NULL ELSE to_hours(i % 30) END AS iv, "
+    "CASE WHEN i % 29 = 0 THEN NULL ELSE (i % 9 - 4)::INTEGER END AS n, "
+    "CASE WHEN i % 31 = 0 THEN NULL ELSE ((i % 9) / 4)::DECIMAL(6,2) END AS d, "
+    "CASE WHEN i % 37 = 0 THEN NULL ELSE (i % 9) / 4 END AS x, "
+    "CASE WHEN i % 41 = 0 THEN NULL ELSE i % 3 = 0 END AS b, "
+    "CASE WHEN i % 43 = 0 THEN NULL ELSE ['a', 'B', '\\x00', ''][i % 4 + 1]::BLOB END AS bl "
+    "FROM range(2500) r(i)",
+    "",
+]
+
+
+def uuid_text() -> str:
+    u = R.choice(UUIDS)
+    form = R.randint(1, 5)
+    if form == 1:
+        return u.upper()
+    if form == 2:
+        return "{" + u + "}"
+    if form == 3:
+        return u.replace("-", "")
+    return u
+
+
+#: Each column and spellings of values it holds (and some it does not).
+TEXTS = {
+    "u": uuid_text,
+    "dt": lambda: R.choice(["2020-01-05", "2020-1-5", "2020-01-40", "2020-02-09", "20200105"]),
+    "ts": lambda: R.choice(
+        ["2020-01-01 03:00:00", "2020-01-01 3:00", "2020-01-01T03:00:00", "2020-01-01", "2020-01-02 1:30"]
+    ),
+    "tm": lambda: R.choice(["03:00:00", "3:00", "03:00", "12:30:00.000", "23:59:59.999999"]),
+    "iv": lambda: R.choice(["1 day", "24 hours", "3 hours", "03:00:00", "180 minutes", "1 d"]),
+    "n": lambda: R.choice(["2", "02", " 2", "-3", "+1", "1.0", "1e0"]),
+    "d": lambda: R.choice(["0.5", "0.50", ".5", "1", "2.25", "1e0"]),
+    "x": lambda: R.choice(["0.5", "1.75", "2", "1e0", "inf", "-0.0"]),
+    "b": lambda: R.choice(["true", "t", "TRUE", "false", "f", "0", "1", "yes"]),
+    "bl": lambda: R.choice(["a", "B", "\\x00", "\\x61", ""]),
+}
+
+
+def lit(column: str) -> str:
+    return "'" + TEXTS[column]() + "'"
+
+
+def meeting(column: str) -> tuple[str, bool]:
+    """An expression where ``column`` meets text, and whether it is a condition."""
+    form = R.randint(1, 11)
+    c = f"t.{column}"
+    if form == 1:
+        return f"{c} {R.choice(['=', '<>', '<', '<=', '>', '>='])} {lit(column)}", True
+    if form == 2:
+        return f"{lit(column)} {R.choice(['=', '<', '>='])} {c}", True
+    if form == 3:
+        return f"{c} {R.choice(['IN', 'NOT IN'])} ({lit(column)}, {lit(column)})", True
+    if form == 4:
+        return f"{c} BETWEEN {lit(column)} AND {lit(column)}", True
+    if form == 5:
+        return f"{c} IS {R.choice(['', 'NOT '])}DISTINCT FROM {lit(column)}", True
+    if form == 6:
+        return f"coalesce({c}, {lit(column)})", False
+    if form == 7:
+        return f"nullif({c}, {lit(column)})", False
+    if form == 8:
+        return f"{R.choice(['greatest', 'least'])}({c}, {lit(column)})", False
+    if form == 9:
+        return f"CASE WHEN t.k > {R.randint(0, 6)} THEN {c} ELSE {lit(column)} END", False
+    if form == 10:
+        return f"CASE {c} WHEN {lit(column)} THEN 'a' WHEN {lit(column)} THEN 'b' ELSE 'c' END", False
+    return f"coalesce(nullif({c}, {lit(column)}), {lit(column)})", False
+
+
+for _ in range(COUNT):
+    column = R.choice(list(TEXTS))
+    expr, condition = meeting(column)
+    form = R.randint(1, 6)
+    if form == 6:  # a set operation's column
+        op = R.choice(["UNION", "UNION ALL", "INTERSECT", "EXCEPT"])
+        where = f" WHERE t.k = {R.randint(0, 6)}" if R.random() < 0.5 else ""
+        q = (
+            f"SELECT count(*), count(DISTINCT v) FROM (SELECT t.{column} AS v FROM t{where} "
+            f"{op} SELECT {lit(column)})"
+        )
+    elif condition:
+        if form <= 3:
+            q = f"SELECT count(*) FROM t WHERE {expr}"
+        else:
+            q = f"SELECT t.k, count(*) FROM t WHERE {expr} GROUP BY t.k ORDER BY t.k"
+    elif form <= 2:
+        q = f"SELECT e, count(*) FROM (SELECT {expr} AS e FROM t) GROUP BY e ORDER BY e NULLS FIRST"
+    elif form == 3:
+        q = f"SELECT min(e), max(e), count(DISTINCT e) FROM (SELECT {expr} AS e FROM t)"
+    elif form == 4:
+        q = f"SELECT count(*) FROM t WHERE {expr} = {lit(column)}"
+    else:
+        q = f"SELECT t.i, {expr} AS e FROM t ORDER BY e NULLS LAST, t.i LIMIT {R.randint(3, 30)}"
+    lines += ["query I", q, ""]
+write(out, lines)
