@@ -4,7 +4,8 @@ type and otherwise (upper case, braces, missing hyphens or zeros, a T, spaces, '
 '1 day'), in a comparison, IN, BETWEEN, IS DISTINCT FROM, COALESCE, NULLIF, GREATEST, LEAST, a
 CASE's results or WHEN values, and a column of a set operation; counted, grouped, sorted and
 taken as MIN and MAX. A literal DuckDB cannot read as the type raises there and must raise in
-the split too. Arguments: SEED FILE COUNT."""
+the split too. The text is a literal mostly, else computed (``'x' || ''``, ``upper('x')``) or
+a text column's. Arguments: SEED FILE COUNT."""
 
 from _probe import arguments, write
 
@@ -30,7 +31,16 @@ lines = [
     "CASE WHEN i % 31 = 0 THEN NULL ELSE ((i % 9) / 4)::DECIMAL(6,2) END AS d, "
     "CASE WHEN i % 37 = 0 THEN NULL ELSE (i % 9) / 4 END AS x, "
     "CASE WHEN i % 41 = 0 THEN NULL ELSE i % 3 = 0 END AS b, "
-    "CASE WHEN i % 43 = 0 THEN NULL ELSE ['a', 'B', '\\x00', ''][i % 4 + 1]::BLOB END AS bl "
+    "CASE WHEN i % 43 = 0 THEN NULL ELSE ['a', 'B', '\\x00', ''][i % 4 + 1]::BLOB END AS bl, "
+    "CASE WHEN i % 47 = 0 THEN NULL ELSE (TIMESTAMP '2020-01-01' + to_minutes((i % 50) * 30) "
+    "+ to_microseconds(i % 3))::TIMESTAMP_NS END AS ns, "
+    "CASE WHEN i % 53 = 0 THEN NULL ELSE (TIMESTAMP '2020-01-01' + to_minutes((i % 50) * 30))"
+    "::TIMESTAMP_MS END AS ms, "
+    "CASE WHEN i % 59 = 0 THEN NULL ELSE ((i % 9) / 4)::FLOAT END AS f, "
+    "CASE WHEN i % 61 = 0 THEN NULL ELSE (i % 9)::UBIGINT END AS ub, "
+    "CASE WHEN i % 67 = 0 THEN NULL ELSE ['03:00:00', '3:00', '2020-01-05', '1', '0.5', "
+    "'true', 'A0EEBC99-9C0B-4EF8-BB6D-6BB9BD380A11', '1 day', '2020-01-01 03:00:00'][i % 9 + 1] "
+    "END AS s "
     "FROM range(2500) r(i)",
     "",
 ]
@@ -62,11 +72,24 @@ TEXTS = {
     "x": lambda: R.choice(["0.5", "1.75", "2", "1e0", "inf", "-0.0"]),
     "b": lambda: R.choice(["true", "t", "TRUE", "false", "f", "0", "1", "yes"]),
     "bl": lambda: R.choice(["a", "B", "\\x00", "\\x61", ""]),
+    "ns": lambda: R.choice(["2020-01-01 03:00:00", "2020-01-01 03:00:00.000001", "2020-01-01"]),
+    "ms": lambda: R.choice(["2020-01-01 03:00:00", "2020-01-01 03:00:00.0005", "2020-01-01T01:30"]),
+    "f": lambda: R.choice(["0.5", "1.75", "2", "1e0", "0.1"]),
+    "ub": lambda: R.choice(["2", "02", "-1", "18446744073709551615", "1.5"]),
 }
 
 
 def lit(column: str) -> str:
-    return "'" + TEXTS[column]() + "'"
+    """Text of a value of ``column``'s type: a literal mostly, else text computed or read."""
+    text = "'" + TEXTS[column]() + "'"
+    form = R.randint(1, 10)
+    if form == 1:
+        return f"({text} || '')"
+    if form == 2:
+        return f"{R.choice(['upper', 'lower', 'trim'])}({text})"
+    if form == 3:
+        return "t.s"
+    return text
 
 
 def meeting(column: str) -> tuple[str, bool]:

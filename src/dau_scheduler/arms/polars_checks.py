@@ -277,13 +277,16 @@ def _cast_divergence(cast: exp.Cast) -> str | None:
 
 
 def _blob_against_text(node: exp.Expr) -> str | None:
-    """A BLOB compared with a text literal: DuckDB reads the literal's ``\\x00`` escapes as
-    bytes, Polars compares the text (DuckDB's test/sql/index: ``b = '\\x00'`` found nothing)."""
+    """A BLOB compared with text: DuckDB reads the text's ``\\x00`` escapes as bytes, Polars
+    compares the text (DuckDB's test/sql/index: ``b = '\\x00'`` found nothing; text computed,
+    ``b NOT IN ('\\x00' || '')``, or a text column alike: probes/typed_texts.py)."""
     operands = list(node.iter_expressions())
     if any(o.type is not None and o.type.is_type("BLOB", "VARBINARY") for o in operands) and any(
-        isinstance(o, exp.Literal) and o.is_string for o in operands
+        (isinstance(o, exp.Literal) and o.is_string)
+        or (o.type is not None and o.type.is_type(*exp.DataType.TEXT_TYPES))
+        for o in operands
     ):
-        return "a BLOB compared with a text literal (DuckDB reads its escapes as bytes)"
+        return "a BLOB compared with text (DuckDB reads its escapes as bytes)"
     return None
 
 

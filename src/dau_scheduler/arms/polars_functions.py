@@ -207,7 +207,8 @@ def function_divergence(node: exp.Expr) -> str | None:
             if isinstance(node, (exp.Coalesce, exp.Case, exp.If))
             else [v.unnest() for v in node.iter_expressions()]
         )
-        text = [v for v in values if isinstance(v, exp.Literal) and v.is_string]
+        # (text computed counts too: nullif(d, '0.50' || ''))
+        text = [v for v in values if (isinstance(v, exp.Literal) and v.is_string) or _is_text(v)]
         others = [v for v in values if not isinstance(v, (exp.Literal, exp.Null))]
         if text and any(v.type is None or not _is_text(v) for v in others):
             return (
@@ -218,7 +219,16 @@ def function_divergence(node: exp.Expr) -> str | None:
         sides = [node.this, *(node.expressions if isinstance(node, exp.In) else [node.expression])]
         against_text = any(isinstance(v, exp.Literal) and v.is_string for v in sides)
         numbers = (*exp.DataType.REAL_TYPES, *exp.DataType.INTEGER_TYPES, exp.DType.BOOLEAN)
-        if against_text and any(v.type is not None and v.type.is_type(*numbers) for v in sides):
+        numbered = [v for v in sides if v.type is not None and v.type.is_type(*numbers)]
+        if against_text and numbered:
+            return "a number compared with text (DuckDB casts the text, Polars fails)"
+        # Text computed or read (not a literal) against a number that is no literal either:
+        # DuckDB casts the text (``b IS NOT DISTINCT FROM ('1' || '')`` over a BOOLEAN), the
+        # Polars arm compared it as text (probes/typed_texts.py). (``s = 5`` casts the
+        # literal 5 to text in both.)
+        if any(_is_text(v) and not isinstance(v, exp.Literal) for v in sides) and any(
+            not isinstance(v, exp.Literal) for v in numbered
+        ):
             return "a number compared with text (DuckDB casts the text, Polars fails)"
         kinds = [v.type for v in sides if v.type is not None]
         numeric = any(k.is_type(*exp.DataType.NUMERIC_TYPES) for k in kinds)
