@@ -286,7 +286,7 @@ def _blob_against_text(node: exp.Expr) -> str | None:
         or (o.type is not None and o.type.is_type(*exp.DataType.TEXT_TYPES))
         for o in operands
     ):
-        return "a BLOB compared with text (DuckDB reads its escapes as bytes)"
+        return "a BLOB beside text (DuckDB reads its escapes as bytes, writes bytes as escapes)"
     return None
 
 
