@@ -5,11 +5,17 @@ type and otherwise (upper case, braces, missing hyphens or zeros, a T, spaces, '
 CASE's results or WHEN values, and a column of a set operation; counted, grouped, sorted and
 taken as MIN and MAX. A literal DuckDB cannot read as the type raises there and must raise in
 the split too. The text is a literal mostly, else computed (``'x' || ''``, ``upper('x')``) or
-a text column's. Arguments: SEED FILE COUNT."""
+a text column's; or the text of a second table, joined, in IN, a scalar subquery or EXISTS.
+Arguments: SEED FILE COUNT."""
+
+import random
 
 from _probe import TYPED_TABLE, UUIDS, arguments, write
 
 R, out, COUNT = arguments()
+#: The draws of the queries that read a second table (their own source, so a seed's other
+#: queries are those it drew before they were added).
+J = random.Random(R.random())
 lines = ["statement ok", TYPED_TABLE, ""]
 
 
@@ -95,7 +101,45 @@ def meeting(column: str) -> tuple[str, bool]:
     return f"coalesce(nullif({c}, {lit(column)}), {lit(column)})", False
 
 
+# A second table of text: four spellings of each column's values, by the column's name.
+SPELLED = [(column, TEXTS[column]()) for column in TEXTS for _ in range(4)]
+lines += [
+    "statement ok",
+    "CREATE TABLE w AS SELECT * FROM (VALUES "
+    + ", ".join(f"('{c}', '{text}')" for c, text in SPELLED)
+    + ") v(kind, s)",
+    "",
+]
+
+
+def joined(column: str) -> str:
+    """A query where ``column`` meets the text of the second table: a join, IN, a scalar
+    subquery, EXISTS (DuckDB casts the text, or refuses to compare)."""
+    c, w = f"t.{column}", f"(SELECT s FROM w WHERE kind = '{column}')"
+    form = J.randint(1, 5)
+    if form == 1:
+        return f"SELECT count(*) FROM t JOIN w ON {c} = w.s AND w.kind = '{column}'"
+    if form == 2:
+        return f"SELECT count(*) FROM t WHERE {c} {J.choice(['IN', 'NOT IN'])} {w}"
+    if form == 3:
+        agg = J.choice(["min", "max"])
+        return (
+            f"SELECT count(*) FROM t WHERE {c} = (SELECT {agg}(s) FROM w WHERE kind = '{column}')"
+        )
+    if form == 4:
+        return (
+            f"SELECT count(*) FROM t WHERE EXISTS (SELECT 1 FROM w WHERE w.kind = '{column}' "
+            f"AND w.s = {c})"
+        )
+    return (
+        f"SELECT t.k, count(*) FROM t LEFT JOIN w ON w.s = {c} AND w.kind = '{column}' "
+        "GROUP BY t.k ORDER BY t.k"
+    )
+
+
 for _ in range(COUNT):
+    if J.random() < 0.2:
+        lines += ["query I", joined(J.choice(list(TEXTS))), ""]
     column = R.choice(list(TEXTS))
     expr, condition = meeting(column)
     form = R.randint(1, 6)
