@@ -9,19 +9,20 @@ a text column's; or the text of a second table, joined, in IN, a scalar subquery
 Arguments: SEED FILE COUNT."""
 
 import random
+import sys
 
 from _probe import TYPED_TABLE, UUIDS, arguments, write
 
 R, out, COUNT = arguments()
 #: The draws of the queries that read a second table (their own source, so a seed's other
 #: queries are those it drew before they were added).
-J = random.Random(R.random())
+J = random.Random(sys.argv[1] + " joined")
 lines = ["statement ok", TYPED_TABLE, ""]
 
 
-def uuid_text() -> str:
-    u = R.choice(UUIDS)
-    form = R.randint(1, 5)
+def uuid_text(r: random.Random) -> str:
+    u = r.choice(UUIDS)
+    form = r.randint(1, 5)
     if form == 1:
         return u.upper()
     if form == 2:
@@ -31,11 +32,11 @@ def uuid_text() -> str:
     return u
 
 
-#: Each column and spellings of values it holds (and some it does not).
+#: Each column and spellings of values it holds (and some it does not), drawn from a source.
 TEXTS = {
     "u": uuid_text,
-    "dt": lambda: R.choice(["2020-01-05", "2020-1-5", "2020-01-40", "2020-02-09", "20200105"]),
-    "ts": lambda: R.choice(
+    "dt": lambda r: r.choice(["2020-01-05", "2020-1-5", "2020-01-40", "2020-02-09", "20200105"]),
+    "ts": lambda r: r.choice(
         [
             "2020-01-01 03:00:00",
             "2020-01-01 3:00",
@@ -44,23 +45,23 @@ TEXTS = {
             "2020-01-02 1:30",
         ]
     ),
-    "tm": lambda: R.choice(["03:00:00", "3:00", "03:00", "12:30:00.000", "23:59:59.999999"]),
-    "iv": lambda: R.choice(["1 day", "24 hours", "3 hours", "03:00:00", "180 minutes", "1 d"]),
-    "n": lambda: R.choice(["2", "02", " 2", "-3", "+1", "1.0", "1e0"]),
-    "d": lambda: R.choice(["0.5", "0.50", ".5", "1", "2.25", "1e0"]),
-    "x": lambda: R.choice(["0.5", "1.75", "2", "1e0", "inf", "-0.0"]),
-    "b": lambda: R.choice(["true", "t", "TRUE", "false", "f", "0", "1", "yes"]),
-    "bl": lambda: R.choice(["a", "B", "\\x00", "\\x61", ""]),
-    "ns": lambda: R.choice(["2020-01-01 03:00:00", "2020-01-01 03:00:00.000001", "2020-01-01"]),
-    "ms": lambda: R.choice(["2020-01-01 03:00:00", "2020-01-01 03:00:00.0005", "2020-01-01T01:30"]),
-    "f": lambda: R.choice(["0.5", "1.75", "2", "1e0", "0.1"]),
-    "ub": lambda: R.choice(["2", "02", "-1", "18446744073709551615", "1.5"]),
+    "tm": lambda r: r.choice(["03:00:00", "3:00", "03:00", "12:30:00.000", "23:59:59.999999"]),
+    "iv": lambda r: r.choice(["1 day", "24 hours", "3 hours", "03:00:00", "180 minutes", "1 d"]),
+    "n": lambda r: r.choice(["2", "02", " 2", "-3", "+1", "1.0", "1e0"]),
+    "d": lambda r: r.choice(["0.5", "0.50", ".5", "1", "2.25", "1e0"]),
+    "x": lambda r: r.choice(["0.5", "1.75", "2", "1e0", "inf", "-0.0"]),
+    "b": lambda r: r.choice(["true", "t", "TRUE", "false", "f", "0", "1", "yes"]),
+    "bl": lambda r: r.choice(["a", "B", "\\x00", "\\x61", ""]),
+    "ns": lambda r: r.choice(["2020-01-01 03:00:00", "2020-01-01 03:00:00.000001", "2020-01-01"]),
+    "ms": lambda r: r.choice(["2020-01-01 03:00:00", "2020-01-01 03:00:00.0005", "2020-01-01T01:30"]),
+    "f": lambda r: r.choice(["0.5", "1.75", "2", "1e0", "0.1"]),
+    "ub": lambda r: r.choice(["2", "02", "-1", "18446744073709551615", "1.5"]),
 }
 
 
 def lit(column: str) -> str:
     """Text of a value of ``column``'s type: a literal mostly, else text computed or read."""
-    text = "'" + TEXTS[column]() + "'"
+    text = "'" + TEXTS[column](R) + "'"
     form = R.randint(1, 10)
     if form == 1:
         return f"({text} || '')"
@@ -102,7 +103,7 @@ def meeting(column: str) -> tuple[str, bool]:
 
 
 # A second table of text: four spellings of each column's values, by the column's name.
-SPELLED = [(column, TEXTS[column]()) for column in TEXTS for _ in range(4)]
+SPELLED = [(column, TEXTS[column](J)) for column in TEXTS for _ in range(4)]
 lines += [
     "statement ok",
     "CREATE TABLE w AS SELECT * FROM (VALUES "
