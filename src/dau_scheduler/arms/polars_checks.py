@@ -31,6 +31,7 @@ from dau_scheduler.arms.polars_temporal import (
     ZONED_REASON,
     extract_divergence,
     finer_text,
+    mixed_text_list,
     mixed_units,
     strftime_divergence,
     zoned,
@@ -492,7 +493,7 @@ def refuse_divergent(tree: exp.Expr, scale: int) -> None:
             if kind is None or kind.is_type(exp.DType.UNKNOWN, *exp.DataType.FLOAT_TYPES):
                 why = "sign of a floating-point value (Polars gives NaN for NaN, DuckDB 0)"
         if why is None and isinstance(node, (*COMPARISONS, exp.In, exp.Between)):
-            why = zoned_against_local(node) or finer_text(node)
+            why = zoned_against_local(node) or finer_text(node) or mixed_text_list(node)
         if why is None and isinstance(node, (exp.Binary, exp.In, exp.Between)):
             why = _blob_against_text(node)
         if why is None and isinstance(node, _EXTREMA):

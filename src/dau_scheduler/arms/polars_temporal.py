@@ -154,15 +154,20 @@ _COMPARISONS = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.NullSafeE
 _PLAIN_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 
-_FRACTION = re.compile(r"[ T]\d{1,2}:\d{2}:\d{2}\.(\d+)")
+_FRACTION = re.compile(r"\d{1,2}:\d{2}:\d{2}\.(\d+)")
 
 
 def finer_text(node: exp.Expr) -> str | None:
-    """A timestamp compared with text that names a moment finer than the timestamp's unit
-    (``ms < '2020-01-01 03:00:00.0005'`` over a TIMESTAMP_MS): DuckDB rounds the text to the
-    unit, Polars truncates it (319 rows counted for 343; probes/typed_texts.py)."""
+    """A timestamp or a time compared with text that names a moment finer than its unit
+    (``ms < '2020-01-01 03:00:00.0005'`` over a TIMESTAMP_MS, ``tm = '03:00:00.0000001'``):
+    DuckDB rounds the text to the unit, Polars truncates it or reads it to the nanosecond
+    (319 rows counted for 343; 24 for 49; probes/typed_texts.py)."""
     operands = [o for o in node.iter_expressions() if isinstance(o, exp.Expr)]
-    units = [TIMESTAMP_DIGITS.get(o.type.this) for o in operands if o.type is not None]
+    units = [
+        6 if o.type.is_type(exp.DType.TIME) else TIMESTAMP_DIGITS.get(o.type.this)
+        for o in operands
+        if o.type is not None
+    ]
     digits = min((u for u in units if u is not None), default=None)
     if digits is None:
         return None
@@ -174,6 +179,23 @@ def finer_text(node: exp.Expr) -> str | None:
                     "a timestamp compared with text finer than its unit (DuckDB rounds the "
                     "text to the unit, Polars truncates it)"
                 )
+    return None
+
+
+def mixed_text_list(node: exp.Expr) -> str | None:
+    """An IN list of a date, time or timestamp holding text beside values of another kind
+    (``dt NOT IN ('infinity', DATE '2020-01-05')``): Polars reads text it cannot read as the
+    type as NULL there, without raising, and the NOT IN kept no row (probes/typed_texts.py)."""
+    if not isinstance(node, exp.In) or node.this.type is None:
+        return None
+    if not node.this.type.is_type(exp.DType.DATE, exp.DType.TIME, *TIMESTAMP_DIGITS):
+        return None
+    texts = [isinstance(e, exp.Literal) and e.is_string for e in node.expressions]
+    if any(texts) and not all(texts):
+        return (
+            "an IN list of a date, time or timestamp mixing text with other values (Polars "
+            "reads text it cannot read as the type as NULL there)"
+        )
     return None
 
 
@@ -220,6 +242,7 @@ def date_text_as_dates(tree: exp.Expr) -> exp.Expr:
             pairs = [(node.this, e) for e in node.expressions]
         else:
             pairs = [(node.this, node.expression), (node.expression, node.this)]
+        changes: list[tuple[exp.Expr, exp.Expr | None]] = []
         for subject, text in pairs:
             if not (
                 isinstance(text, exp.Literal)
@@ -228,12 +251,20 @@ def date_text_as_dates(tree: exp.Expr) -> exp.Expr:
                 and subject.type is not None
             ):
                 continue
-            if subject.type.is_type(exp.DType.DATE) and _PLAIN_DATE.fullmatch(text.this):
-                text.replace(_typed_cast(text.copy(), "DATE"))
+            if subject.type.is_type(exp.DType.DATE):
+                day = _PLAIN_DATE.fullmatch(text.this)
+                changes.append((text, _typed_cast(text.copy(), "DATE") if day else None))
             elif subject.type.is_type(*PLAIN_TIMESTAMPS):
                 micros = timestamp_microseconds(text.this)
-                if micros is not None:
-                    text.replace(_timestamp_value(micros))
+                changes.append((text, None if micros is None else _timestamp_value(micros)))
+        if isinstance(node, exp.In) and any(new is None for _, new in changes):
+            # An IN list of dates and text: Polars reads the text it cannot read as a date as
+            # NULL there, without raising (``dt NOT IN ('infinity', DATE '2020-01-05')``
+            # kept no row). Left all text, Polars raises on it as it does on one text.
+            continue
+        for text, new in changes:
+            if new is not None:
+                text.replace(new)
     return timestamp_texts_as_values(tree)
 
 
@@ -329,6 +360,7 @@ __all__ = [
     "date_text_as_dates",
     "text_literals_last",
     "finer_text",
+    "mixed_text_list",
     "timestamp_microseconds",
     "timestamp_texts_as_values",
     "ZONED",
