@@ -161,9 +161,10 @@ def joined(column: str) -> str:
     )
 
 
+queries: list[str] = []
 for _ in range(COUNT):
     if J.random() < 0.2:
-        lines += ["query I", joined(J.choice(list(TEXTS))), ""]
+        queries.append(joined(J.choice(list(TEXTS))))
     column = R.choice(list(TEXTS))
     expr, condition = meeting(column)
     form = R.randint(1, 6)
@@ -187,5 +188,10 @@ for _ in range(COUNT):
         q = f"SELECT count(*) FROM t WHERE {expr} = {lit(column)}"
     else:
         q = f"SELECT t.i, {expr} AS e FROM t ORDER BY e NULLS LAST, t.i LIMIT {R.randint(3, 30)}"
+    queries.append(q)
+# COUNT queries in all (the second table's are drawn among the others from a source of their
+# own, so the file of a seed is the first COUNT of the queries it drew before they were added,
+# with theirs among them)
+for q in queries[:COUNT]:
     lines += ["query I", q, ""]
 write(out, lines)
