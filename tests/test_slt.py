@@ -69,6 +69,7 @@ SPLITS = {
     "order_by_aggregates",
     "uuid_texts",
     "typed_texts",
+    "decimals_beside_floats",
 }
 
 
