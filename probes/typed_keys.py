@@ -13,22 +13,60 @@ from _probe import arguments, write
 R, out, COUNT = arguments()
 
 NUMBERS = [
-    "-2", "-1", "0", "0.1", "0.5", "1", "1.25", "1/3", "2", "3", "127", "128", "255",
-    "256", "-128", "-129", "9007199254740993", "2.675", "1e10", "NULL",
+    "-2",
+    "-1",
+    "0",
+    "0.1",
+    "0.5",
+    "1",
+    "1.25",
+    "1/3",
+    "2",
+    "3",
+    "127",
+    "128",
+    "255",
+    "256",
+    "-128",
+    "-129",
+    "9007199254740993",
+    "2.675",
+    "1e10",
+    "NULL",
 ]
 NUMERIC = {
-    "ti": "TINYINT", "si": "SMALLINT", "n": "INTEGER", "b": "BIGINT", "hb": "HUGEINT",
-    "ut": "UTINYINT", "ub": "UBIGINT", "d2": "DECIMAL(6,2)", "d0": "DECIMAL(18,0)",
-    "d4": "DECIMAL(14,4)", "x": "DOUBLE", "f": "FLOAT",
+    "ti": "TINYINT",
+    "si": "SMALLINT",
+    "n": "INTEGER",
+    "b": "BIGINT",
+    "hb": "HUGEINT",
+    "ut": "UTINYINT",
+    "ub": "UBIGINT",
+    "d2": "DECIMAL(6,2)",
+    "d0": "DECIMAL(18,0)",
+    "d4": "DECIMAL(14,4)",
+    "x": "DOUBLE",
+    "f": "FLOAT",
 }
 INSTANTS = [
-    "2020-01-01", "2020-01-01 12:00:00", "2020-01-02", "2020-01-01 00:00:00.001",
-    "2020-01-01 00:00:00.000001", "2020-01-01 00:00:00.000000001", "2020-01-01 05:00:00",
-    "2019-12-31 19:00:00", "2020-03-08 02:30:00", "NULL",
+    "2020-01-01",
+    "2020-01-01 12:00:00",
+    "2020-01-02",
+    "2020-01-01 00:00:00.001",
+    "2020-01-01 00:00:00.000001",
+    "2020-01-01 00:00:00.000000001",
+    "2020-01-01 05:00:00",
+    "2019-12-31 19:00:00",
+    "2020-03-08 02:30:00",
+    "NULL",
 ]
 TEMPORAL = {
-    "dt": "DATE", "ts": "TIMESTAMP", "ms": "TIMESTAMP_MS", "sec": "TIMESTAMP_S",
-    "ns": "TIMESTAMP_NS", "tz": "TIMESTAMPTZ",
+    "dt": "DATE",
+    "ts": "TIMESTAMP",
+    "ms": "TIMESTAMP_MS",
+    "sec": "TIMESTAMP_S",
+    "ns": "TIMESTAMP_NS",
+    "tz": "TIMESTAMPTZ",
 }
 #: Text spellings of both pools (the column ``s`` of numbers, ``st`` of instants).
 TEXT_NUMBERS = ["'1'", "'1.0'", "'0.5'", "'-2'", "' 3'", "'1e1'", "'x'", "'256'", "NULL"]
@@ -39,8 +77,8 @@ def number(v: str, ty: str) -> str:
     """``v`` as ``ty``, NULL where it does not fit (TRY_CAST)."""
     if v == "NULL":
         return "NULL"
-    return f"TRY_CAST(({v})::DOUBLE AS {ty})" if "/" in v or "e" in v else (
-        f"TRY_CAST({v} AS {ty})"
+    return (
+        f"TRY_CAST(({v})::DOUBLE AS {ty})" if "/" in v or "e" in v else (f"TRY_CAST({v} AS {ty})")
     )
 
 
@@ -59,9 +97,7 @@ def table(name: str, rows: int, stride: int) -> str:
     each column from its own offset so columns of one row differ."""
     cols = [f"i AS {'i' if name == 't' else 'j'}"]
     for c, (col, ty) in enumerate(NUMERIC.items()):
-        cases = " ".join(
-            f"WHEN {k} THEN {number(v, ty)}" for k, v in enumerate(NUMBERS)
-        )
+        cases = " ".join(f"WHEN {k} THEN {number(v, ty)}" for k, v in enumerate(NUMBERS))
         cols.append(f"CASE (i * {stride} + {c}) % {len(NUMBERS)} {cases} END::{ty} AS {col}")
     for c, (col, ty) in enumerate(TEMPORAL.items()):
         cases = " ".join(f"WHEN {k} THEN {instant(v, ty)}" for k, v in enumerate(INSTANTS))
@@ -100,9 +136,13 @@ def literal(col: str) -> str:
     """A literal of the column's family, of some type."""
     if col in TEMPORAL or col == "st":
         v = R.choice([x for x in INSTANTS if x != "NULL"])
-        ty = R.choice(list(TEMPORAL.values()) + ["TEXT"])
-        return f"'{v}'" if ty == "TEXT" else f"{ty} '{v}'" if ty != "TIMESTAMPTZ" else (
-            f"'{v}'::TIMESTAMPTZ"
+        ty = R.choice([*TEMPORAL.values(), "TEXT"])
+        return (
+            f"'{v}'"
+            if ty == "TEXT"
+            else f"{ty} '{v}'"
+            if ty != "TIMESTAMPTZ"
+            else (f"'{v}'::TIMESTAMPTZ")
         )
     v = R.choice([x for x in NUMBERS if x != "NULL"])
     form = R.random()
@@ -115,7 +155,9 @@ def literal(col: str) -> str:
 
 
 def op() -> str:
-    return R.choice(["=", "=", "=", "<", "<=", ">", "<>", "IS NOT DISTINCT FROM", "IS DISTINCT FROM"])
+    return R.choice(
+        ["=", "=", "=", "<", "<=", ">", "<>", "IS NOT DISTINCT FROM", "IS DISTINCT FROM"]
+    )
 
 
 def query() -> tuple[str, str]:
@@ -135,11 +177,19 @@ def query() -> tuple[str, str]:
             f"SELECT count(*) FROM t WHERE {neg}EXISTS (SELECT 1 FROM u WHERE u.{b} {o} t.{a})"
         )
     if shape == 5:
-        setop = R.choice(["UNION", "UNION ALL", "INTERSECT", "EXCEPT", "INTERSECT ALL", "EXCEPT ALL"])
-        return "I", f"SELECT count(*), count(DISTINCT v) FROM (SELECT {a} AS v FROM t {setop} SELECT {b} FROM u)"
+        setop = R.choice(
+            ["UNION", "UNION ALL", "INTERSECT", "EXCEPT", "INTERSECT ALL", "EXCEPT ALL"]
+        )
+        return (
+            "I",
+            f"SELECT count(*), count(DISTINCT v) FROM (SELECT {a} AS v FROM t {setop} SELECT {b} FROM u)",
+        )
     if shape == 6:
         setop = R.choice(["UNION", "INTERSECT", "EXCEPT"])
-        return "T", f"SELECT v::VARCHAR FROM (SELECT {a} AS v FROM t {setop} SELECT {b} FROM u) ORDER BY v NULLS FIRST"
+        return (
+            "T",
+            f"SELECT v::VARCHAR FROM (SELECT {a} AS v FROM t {setop} SELECT {b} FROM u) ORDER BY v NULLS FIRST",
+        )
     if shape == 7:
         return "I", f"SELECT count(*) FROM t WHERE {a} {o} {b}"
     if shape == 8:

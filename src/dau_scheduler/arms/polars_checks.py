@@ -26,6 +26,7 @@ from dau_scheduler.arms.polars_functions import (
 )
 from dau_scheduler.arms.polars_marks import ASCII_ONLY, HOST_LOOKUP, STORED_SCALE, decimal_scale
 from dau_scheduler.arms.polars_temporal import (
+    ONE_TYPE,
     TIMESTAMP_DIGITS,
     ZONED,
     ZONED_REASON,
@@ -493,7 +494,9 @@ def refuse_divergent(tree: exp.Expr, scale: int) -> None:
             if kind is None or kind.is_type(exp.DType.UNKNOWN, *exp.DataType.FLOAT_TYPES):
                 why = "sign of a floating-point value (Polars gives NaN for NaN, DuckDB 0)"
         if why is None and isinstance(node, (*COMPARISONS, exp.In, exp.Between)):
-            why = zoned_against_local(node) or finer_text(node) or mixed_text_list(node)
+            why = finer_text(node) or mixed_text_list(node)
+        if why is None and isinstance(node, (*COMPARISONS, exp.In, exp.Between, *ONE_TYPE)):
+            why = zoned_against_local(node)
         if why is None and isinstance(node, (exp.Binary, exp.In, exp.Between)):
             why = _blob_against_text(node)
         if why is None and isinstance(node, _EXTREMA):
