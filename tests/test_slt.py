@@ -70,6 +70,7 @@ SPLITS = {
     "uuid_texts",
     "typed_texts",
     "decimals_beside_floats",
+    "decimals_given_one_type",
 }
 
 

@@ -303,7 +303,7 @@ def mark_checked_products(
     arm would drop them (``0.0000001 * 0.0000001`` was 0, so ``-c <> 1e-14`` skipped the zeros)."""
     from sqlglot.optimizer.scope import traverse_scope
 
-    if tree.find(exp.Mul) is None and bounds is None:
+    if tree.find(exp.Mul, *_ONE_TYPE) is None and bounds is None:
         return
     for scope in traverse_scope(tree):  # (a derived table's scope before the one reading it)
         for column in scope.columns:
@@ -321,6 +321,7 @@ def mark_checked_products(
                     column.meta[_MAGNITUDE] = found
         if bounds is not None:
             _mark_rows(scope, bounds)
+    refuse_rounded_common_decimals(tree)
     for product in tree.find_all(exp.Mul):
         typed = _typed(product)
         if typed is None:
@@ -343,6 +344,85 @@ def mark_checked_products(
         digits = typed[0] - typed[1]
         if typed[0] < left[0] + right[0] and not within(product, digits):
             product.meta[CHECKED_DIGITS] = digits  # DuckDB narrowed the width, and checks it
+
+
+#: Where DuckDB gives values one type by its "max logical type" rule (a comparison with a
+#: subquery's values, a set operation's column, and the values COALESCE, GREATEST, LEAST, CASE
+#: and IF pick among), as opposed to a comparison's own binding.
+_ONE_TYPE = (
+    exp.Coalesce,
+    exp.Greatest,
+    exp.Least,
+    exp.Case,
+    exp.If,
+    exp.In,
+    exp.Any,
+    exp.All,
+    exp.SetOperation,
+)
+
+
+def _one_typed_values(node: exp.Expr) -> list[exp.Expr]:
+    """The values ``node`` gives one type (:data:`_ONE_TYPE`), or none: an IN's, ANY's or
+    ALL's value and the subquery's one output; each output of a set operation of two SELECTs
+    with its partner."""
+    if isinstance(node, exp.In):
+        query = node.args.get("query")
+        select = query.this if isinstance(query, exp.Subquery) else query
+        if not isinstance(select, exp.Select) or len(select.expressions) != 1:
+            return []
+        return [node.this, select.expressions[0].unalias()]
+    if isinstance(node, (exp.Any, exp.All)):
+        comparison, inner = node.parent, node.this
+        select = inner.this if isinstance(inner, exp.Subquery) else inner
+        if not isinstance(comparison, exp.Binary) or not isinstance(select, exp.Select):
+            return []
+        other = comparison.left if comparison.right is node else comparison.right
+        return [other, *(e.unalias() for e in select.expressions[:1])]
+    return _picked_values(node) or []
+
+
+def _combined(values: list[_Typed | exp.DataType | None]) -> tuple[int, int] | None:
+    """DuckDB's digits (integer, fractional) of one decimal type for ``values`` (CombineEqual-
+    Decimal; an integer beside a decimal as its width of integer digits), None where no value is
+    a decimal or one is of another type (a float, text: DuckDB picks that)."""
+    if any(not isinstance(v, tuple) for v in values) or all(v[2] is not None for v in values):
+        return None
+    typed = [v for v in values if isinstance(v, tuple)]
+    return max(w - sc for w, sc, _ in typed), max(sc for _, sc, _ in typed)
+
+
+def refuse_rounded_common_decimals(tree: exp.Expr) -> None:
+    """Refuse values DuckDB gives one decimal type of more than 38 digits (its integer digits
+    and fractional digits each the most of the values'): it keeps the integer digits and rounds
+    the fraction (``d2 IN (SELECT dw FROM u)`` over a DECIMAL(6, 2) and a DECIMAL(38, 0)
+    compares 0.50 as 1: 1,750 rows where the arm counted 1,375; ``coalesce(d2, dw)`` is
+    1 for 0.50), or, beside an integer, raises where a value overflows. The arm compares the
+    values as they are. A value whose type neither the stored types nor DuckDB tells, beside a
+    decimal, is refused too."""
+    for node in tree.find_all(*_ONE_TYPE):
+        if isinstance(node, exp.SetOperation):
+            left, right = node.left, node.right
+            if not isinstance(left, exp.Select) or not isinstance(right, exp.Select):
+                continue
+            pairs = [
+                [a.unalias(), b.unalias()]
+                for a, b in zip(left.expressions, right.expressions, strict=False)
+            ]
+        else:
+            pairs = [_one_typed_values(node)]
+        for values in pairs:
+            present = [v for v in values if not isinstance(v.unnest(), exp.Null)]
+            typed = [_typed(v) for v in present]
+            if len(present) < 2 or not any(isinstance(t, tuple) and t[2] is None for t in typed):
+                continue
+            found = _combined(typed) if None not in typed else (39, 0)
+            if found is not None and sum(found) > 38:
+                raise SqlError(
+                    f"{node.sql(dialect='duckdb')[:200]}: decimal values given one type of more "
+                    "than 38 digits (DuckDB rounds their fractions, or raises; the Polars arm "
+                    "compares them as they are), or of a type the arm cannot tell"
+                )
 
 
 def _data_type(typed: _Typed | exp.DataType | None) -> exp.DataType | None:
@@ -387,4 +467,5 @@ __all__ = [
     "check_products",
     "duckdb_type",
     "mark_checked_products",
+    "refuse_rounded_common_decimals",
 ]
