@@ -386,9 +386,9 @@ def _combined(values: list[_Typed | exp.DataType | None]) -> tuple[int, int] | N
     """DuckDB's digits (integer, fractional) of one decimal type for ``values`` (CombineEqual-
     Decimal; an integer beside a decimal as its width of integer digits), None where no value is
     a decimal or one is of another type (a float, text: DuckDB picks that)."""
-    if any(not isinstance(v, tuple) for v in values) or all(v[2] is not None for v in values):
-        return None
     typed = [v for v in values if isinstance(v, tuple)]
+    if len(typed) < len(values) or all(v[2] is not None for v in typed):
+        return None
     return max(w - sc for w, sc, _ in typed), max(sc for _, sc, _ in typed)
 
 
