@@ -9,6 +9,7 @@ from datetime import datetime, timedelta
 
 from sqlglot import exp
 
+from dau_scheduler.arms.duckdb_types import values
 from dau_scheduler.arms.polars_marks import PLAIN_YEARS
 
 #: The parts of a date or plain timestamp that Polars extracts as DuckDB does (a sweep over
@@ -114,17 +115,8 @@ def zoned(data_type: exp.DataType | None) -> bool:
     return data_type is not None and data_type.is_type(*ZONED)
 
 
-#: Where values are given one type (the value picked is one of them).
+#: Where values are given one type (the value picked is one of them: ``duckdb_types.values``).
 ONE_TYPE = (exp.Coalesce, exp.Greatest, exp.Least, exp.Nullif, exp.Case, exp.If)
-
-
-def _chosen(node: exp.Expr) -> list[exp.Expr | None]:
-    """The values ``node`` picks among (a CASE's and an IF's results, not their conditions)."""
-    if isinstance(node, exp.Case):
-        return [i.args.get("true") for i in node.args.get("ifs") or []] + [node.args.get("default")]
-    if isinstance(node, exp.If):
-        return [node.args.get("true"), node.args.get("false")]
-    return list(node.iter_expressions())
 
 
 def zoned_against_local(node: exp.Expr) -> str | None:
@@ -134,7 +126,7 @@ def zoned_against_local(node: exp.Expr) -> str | None:
     rows where DuckDB counts 2980 under America/Los_Angeles; ``coalesce(tz, dt)`` grouped
     650 rows where DuckDB's midnight in New York made 520, probes/typed_keys.py)."""
     if isinstance(node, ONE_TYPE):
-        operands = [o for o in _chosen(node) if o is not None and not isinstance(o, exp.Null)]
+        operands = [o for o in values(node) if not isinstance(o, exp.Null)]
     else:
         operands = [o for o in node.iter_expressions() if not isinstance(o, exp.Null)]
     if not any(zoned(o.type) for o in operands):
@@ -153,7 +145,7 @@ def mixed_units(node: exp.Expr) -> str | None:
     test/sql/types/timestamp/test_timestamp_auto_casting.test)."""
     operands: list[exp.Expr | None] = list(node.iter_expressions())
     if isinstance(node, exp.Case):
-        operands = _chosen(node)
+        operands = list(values(node))
     digits = {
         TIMESTAMP_DIGITS.get(o.type.this)
         for o in operands
