@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: help demo test fuzz lint bench gpu-check gpu-kit gpu-rehearse gpu-translator clean
+.PHONY: help demo test corpus fuzz lint bench gpu-check gpu-kit gpu-rehearse gpu-translator clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' Makefile | sed 's/:.*## /\t/'
@@ -20,6 +20,9 @@ demo: $(STAMP)  ## generate TPC-H SF 0.1 (cached) and split all 22 queries again
 
 test: $(STAMP)  ## run the test suite (no GPU needed; gpu tests skip)
 	$(BIN)/pytest -n 2 -q
+
+corpus: $(STAMP)  ## every tests/slt file over Arrow copies on the Polars arm (the suite runs a sample)
+	$(BIN)/python -W ignore::DeprecationWarning -m dau_scheduler.slt tests/slt/*.test --device polars --arrow
 
 fuzz: $(STAMP)  ## the property tests with new random draws (make test draws the same ones every run)
 	DAU_HYPOTHESIS_PROFILE=explore $(BIN)/pytest -n 2 -q -m property

@@ -25,7 +25,7 @@ ARMS = [
 #: The paths that fold partials: resident, lazy, and chunks folded again and again.
 OPTIONS = pytest.mark.parametrize(
     "options",
-    [{}, {"lazy": True}, {"mem_budget_mb": 64, "strategy": "streamed", "chunk_rows": 400}],
+    [{}, {"lazy": True}, {"mem_budget_mb": 64, "strategy": "streamed", "chunk_rows": 1000}],
     ids=["resident", "lazy", "streamed"],
 )
 
@@ -57,4 +57,4 @@ def check_splits(
                 assert result.execution is not None, (sql, result.refusal, result.fallback)
                 assert result.execution.device_rows > 0 and result.execution.host_rows > 0
                 if "chunk_rows" in options:
-                    assert result.strategy is not None and result.strategy.chunks > 10
+                    assert result.strategy is not None and result.strategy.chunks >= 5
