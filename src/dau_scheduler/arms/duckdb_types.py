@@ -34,6 +34,7 @@ from sqlglot.optimizer.annotate_types import TypeAnnotator
 from sqlglot.schema import ensure_schema
 
 from dau_scheduler.arms.integer_types import literal_value
+from dau_scheduler.rewrite.one_type import ONE_TYPE, given_one_type
 
 #: The types DuckDB's binder ranks among numbers (what a typed NULL of each is written as).
 _NUMERIC = frozenset(
@@ -47,20 +48,17 @@ _NUMERIC = frozenset(
 #: Pairs of these sqlglot ranks as DuckDB does (integer_types covers their results).
 _SIGNED = frozenset({exp.DType.TINYINT, exp.DType.SMALLINT, exp.DType.INT, exp.DType.BIGINT})
 
-#: The nodes whose type is DuckDB's, with the arguments holding their values.
-_VALUES: dict[type[exp.Expr], tuple[str, ...]] = {
+#: The arithmetic whose type is DuckDB's, with the arguments holding its values (and the
+#: forms of ``rewrite.one_type``).
+_ARITHMETIC: dict[type[exp.Expr], tuple[str, ...]] = {
     exp.Add: ("this", "expression"),
     exp.Sub: ("this", "expression"),
     exp.Mul: ("this", "expression"),
     exp.Div: ("this", "expression"),
     exp.Mod: ("this", "expression"),
     exp.IntDiv: ("this", "expression"),
-    exp.Coalesce: ("this", "expressions"),
-    exp.Greatest: ("this", "expressions"),
-    exp.Least: ("this", "expressions"),
-    exp.Nullif: ("this", "expression"),
-    exp.If: ("true", "false"),
 }
+_TYPED = (*ONE_TYPE, *_ARITHMETIC)
 
 _lock = threading.Lock()
 _connection: Any = None
@@ -101,21 +99,17 @@ def _stand_in(node: exp.Expr, kind: exp.DataType) -> exp.Expr:
 def values(node: exp.Expr) -> list[exp.Expr]:
     """The values of an arithmetic operator, COALESCE, GREATEST, LEAST, NULLIF, CASE (its
     branches) or IF (both results): what DuckDB's binder gives a common type."""
-    if isinstance(node, exp.Case):
-        branches = [branch.args.get("true") for branch in node.args.get("ifs") or []]
-        return [v for v in [*branches, node.args.get("default")] if isinstance(v, exp.Expr)]
-    found: list[exp.Expr] = []
-    for key in _VALUES[type(node)]:
-        value = node.args.get(key)
-        found += value if isinstance(value, list) else [value] if value is not None else []
-    return found
+    if isinstance(node, ONE_TYPE):
+        return given_one_type(node)
+    found = [node.args.get(key) for key in _ARITHMETIC.get(type(node), ())]
+    return [v for v in found if isinstance(v, exp.Expr)]
 
 
 def binder_type(node: exp.Expr) -> exp.DataType | None:
     """DuckDB's type of ``node`` (one of the kinds above) from its values' types, or None where
     this leaves sqlglot's: a value of another or unknown type, only signed integers, a form
     DuckDB cannot bind."""
-    if not isinstance(node, (exp.Case, *_VALUES)):
+    if not isinstance(node, _TYPED):
         return None
     given = values(node)
     kinds = [_numeric(v) for v in given]
@@ -169,7 +163,7 @@ class _DuckDBAnnotator(TypeAnnotator):
         self, expression: exp.Expr, target_type: exp.DataType | exp.DType | None
     ) -> exp.Expr:
         super()._set_type(expression, target_type)
-        if isinstance(expression, (exp.Case, *_VALUES)):
+        if isinstance(expression, _TYPED):
             found = binder_type(expression)
             if found is not None and (
                 kind(found) != kind(expression.type) or kind(found) == "integer"

@@ -26,7 +26,6 @@ from dau_scheduler.arms.polars_functions import (
 )
 from dau_scheduler.arms.polars_marks import ASCII_ONLY, HOST_LOOKUP, STORED_SCALE, decimal_scale
 from dau_scheduler.arms.polars_temporal import (
-    ONE_TYPE,
     TIMESTAMP_DIGITS,
     ZONED,
     ZONED_REASON,
@@ -41,6 +40,7 @@ from dau_scheduler.arms.polars_temporal import (
 from dau_scheduler.errors import SqlError
 from dau_scheduler.rewrite.decisions import FLOAT_FOLDS
 from dau_scheduler.rewrite.moments import NAN_BLIND
+from dau_scheduler.rewrite.one_type import ONE_TYPE
 
 
 def source_items(select: exp.Expr) -> list[exp.Expr]:

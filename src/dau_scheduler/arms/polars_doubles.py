@@ -30,7 +30,6 @@ from sqlglot import exp
 from dau_scheduler.arms.polars_decimals import bound
 from dau_scheduler.arms.polars_functions import (
     ARITHMETIC,
-    COMMON_TYPE,
     COMPARISONS,
     constant_value,
     operands_of,
@@ -38,6 +37,7 @@ from dau_scheduler.arms.polars_functions import (
 from dau_scheduler.arms.polars_marks import STORED_PRECISION, STORED_SCALE, decimal_scale
 from dau_scheduler.rewrite.decisions import FLOAT_FOLDS
 from dau_scheduler.rewrite.moments import NAN_BLIND
+from dau_scheduler.rewrite.one_type import ONE_TYPE
 from dau_scheduler.rewrite.planner import PLACEHOLDER
 
 #: ``meta`` key on the casts :func:`exact_conversions` writes (a decimal to text, text to a
@@ -115,7 +115,7 @@ def _inexact(node: exp.Expr, scale: int) -> list[exp.Expr]:
         if not (node.to.is_type(*exp.DataType.FLOAT_TYPES) and source is not None):
             return []
         converted = [node.this] if source.is_type(exp.DType.DECIMAL) else []
-    elif isinstance(node, (*COMPARISONS, exp.Between, exp.In, *COMMON_TYPE, *ARITHMETIC)):
+    elif isinstance(node, (*COMPARISONS, exp.Between, exp.In, *ONE_TYPE, *ARITHMETIC)):
         present = operands_of(node)
         kinds = [o.type for o in present]
         if not any(k is not None and k.is_type(*exp.DataType.FLOAT_TYPES) for k in kinds):

@@ -15,6 +15,7 @@ from dau_scheduler.arms.duckdb_types import values
 from dau_scheduler.arms.integer_types import literal_value
 from dau_scheduler.arms.polars_marks import ASCII_ONLY
 from dau_scheduler.errors import SqlError
+from dau_scheduler.rewrite.one_type import ONE_TYPE, given_one_type
 
 #: The comparisons, DuckDB's null-safe ones included.
 COMPARISONS = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.NullSafeEQ, exp.NullSafeNEQ)
@@ -126,15 +127,9 @@ CONTAINS = "dau_contains"
 
 
 def _result_values(node: exp.Expr) -> list[exp.Expr]:
-    """The values a COALESCE, CASE or IF may give (its branches), parentheses removed."""
-    if isinstance(node, exp.Coalesce):
-        values = [node.this, *node.expressions]
-    elif isinstance(node, exp.Case):
-        values = [branch.args.get("true") for branch in node.args.get("ifs") or []]
-        values.append(node.args.get("default"))
-    else:
-        values = [node.args.get("true"), node.args.get("false")]
-    return [v.unnest() for v in values if isinstance(v, exp.Expr)]
+    """The values a COALESCE, CASE, IF, NULLIF, GREATEST or LEAST is given one type among,
+    parentheses removed."""
+    return [v.unnest() for v in given_one_type(node)]
 
 
 #: The longest lpad/rpad the Polars arm writes (one row's text; Polars allocates it whole).
@@ -199,14 +194,10 @@ def function_divergence(node: exp.Expr) -> str | None:
             )
     if isinstance(node, exp.Like) and node.meta.get(CONTAINS) and not _is_text(node.this):
         return "contains of a value not known to be text"
-    if isinstance(node, (exp.Coalesce, exp.Case, exp.If, exp.Nullif, exp.Greatest, exp.Least)):
+    if isinstance(node, ONE_TYPE):
         # (NULLIF, GREATEST and LEAST compare their values: nullif(d, '1') over a DECIMAL, a
         # BOOLEAN or a BLOB kept every row on the Polars arm; probes/typed_texts.py)
-        values = (
-            _result_values(node)
-            if isinstance(node, (exp.Coalesce, exp.Case, exp.If))
-            else [v.unnest() for v in node.iter_expressions()]
-        )
+        values = _result_values(node)
         # (text computed counts too: nullif(d, '0.50' || ''))
         text = [v for v in values if (isinstance(v, exp.Literal) and v.is_string) or _is_text(v)]
         others = [v for v in values if not isinstance(v, (exp.Literal, exp.Null))]
@@ -480,8 +471,6 @@ def wide_integer_divergence(node: exp.Expr) -> str | None:
     return None
 
 
-#: The nodes other than arithmetic that give their values one type, as DuckDB binds them.
-COMMON_TYPE = (exp.Case, exp.Coalesce, exp.Greatest, exp.Least, exp.Nullif, exp.If)
 #: The arithmetic a decimal may meet a floating-point value in (``%`` and ``//`` are refused).
 ARITHMETIC = (exp.Add, exp.Sub, exp.Mul, exp.Div)
 
@@ -509,7 +498,7 @@ def unsigned_divergence(node: exp.Expr) -> str | None:
     decimal or DOUBLE; Polars compares a UInt64 and an Int64 as doubles (2**64 - 1 equal to
     2**64) and casts a negative literal to the UInt64 as NULL (``ub NOT IN (-5)`` dropped the
     rows past 2**63). Arithmetic is computed in DECIMAL(38, 0) (``checked_arithmetic``)."""
-    if not isinstance(node, (*COMPARISONS, exp.Between, exp.In, *COMMON_TYPE)):
+    if not isinstance(node, (*COMPARISONS, exp.Between, exp.In, *ONE_TYPE)):
         return None
     present = operands_of(node)
     if not any(o.type is not None and o.type.is_type(exp.DType.UBIGINT) for o in present):
@@ -546,7 +535,6 @@ __all__ = [
     "ARITHMETIC",
     "ascii_position",
     "BETWEEN",
-    "COMMON_TYPE",
     "COMPARISONS",
     "constant_value",
     "operands_of",

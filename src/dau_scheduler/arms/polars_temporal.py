@@ -9,8 +9,8 @@ from datetime import datetime, timedelta
 
 from sqlglot import exp
 
-from dau_scheduler.arms.duckdb_types import values
 from dau_scheduler.arms.polars_marks import PLAIN_YEARS
+from dau_scheduler.rewrite.one_type import ONE_TYPE, given_one_type
 
 #: The parts of a date or plain timestamp that Polars extracts as DuckDB does (a sweep over
 #: dates and timestamps from year 1 to 2026, before and after 1970: tests/test_sql_arms.py).
@@ -115,10 +115,6 @@ def zoned(data_type: exp.DataType | None) -> bool:
     return data_type is not None and data_type.is_type(*ZONED)
 
 
-#: Where values are given one type (the value picked is one of them: ``duckdb_types.values``).
-ONE_TYPE = (exp.Coalesce, exp.Greatest, exp.Least, exp.Nullif, exp.Case, exp.If)
-
-
 def zoned_against_local(node: exp.Expr) -> str | None:
     """A time zone's timestamp compared with text, a date or a local timestamp, or given one
     type with it (COALESCE, GREATEST, LEAST, NULLIF, a CASE's or IF's results): DuckDB reads
@@ -126,7 +122,7 @@ def zoned_against_local(node: exp.Expr) -> str | None:
     rows where DuckDB counts 2980 under America/Los_Angeles; ``coalesce(tz, dt)`` grouped
     650 rows where DuckDB's midnight in New York made 520, probes/typed_keys.py)."""
     if isinstance(node, ONE_TYPE):
-        operands = [o for o in values(node) if not isinstance(o, exp.Null)]
+        operands = [o for o in given_one_type(node) if not isinstance(o, exp.Null)]
     else:
         operands = [o for o in node.iter_expressions() if not isinstance(o, exp.Null)]
     if not any(zoned(o.type) for o in operands):
@@ -145,7 +141,7 @@ def mixed_units(node: exp.Expr) -> str | None:
     test/sql/types/timestamp/test_timestamp_auto_casting.test)."""
     operands: list[exp.Expr | None] = list(node.iter_expressions())
     if isinstance(node, exp.Case):
-        operands = list(values(node))
+        operands = list(given_one_type(node))
     digits = {
         TIMESTAMP_DIGITS.get(o.type.this)
         for o in operands
@@ -364,7 +360,6 @@ TIMESTAMP_DIGITS = {
 
 
 __all__ = [
-    "ONE_TYPE",
     "PLAIN_TIMESTAMPS",
     "TIMESTAMP_DIGITS",
     "date_text_as_dates",

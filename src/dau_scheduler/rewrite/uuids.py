@@ -27,6 +27,7 @@ from sqlglot.errors import SqlglotError
 from sqlglot.optimizer.annotate_types import annotate_types
 
 from dau_scheduler.rewrite.dialect import DIALECT
+from dau_scheduler.rewrite.one_type import ONE_TYPE, given_one_type
 
 Schema = Mapping[str, Mapping[str, str]]
 
@@ -42,15 +43,6 @@ _COMPARISONS = (
     exp.NullSafeEQ,
     exp.NullSafeNEQ,
 )
-#: The functions whose values DuckDB gives one type, and the arguments that hold them.
-_COMBINERS: dict[type[exp.Expr], tuple[str, ...]] = {
-    exp.Coalesce: ("this", "expressions"),
-    exp.Greatest: ("this", "expressions"),
-    exp.Least: ("this", "expressions"),
-    exp.Nullif: ("this", "expression"),
-    exp.If: ("true", "false"),
-    exp.Case: (),  # its results: the branches' and the default
-}
 
 
 def _operands(node: exp.Expr) -> list[exp.Expr]:
@@ -64,19 +56,6 @@ def _operands(node: exp.Expr) -> list[exp.Expr]:
     else:
         found = [node.this, node.expression]
     return [o for o in found if isinstance(o, exp.Expr)]
-
-
-def _results(node: exp.Expr) -> list[exp.Expr]:
-    """The values a combining function gives one type."""
-    if isinstance(node, exp.Case):
-        found = [branch.args.get("true") for branch in node.args.get("ifs") or []]
-        found.append(node.args.get("default"))
-    else:
-        found = []
-        for key in _COMBINERS[type(node)]:
-            value = node.args.get(key)
-            found += value if isinstance(value, list) else [value]
-    return [v for v in found if isinstance(v, exp.Expr)]
 
 
 def _leaves(node: exp.Expr) -> list[exp.Select] | None:
@@ -148,7 +127,7 @@ def uuid_texts(tree: exp.Expr, schema: Schema) -> exp.Expr:
     for node, _twin in reversed(pairs):
         if _is_uuid(kinds[id(node)]):
             uuids.add(id(node))
-        if isinstance(node, tuple(_COMBINERS)) and meet(_results(node)):
+        if isinstance(node, ONE_TYPE) and meet(given_one_type(node)):
             uuids.add(id(node))
         if isinstance(node, _COMPARISONS) or (isinstance(node, exp.Case) and node.this):
             meet(_operands(node))
