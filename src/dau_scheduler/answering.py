@@ -9,12 +9,13 @@ device or fold failure that DuckDB's own answer can stand in for is answered uns
 from __future__ import annotations
 
 import contextlib
-from typing import TYPE_CHECKING
+import dataclasses
+from typing import TYPE_CHECKING, Any
 
 import duckdb
 import pyarrow as pa
 
-from dau_scheduler import checks, deciding, execution, live
+from dau_scheduler import checks, deciding, execution, live, parameters
 from dau_scheduler.errors import ArmError, FoldError, PostureError, SplitError, SqlError
 from dau_scheduler.guards import one_query
 from dau_scheduler.refusals import connection_state
@@ -36,12 +37,18 @@ def answer(
     split_table: str | None,
     strict: bool,
     profile: str,
+    params: Any = None,
 ) -> SqlResult:
     """``sql`` answered over ``session``'s tables: split where the plan and the posture allow,
     else unsplit with the reason (see ``Session.sql`` for the arguments and errors)."""
     checks.query(sql, split_table, strict)
     checks.options(posture, profile)
     checks.share(device_share)
+    parameters.check(params)
+    if params is not None:
+        return _bound(
+            session, sql, params, posture, device_share, split_table, strict=strict, profile=profile
+        )
     session.host.sync_settings()
     why = connection_state(session.host, session.place, session.row_counts)
     if why is not None:
@@ -238,6 +245,61 @@ def refused_unplanned(session: Session, sql: str, why: str, *, strict: bool) -> 
     one_query(sql)
     try:
         found = unsplit(session, sql)
+    except duckdb.Error as exc:
+        raise SqlError(str(exc).strip()) from exc
+    return SqlResult(found, None, SplitPlan(refusal=why), refusal=why)
+
+
+def _bound(
+    session: Session,
+    sql: str,
+    params: Any,
+    posture: str,
+    device_share: float | None,
+    split_table: str | None,
+    *,
+    strict: bool,
+    profile: str,
+) -> SqlResult:
+    """``sql`` with its ``params`` written in (``parameters.bind``) answered as any query, its
+    columns named as DuckDB names them for ``sql`` with the parameters (``$1``, ``$name``);
+    else answered unsplit with them."""
+    session.host.sync_settings()
+    cursor = session.host.cursor()
+    bound, unread = parameters.bind(sql, params, cursor)
+    if bound is None:
+        return _with_parameters(session, sql, params, unread, strict=strict)
+    try:
+        names = cursor.sql(sql, params=params).columns
+    except duckdb.Error as exc:
+        raise SqlError(str(exc).strip()) from exc
+    found = answer(
+        session,
+        bound,
+        posture=posture,
+        device_share=device_share,
+        split_table=split_table,
+        strict=strict,
+        profile=profile,
+    )
+    if len(names) != found.table.num_columns:
+        raise SqlError(f"the query with its parameters gives {len(names)} columns")
+    return dataclasses.replace(found, table=found.table.rename_columns(names))
+
+
+def _with_parameters(
+    session: Session, sql: str, params: Any, why: str, *, strict: bool
+) -> SqlResult:
+    """``sql`` answered by DuckDB alone with its ``params`` (``parameters.bind`` could not write
+    them in); DuckDB's own error (parameters that do not match) is a SqlError."""
+    if strict:
+        raise SplitError(f"query refused for splitting: {why}")
+    one_query(sql)
+    try:
+        if session.on_user_connection:
+            found = session.host.run_on_connection(sql, params)
+        else:
+            found = session.host.cursor().sql(sql, params=params).to_arrow_table()
     except duckdb.Error as exc:
         raise SqlError(str(exc).strip()) from exc
     return SqlResult(found, None, SplitPlan(refusal=why), refusal=why)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -336,8 +336,14 @@ class Session:
         split_table: str | None = None,
         strict: bool = False,
         profile: str = "cached",
+        params: Sequence[Any] | Mapping[str, Any] | None = None,
     ) -> SqlResult:
         """Run ``sql`` split between the arms; the answer is DuckDB's unsplit answer.
+
+        ``params`` are the values of the query's parameters (a list for ``?`` and ``$1``, a
+        dict for ``$name``), as DuckDB's ``execute(sql, params)`` takes them; they are written
+        into the query as the constants DuckDB binds them as (``parameters``), or the query is
+        answered unsplit with them, by name.
 
         ``profile="auto"`` lets ``collaborative`` (and ``adaptive``) measure a missing profile
         once and store it; with ``"cached"`` a missing one is a :class:`PostureError` naming the
@@ -358,6 +364,7 @@ class Session:
                 split_table=split_table,
                 strict=strict,
                 profile=profile,
+                params=params,
             )
 
     # -- profiles and postures -----------------------------------------------------------------

@@ -326,11 +326,12 @@ class DuckDBArm:
                 return True
         return bool(first == second)
 
-    def run_on_connection(self, sql: str) -> pa.Table:
-        """``sql`` on the user's connection itself (not a cursor), one call at a time: for
-        queries that read what only that connection sees (temporary tables and views)."""
+    def run_on_connection(self, sql: str, params: Any = None) -> pa.Table:
+        """``sql`` (with its ``params``) on the user's connection itself (not a cursor), one
+        call at a time: for queries that read what only that connection sees (temporary tables
+        and views)."""
         with self._lock:
-            return self.con.sql(sql).to_arrow_table()
+            return self.con.sql(sql, params=params).to_arrow_table()
 
     def cursor(self) -> duckdb.DuckDBPyConnection:
         cursor = self.con.cursor()

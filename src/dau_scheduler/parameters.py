@@ -1,0 +1,134 @@
+"""Query parameters (``?``, ``$1``, ``$name``) written into the query as DuckDB binds them.
+
+DuckDB binds a parameter as a constant of its value's own type (a Python int an INTEGER, or a
+BIGINT or HUGEINT by its size; a Decimal a DECIMAL of its digits; a date a DATE; a list a
+list), except text, which binds as a string literal does (compared with a DATE, it is read as
+a date). So the query with each parameter written as that constant (text as a string literal,
+None as NULL, any other value as ``CAST('<DuckDB's text of it>' AS <its type>)``) is the query
+DuckDB answers, and it splits as any other. Each constant is checked on DuckDB: it must read
+back as the same value of the same type. A query sqlglot cannot read, parameters that do not
+match the placeholders one to one, or a value that fails that check are not written in: the
+query is answered unsplit with its parameters (DuckDB raises where they are wrong), by name.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import duckdb
+import sqlglot
+from sqlglot import exp
+from sqlglot.errors import SqlglotError
+from sqlglot.tokenizer_core import TokenType
+
+from dau_scheduler.errors import SqlError
+from dau_scheduler.rewrite.dialect import DIALECT
+
+#: DuckDB's text of a number that reads back as one.
+_NUMBER = re.compile(r"-?[0-9]+(\.[0-9]+)?(e[+-]?[0-9]+)?")
+#: Why a query with parameters is answered unsplit, by what failed.
+UNREAD = "the query's parameters could not be written into it ({}): answered unsplit with them"
+
+
+def check(params: Any) -> None:
+    """``params``: None, a list or tuple (``?`` and ``$1``), or a mapping of names (``$name``)."""
+    if params is None:
+        return
+    if isinstance(params, Mapping):
+        bad = [key for key in params if not isinstance(key, str)]
+        if bad:
+            raise SqlError(f"the names of params must be str, got {bad[0]!r}")
+        return
+    if isinstance(params, (str, bytes)) or not isinstance(params, Sequence):
+        raise SqlError(
+            "params must be a list or tuple of values (for ? and $1) or a dict of them (for "
+            f"$name), got {type(params).__name__}"
+        )
+
+
+def bind(sql: str, params: Any, cursor: duckdb.DuckDBPyConnection) -> tuple[str | None, str]:
+    """``sql`` with its parameters written in as constants, or None and why not."""
+    try:
+        tree = sqlglot.parse_one(_numbered(sql), read=DIALECT)
+    except SqlglotError:
+        return None, UNREAD.format("sqlglot cannot read the query")
+    except ValueError:
+        return None, UNREAD.format("it mixes ? with $1 or $name")
+    places = list(tree.find_all(exp.Placeholder))
+    values = _values(places, params)
+    if values is None:
+        return None, UNREAD.format("they do not match its placeholders one to one")
+    constants: dict[int, exp.Expr] = {}
+    for place, value in zip(places, values, strict=True):
+        constant = constants.get(id(value))
+        if constant is None:
+            constant = _constant(value, cursor)
+            if constant is None:
+                return None, UNREAD.format(f"DuckDB does not read {value!r} back as itself")
+            constants[id(value)] = constant
+        place.replace(constant.copy())
+    return tree.sql(dialect=DIALECT), ""
+
+
+def _numbered(sql: str) -> str:
+    """``sql`` with each ``?`` written ``$1``, ``$2``... in the order they stand in the text,
+    as DuckDB numbers them (a tree's order need not be the text's: ``max(x + ?) ... BETWEEN ?
+    AND ?`` took the second value for the first). ValueError where the text also holds
+    ``$1`` or ``$name``."""
+    tokens = DIALECT().tokenize(sql)
+    marks = [t.start for t in tokens if t.token_type == TokenType.PLACEHOLDER and t.text == "?"]
+    if marks and any(t.token_type == TokenType.PARAMETER for t in tokens):
+        raise ValueError("? beside $")
+    for number, start in reversed(list(enumerate(marks, 1))):
+        sql = f"{sql[:start]}${number}{sql[start + 1 :]}"
+    return sql
+
+
+def _values(places: list[exp.Placeholder], params: Any) -> list[Any] | None:
+    """The value of each placeholder, in order, or None where the two do not match one to one
+    (DuckDB then says how)."""
+    names = [place.this for place in places]
+    if any(name is None for name in names):
+        return None  # (a ? sqlglot read where the tokens held none)
+    if isinstance(params, Mapping):
+        if any(str(name).isdigit() for name in names) or set(names) != set(params):
+            return None
+        return [params[name] for name in names]
+    if not all(str(name).isdigit() for name in names):
+        return None
+    numbers = [int(name) for name in names]
+    if set(numbers) != set(range(1, len(params) + 1)):
+        return None
+    return [params[number - 1] for number in numbers]
+
+
+def _constant(value: Any, cursor: duckdb.DuckDBPyConnection) -> exp.Expr | None:
+    """``value`` as the constant DuckDB binds it as, or None where DuckDB does not read that
+    constant back as the same value of the same type (or cannot take the value)."""
+    if value is None:
+        return exp.Null()
+    if isinstance(value, str):
+        return exp.Literal.string(value)
+    try:
+        found = cursor.execute("SELECT typeof($1), CAST($1 AS VARCHAR)", [value]).fetchone()
+        if found is None or found[1] is None:
+            return None
+        type_, text = found
+        # (a number as a number: the Polars arm takes a cast of one, not of text)
+        number = _NUMBER.fullmatch(text) is not None and not isinstance(value, bool)
+        if number and type_ in ("DOUBLE", "FLOAT") and "e" not in text:
+            text += "e0"  # (a floating-point literal: 1.5 alone is a DECIMAL)
+        inner = sqlglot.parse_one(text, read=DIALECT) if number else exp.Literal.string(text)
+        constant = exp.Cast(this=inner, to=exp.DataType.build(type_, dialect=DIALECT))
+        written = constant.sql(dialect=DIALECT)
+        same = cursor.execute(
+            f"SELECT typeof({written}) = $2 AND {written} IS NOT DISTINCT FROM $1", [value, type_]
+        ).fetchone()
+    except (duckdb.Error, SqlglotError, TypeError, ValueError):
+        return None
+    return constant if same is not None and same[0] is True else None
+
+
+__all__ = ["UNREAD", "bind", "check"]
