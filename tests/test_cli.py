@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import duckdb
 import pytest
 from typer.testing import CliRunner
 
@@ -51,6 +52,25 @@ def test_run_sql_text_and_csv(tpch_dir: Path) -> None:
     )
     assert result.exit_code == 0, result.output
     assert result.stdout.splitlines() == ['"n"', "25"]
+
+
+def test_run_takes_the_query_s_parameters_as_text(tpch_dir: Path) -> None:
+    """``--param`` values are text, which DuckDB reads as a string literal (here a number and
+    a date); the split's answer is DuckDB's with them, and too few is DuckDB's error."""
+    sql = "select count(*) as n from lineitem where l_quantity > $1 and l_shipdate < $2"
+    argv = ["run", sql, "--data", str(tpch_dir), "--device", "duckdb", "--share", "0.5"]
+    result = runner.invoke(
+        app, [*argv, "--format", "csv", "--param", "45", "--param", "1995-01-01"]
+    )
+    assert result.exit_code == 0, result.output
+    lineitem = tpch_dir / "lineitem.parquet"
+    expected = duckdb.sql(
+        f"select count(*) from '{lineitem}' where l_quantity > 45 and l_shipdate < '1995-01-01'"
+    ).fetchall()[0]
+    assert result.stdout.splitlines() == ['"n"', str(expected[0])]
+    assert "refusal" not in result.stderr
+    short = runner.invoke(app, [*argv, "--param", "45"])
+    assert short.exit_code == 2 and "parameter" in short.output.lower(), short.output
 
 
 def test_explain_shows_partial_and_final_sql(tpch_dir: Path) -> None:

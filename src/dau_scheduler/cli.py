@@ -125,6 +125,10 @@ def run(
         Path | None, typer.Option(help="draw the split's timeline (PNG; needs '.[plot]')")
     ] = None,
     cluster: ClusterOpt = None,
+    param: Annotated[
+        list[str] | None,
+        typer.Option(help="a value for the query's next ? or $n, as text (repeat for more)"),
+    ] = None,
 ) -> None:
     """Run a query split between the arms; print the answer and the split report."""
     if format not in {"table", "csv", "json"}:
@@ -140,7 +144,9 @@ def run(
             lazy=True,
             cluster=cluster,
         ) as session:
-            result = session.sql(sql, posture=posture, device_share=share, split_table=split_table)
+            result = session.sql(
+                sql, posture=posture, device_share=share, split_table=split_table, params=param
+            )
     except DauError as exc:
         raise _fail(exc) from None
     print_table(result.table, format)
