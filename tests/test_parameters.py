@@ -72,6 +72,22 @@ def test_parameters_are_written_in_and_the_query_splits(
         assert _check(session, con, sql, params)
 
 
+@pytest.mark.parametrize("device", ["duckdb", "polars"])
+def test_a_parameter_as_an_index_is_duckdb_s_one_based_index(
+    con: duckdb.DuckDBPyConnection, device: str
+) -> None:
+    """sqlglot shifts an index it knows to be an integer to zero-based and back; a placeholder
+    it does not, so a constant written into the tree came back one higher (``l[$1]`` with 1
+    read ``l[2]``). The constants are written into the text instead."""
+    with _session(con, device) as session:
+        for sql, params in [
+            ("SELECT s[?] AS c, count(*) FROM t GROUP BY c ORDER BY c", [1]),
+            ("SELECT sum([i, ti, 7][$1]), max(s[$2:$1]) FROM t", [2, 1]),
+            ("SELECT count(*) FROM t WHERE [i, ti][$k] > $k", {"k": 1}),
+        ]:
+            _check(session, con, sql, params)
+
+
 def test_what_cannot_be_split_is_answered_unsplit_with_its_parameters(
     con: duckdb.DuckDBPyConnection,
 ) -> None:

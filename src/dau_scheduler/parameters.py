@@ -49,54 +49,59 @@ def check(params: Any) -> None:
 
 
 def bind(sql: str, params: Any, cursor: duckdb.DuckDBPyConnection) -> tuple[str | None, str]:
-    """``sql`` with its parameters written in as constants, or None and why not."""
+    """``sql`` with its parameters written in as constants, or None and why not. The text of
+    each placeholder is replaced, nothing else: sqlglot reads ``l[$1]`` as an index it does
+    not shift to zero-based (the type unknown), and wrote ``l[CAST(1 AS INT) + 1]`` once the
+    placeholder held a constant (DuckDB's ``l[2]``: a wrong answer, found while this was
+    written; a constant in parentheses is read and written back as the index it is)."""
     try:
-        tree = sqlglot.parse_one(_numbered(sql), read=DIALECT)
-    except SqlglotError:
-        return None, UNREAD.format("sqlglot cannot read the query")
-    except ValueError:
-        return None, UNREAD.format("it mixes ? with $1 or $name")
-    places = list(tree.find_all(exp.Placeholder))
-    values = _values(places, params)
+        places = _placeholders(sql)
+    except (SqlglotError, ValueError) as exc:
+        return None, UNREAD.format(str(exc))
+    values = _values([name for _, _, name in places], params)
     if values is None:
         return None, UNREAD.format("they do not match its placeholders one to one")
-    constants: dict[int, exp.Expr] = {}
-    for place, value in zip(places, values, strict=True):
-        constant = constants.get(id(value))
-        if constant is None:
+    constants: dict[int, str] = {}
+    for value in values:
+        if id(value) not in constants:
             constant = _constant(value, cursor)
             if constant is None:
                 return None, UNREAD.format(f"DuckDB does not read {value!r} back as itself")
-            constants[id(value)] = constant
-        place.replace(constant.copy())
-    return tree.sql(dialect=DIALECT), ""
+            constants[id(value)] = constant.sql(dialect=DIALECT)
+    for (start, end, _), value in reversed(list(zip(places, values, strict=True))):
+        sql = f"{sql[:start]}({constants[id(value)]}){sql[end + 1 :]}"
+    return sql, ""
 
 
-def _numbered(sql: str) -> str:
-    """``sql`` with each ``?`` written ``$1``, ``$2``... in the order they stand in the text,
-    as DuckDB numbers them (a tree's order need not be the text's: ``max(x + ?) ... BETWEEN ?
-    AND ?`` took the second value for the first). ValueError where the text also holds
-    ``$1`` or ``$name``."""
+def _placeholders(sql: str) -> list[tuple[int, int, str]]:
+    """Where each placeholder stands in ``sql`` (first and last character) and its name: ``?``
+    numbered in the order they stand in the text, as DuckDB numbers them (a tree's order need
+    not be the text's: ``max(x + ?) ... BETWEEN ? AND ?`` took the second value for the first),
+    ``$1`` its number, ``$name`` its name. ValueError where ``?`` stands beside ``$``."""
     tokens = DIALECT().tokenize(sql)
-    marks = [t.start for t in tokens if t.token_type == TokenType.PLACEHOLDER and t.text == "?"]
-    if marks and any(t.token_type == TokenType.PARAMETER for t in tokens):
-        raise ValueError("? beside $")
-    for number, start in reversed(list(enumerate(marks, 1))):
-        sql = f"{sql[:start]}${number}{sql[start + 1 :]}"
-    return sql
+    found: list[tuple[int, int, str]] = []
+    marks = 0
+    for token, after in zip(tokens, [*tokens[1:], None], strict=True):
+        if token.token_type == TokenType.PLACEHOLDER and token.text == "?":
+            marks += 1
+            found.append((token.start, token.end, str(marks)))
+        elif token.token_type == TokenType.PARAMETER:
+            if after is None or after.start != token.end + 1:
+                raise ValueError("a $ with no name after it")
+            found.append((token.start, after.end, after.text))
+    if marks and len(found) > marks:
+        raise ValueError("it mixes ? with $1 or $name")
+    return found
 
 
-def _values(places: list[exp.Placeholder], params: Any) -> list[Any] | None:
+def _values(names: list[str], params: Any) -> list[Any] | None:
     """The value of each placeholder, in order, or None where the two do not match one to one
     (DuckDB then says how)."""
-    names = [place.this for place in places]
-    if any(name is None for name in names):
-        return None  # (a ? sqlglot read where the tokens held none)
     if isinstance(params, Mapping):
-        if any(str(name).isdigit() for name in names) or set(names) != set(params):
+        if any(name.isdigit() for name in names) or set(names) != set(params):
             return None
         return [params[name] for name in names]
-    if not all(str(name).isdigit() for name in names):
+    if not all(name.isdigit() for name in names):
         return None
     numbers = [int(name) for name in names]
     if set(numbers) != set(range(1, len(params) + 1)):
