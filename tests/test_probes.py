@@ -44,3 +44,17 @@ def test_the_connection_walk_finds_no_wrong_answer() -> None:
         [sys.executable, str(script), "5", "polars", "30"], capture_output=True, text=True
     )
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_corpus_queries_with_their_literals_as_parameters_answer_as_duckdb() -> None:
+    """Queries of the corpus with their literals made parameters (``$1``...) against DuckDB
+    with the same parameters (``probes/walks/literal_parameters.py``): a placeholder written
+    into sqlglot's tree as an index came back one higher (text_slices, nested_values)."""
+    script = Path(__file__).parent.parent / "probes" / "walks" / "literal_parameters.py"
+    corpus = Path(__file__).parent / "slt"
+    files = [corpus / f"{stem}.test" for stem in ("text_slices", "nested_values", "date_text_literals")]
+    done = subprocess.run(
+        [sys.executable, str(script), "duckdb", *map(str, files)], capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "'split'" in done.stdout
