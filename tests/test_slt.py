@@ -71,6 +71,7 @@ SPLITS = {
     "typed_texts",
     "decimals_beside_floats",
     "decimals_given_one_type",
+    "parenthesized_literals",
 }
 
 

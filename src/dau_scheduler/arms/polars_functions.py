@@ -228,6 +228,20 @@ def function_divergence(node: exp.Expr) -> str | None:
         # boolean IN numbers (probes/precedence.py, seed 3714: the arm failed as it ran).
         if numeric and decimal and any(k.is_type(exp.DType.BOOLEAN) for k in kinds):
             return "a boolean compared with a decimal, or IN numbers (DuckDB casts, Polars fails)"
+    if isinstance(node, (*COMPARISONS, exp.In, exp.Between)):
+        # Text computed or read beside a date, time or timestamp: DuckDB casts the text to it;
+        # Polars raises where the temporal value stands left and compares text where the text
+        # does ('03:00' || '' = tm: 24 rows for 49; a text literal is read as the value,
+        # polars_temporal.date_text_as_dates, text_literals_last).
+        sides = operands_of(node)
+        temporal = (*exp.DataType.TEMPORAL_TYPES, exp.DType.INTERVAL)
+        if any(_is_text(v) and not isinstance(v, exp.Literal) for v in sides) and any(
+            v.type is not None and v.type.is_type(*temporal) for v in sides
+        ):
+            return (
+                "a date, time or timestamp compared with text that is no literal (DuckDB casts "
+                "the text, Polars compares it as text)"
+            )
     if isinstance(node, exp.Exp):
         kind = node.this.type
         if kind is None or not kind.is_type(*exp.DataType.REAL_TYPES, *exp.DataType.INTEGER_TYPES):
