@@ -102,6 +102,34 @@ def test_what_cannot_be_split_is_answered_unsplit_with_its_parameters(
         _check(session, con, "SELECT sum(d * ?), ? FROM t", [decimal.Decimal("1.005"), None])
 
 
+def test_a_parameter_where_duckdb_matches_expressions_is_answered_unsplit(
+    con: duckdb.DuckDBPyConnection,
+) -> None:
+    """DuckDB matches GROUP BY, ORDER BY, HAVING and window expressions to the outputs' as
+    written, and ``$1`` is not ``$2`` (nor a literal) whatever the values: written in as
+    constants they would match (DuckDB's unnest_group_by.test with its literals as
+    parameters: 2 groups for 4). Such a query is DuckDB's to answer; a parameter in a WHERE
+    of one still splits."""
+    with _session(con, "duckdb") as session:
+        for sql, params in [
+            ("SELECT ti % 5 AS g, count(*) FROM t GROUP BY ti % 5 ORDER BY g, max(i) > ?", [9]),
+            (
+                "SELECT NULLIF(UNNEST([?, ?]), ?) AS tag, count(*) FROM range(1, 3) "
+                "GROUP BY NULLIF(UNNEST([?, ?]), ?) ORDER BY tag",
+                [1, 2, 0, 1, 2, 0],
+            ),
+        ]:
+            result = session.sql(sql, params=params, device_share=0.5)
+            assert result.refusal is not None and "as written" in result.refusal
+            expected = con.sql(sql, params=params).to_arrow_table()
+            assert compare_tables(result.table, expected, ordered=True) is None
+        with pytest.raises(SqlError, match="GROUP BY"):
+            session.sql("SELECT i + ? FROM t GROUP BY i + ?", params=[1, 1])
+        assert _check(
+            session, con, "SELECT ti, count(*) FROM t WHERE i > ? GROUP BY ti ORDER BY ti", [7]
+        )
+
+
 def test_bad_parameters_are_refused_before_anything_runs(con: duckdb.DuckDBPyConnection) -> None:
     before = con.execute("SELECT count(*), sum(i) FROM t").fetchall()
     with _session(con, "polars") as session:

@@ -68,6 +68,16 @@ def bind(sql: str, params: Any, cursor: duckdb.DuckDBPyConnection) -> tuple[str 
             if constant is None:
                 return None, UNREAD.format(f"DuckDB does not read {value!r} back as itself")
             constants[id(value)] = constant.sql(dialect=DIALECT)
+    if _matched(sql) and not _apart(sql):
+        # DuckDB matches a GROUP BY, ORDER BY, ... expression to the outputs' as written, and
+        # $1 is not $2 nor a literal, whatever their values: ``GROUP BY i + $2`` leaves
+        # ``i + $1`` ungrouped (DuckDB raises; written in, the two would match), and
+        # NULLIF(UNNEST([$5, $6]), $1) grouped by its twin over $7, $8 made 4 groups where
+        # the constants made 2 (DuckDB's unnest_group_by.test, its literals as parameters).
+        return None, UNREAD.format(
+            "one stands where DuckDB matches expressions as written: outputs, GROUP BY, "
+            "ORDER BY, HAVING, a window"
+        )
     for (start, end, _), value in reversed(list(zip(places, values, strict=True))):
         sql = f"{sql[:start]}({constants[id(value)]}){sql[end + 1 :]}"
     return sql, ""
@@ -92,6 +102,71 @@ def _placeholders(sql: str) -> list[tuple[int, int, str]]:
     if marks and len(found) > marks:
         raise ValueError("it mixes ? with $1 or $name")
     return found
+
+
+#: Where DuckDB matches an expression to another as written (the query's outputs).
+_MATCHING = frozenset(
+    {
+        TokenType.GROUP_BY,
+        TokenType.ORDER_BY,
+        TokenType.HAVING,
+        TokenType.QUALIFY,
+        TokenType.OVER,
+        TokenType.WINDOW,
+        TokenType.DISTINCT,
+        TokenType.PIVOT,
+        TokenType.UNPIVOT,
+    }
+)
+
+
+def _matched(sql: str) -> bool:
+    """Whether ``sql`` holds a clause whose expressions DuckDB matches to others as written."""
+    return any(token.token_type in _MATCHING for token in DIALECT().tokenize(sql))
+
+
+#: The clauses whose expressions DuckDB matches to the outputs' (or one another's) as written.
+_MATCHED = (
+    exp.Group,
+    exp.Order,
+    exp.Having,
+    exp.Qualify,
+    exp.Window,
+    exp.Distinct,
+    exp.Pivot,
+)
+
+
+def _apart(sql: str) -> bool:
+    """Whether every placeholder of ``sql`` stands in a WHERE, a join's condition, an
+    aggregate's arguments, a LIMIT or an OFFSET, none of them inside a clause DuckDB matches
+    expressions in (:data:`_MATCHED`): a constant written there is matched to nothing."""
+    try:
+        tree = sqlglot.parse_one(_numbered(sql), read=DIALECT)
+    except (SqlglotError, ValueError):
+        return False
+    for place in tree.find_all(exp.Placeholder):
+        kept = False
+        node: exp.Expr | None = place
+        while node is not None:
+            if isinstance(node, _MATCHED):
+                return False
+            parent = node.parent
+            if isinstance(node, (exp.Where, exp.Limit, exp.Offset, exp.AggFunc)) or (
+                isinstance(parent, exp.Join) and node.arg_key == "on"
+            ):
+                kept = True
+            node = parent
+        if not kept:
+            return False
+    return True
+
+
+def _numbered(sql: str) -> str:
+    """``sql`` with each ``?`` written ``$1``, ``$2``... as DuckDB numbers them."""
+    for start, end, name in reversed(_placeholders(sql)):
+        sql = f"{sql[:start]}${name}{sql[end + 1 :]}"
+    return sql
 
 
 def _values(names: list[str], params: Any) -> list[Any] | None:
