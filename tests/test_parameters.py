@@ -130,6 +130,17 @@ def test_a_parameter_where_duckdb_matches_expressions_is_answered_unsplit(
         )
 
 
+def test_what_only_the_connection_binds_is_answered_there_with_its_parameters() -> None:
+    """A temporary table (or a setting such as a lambda syntax) a cursor does not see: the
+    query is answered on the user's connection with its parameters, as one without them is."""
+    con = duckdb.connect()
+    con.execute("CREATE TEMPORARY TABLE tmp AS SELECT range AS i FROM range(100)")
+    with _session(con, "polars") as session:
+        result = session.sql("SELECT count(*) AS n FROM tmp WHERE i > ?", params=[90])
+    assert result.table.to_pylist() == [{"n": 9}]
+    assert result.refusal is not None and "given connection" in result.refusal
+
+
 def test_bad_parameters_are_refused_before_anything_runs(con: duckdb.DuckDBPyConnection) -> None:
     before = con.execute("SELECT count(*), sum(i) FROM t").fetchall()
     with _session(con, "polars") as session:

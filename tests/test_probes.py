@@ -52,7 +52,9 @@ def test_corpus_queries_with_their_literals_as_parameters_answer_as_duckdb() -> 
     into sqlglot's tree as an index came back one higher (text_slices, nested_values)."""
     script = Path(__file__).parent.parent / "probes" / "walks" / "literal_parameters.py"
     corpus = Path(__file__).parent / "slt"
-    files = [corpus / f"{stem}.test" for stem in ("text_slices", "nested_values", "date_text_literals")]
+    files = [
+        corpus / f"{stem}.test" for stem in ("text_slices", "nested_values", "date_text_literals")
+    ]
     done = subprocess.run(
         [sys.executable, str(script), "duckdb", *map(str, files)], capture_output=True, text=True
     )

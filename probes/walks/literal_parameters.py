@@ -74,7 +74,9 @@ def check(con: duckdb.DuckDBPyConnection, session: Session, sql: str) -> str | N
         return "raised" if expected is None else f"raised where DuckDB answers: {exc!r:.200}"
     if expected is None:
         return "answered where DuckDB raises"
-    ordered = sqlglot.parse_one(query, read=DIALECT).args.get("order") is not None
+    ordered = "order by" in query.lower()
+    with contextlib.suppress(sqlglot.errors.SqlglotError):  # (sqlglot reads $9:$7 as a string)
+        ordered = sqlglot.parse_one(query, read=DIALECT).args.get("order") is not None
     why = compare_tables(result.table, expected, ordered=ordered)
     if why is None and result.table.column_names != expected.column_names:
         why = f"names {result.table.column_names} for {expected.column_names}"

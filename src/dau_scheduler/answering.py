@@ -250,6 +250,12 @@ def refused_unplanned(session: Session, sql: str, why: str, *, strict: bool) -> 
     return SqlResult(found, None, SplitPlan(refusal=why), refusal=why)
 
 
+#: Why a query with parameters a cursor cannot bind is answered on the user's connection.
+UNBOUND_HERE = (
+    "the query binds only on the given connection ({}): answered there with its parameters"
+)
+
+
 def _bound(
     session: Session,
     sql: str,
@@ -272,7 +278,12 @@ def _bound(
     try:
         names = cursor.sql(sql, params=params).columns
     except duckdb.Error as exc:
-        raise SqlError(str(exc).strip()) from exc
+        if not session.on_user_connection:
+            raise SqlError(str(exc).strip()) from exc
+        # (what a cursor cannot bind, the user's connection may: its temporary objects, a
+        # lambda syntax it set; answered there, as a query without parameters is)
+        why = UNBOUND_HERE.format(str(exc).strip().splitlines()[0])
+        return _with_parameters(session, sql, params, why, strict=strict)
     found = answer(
         session,
         bound,
