@@ -21,6 +21,7 @@ from sqlglot import exp
 
 from dau_scheduler import Session, slt
 from dau_scheduler.compare import compare_tables
+from dau_scheduler.guards import is_query
 from dau_scheduler.rewrite.dialect import DIALECT
 
 #: Where a literal stays: DuckDB takes no parameter there, or it is the query's shape.
@@ -89,12 +90,13 @@ def check(con: duckdb.DuckDBPyConnection, session: Session, sql: str) -> str | N
 
 
 def _select(sql: str) -> bool:
-    """Whether ``sql`` is one SELECT (a file's query records hold INSERTs with RETURNING too)."""
+    """Whether ``sql`` is one query that changes nothing (a file's query records hold INSERTs
+    with RETURNING, and SELECTs over a CTE that inserts)."""
     try:
         found = duckdb.extract_statements(sql)
     except duckdb.Error:
         return False
-    return len(found) == 1 and found[0].type == duckdb.StatementType.SELECT
+    return len(found) == 1 and is_query(sql, found[0].type)  # (no INSERT in a CTE either)
 
 
 def replay(path: Path, device: str, counts: dict[str, int]) -> list[str]:
