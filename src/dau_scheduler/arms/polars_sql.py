@@ -520,15 +520,25 @@ def polars_sql(
         # DuckDB's types of the products, before the translation rewrites their operands.
         partial = partial.copy()
         mark_checked_products(partial, as_stored, DECIMAL_SCALE, bounds)
-    partial = _translated(partial).transform(text_literals_last).transform(filters_as_branches)
-    partial = partial.transform(common_conjuncts_first)
-    partial = join_explicitly(partial).transform(flat_join_condition)
-    partial = partial.transform(_group_by_key_names).transform(_distinct_sort_keys)
+    partial = (
+        _translated(partial)
+        .transform(text_literals_last, copy=False)
+        .transform(filters_as_branches, copy=False)
+    )
+    partial = partial.transform(common_conjuncts_first, copy=False)
+    partial = join_explicitly(partial).transform(flat_join_condition, copy=False)
+    partial = partial.transform(_group_by_key_names, copy=False).transform(
+        _distinct_sort_keys, copy=False
+    )
     refuse_empty_group_forms(partial)  # (before the LIMIT 2 a one-row subquery is given)
-    partial = partial.transform(_bounded_scalar_subquery)
-    partial = partial.transform(filter_joined_table).transform(filter_right_join_source)
-    partial = partial.transform(inner_conditions_to_where).transform(semi_joins_as_exists)
-    partial = partial.transform(mask_preceding_conditions)
+    partial = partial.transform(_bounded_scalar_subquery, copy=False)
+    partial = partial.transform(filter_joined_table, copy=False).transform(
+        filter_right_join_source, copy=False
+    )
+    partial = partial.transform(inner_conditions_to_where, copy=False).transform(
+        semi_joins_as_exists, copy=False
+    )
+    partial = partial.transform(mask_preceding_conditions, copy=False)
     refuse_unpaired_conditions(partial)
     refuse_deep_correlation(partial)
     refuse_aggregated_correlation(partial)
@@ -546,7 +556,9 @@ def polars_sql(
             mark_stored_scales(partial, as_stored)
         if ascii_only is not None:
             mark_ascii_cases(partial, ascii_only)
-            partial = partial.transform(ascii_position).transform(ilike_as_like)
+            partial = partial.transform(ascii_position, copy=False).transform(
+                ilike_as_like, copy=False
+            )
         if plain_years is not None:
             mark_plain_years(partial, plain_years)
         partial = date_text_as_dates(checked_arithmetic(partial, schema))
@@ -555,7 +567,9 @@ def polars_sql(
             refuse_overflow_checks(partial)
         if exact_conversions:
             partial = polars_doubles.exact_conversions(partial, DECIMAL_SCALE)
-        partial = partial.transform(round_half_away).transform(text_slice_as_substring)
+        partial = partial.transform(round_half_away, copy=False).transform(
+            text_slice_as_substring, copy=False
+        )
         if nan_ordered:
             partial = nan_ranked_extrema(partial)
         else:
@@ -567,7 +581,7 @@ def polars_sql(
     refuse_set_operations(partial, typed=types is not None)
     refuse_divergent(partial, DECIMAL_SCALE)
     refuse_deep_nesting(partial)
-    partial = in_subqueries_as_exists(partial.transform(like_as_functions), schema)
+    partial = in_subqueries_as_exists(partial.transform(like_as_functions, copy=False), schema)
     partial = name_shared_outer_columns(partial, schema)
     return str(partial.sql(dialect=_PolarsSQL))
 
