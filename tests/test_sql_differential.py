@@ -345,7 +345,7 @@ def tables(data: list[tuple[Any, ...]]) -> dict[str, pa.Table]:
 
 @pytest.mark.filterwarnings("ignore::DeprecationWarning")
 @pytest.mark.parametrize("device", ["duckdb", "polars-separate"])
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=rows, pick=st.data())
 def test_split_equals_unsplit_or_is_refused(
     device: str, data: list[tuple[Any, ...]], pick: st.DataObject
@@ -373,7 +373,7 @@ def _arriving(way: str, named: dict[str, pa.Table], folder: Path) -> dict[str, A
 @pytest.mark.filterwarnings("ignore::DeprecationWarning")
 @pytest.mark.parametrize("way", ["connection", "lazy", "chunked", "streamed"])
 @pytest.mark.parametrize("device", ["duckdb", "polars-separate"])
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=rows, pick=st.data())
 def test_every_way_tables_arrive_splits_equal_or_is_refused(
     device: str, way: str, data: list[tuple[Any, ...]], pick: st.DataObject
