@@ -6,9 +6,10 @@ list), except text, which binds as a string literal does (compared with a DATE, 
 a date). So the query with each parameter written as that constant (text as a string literal,
 None as NULL, any other value as ``CAST('<DuckDB's text of it>' AS <its type>)``) is the query
 DuckDB answers, and it splits as any other. Each constant is checked on DuckDB: it must read
-back as the same value of the same type. A query sqlglot cannot read, parameters that do not
-match the placeholders one to one, or a value that fails that check are not written in: the
-query is answered unsplit with its parameters (DuckDB raises where they are wrong), by name.
+back as the same value of the same type. A query sqlglot cannot tokenize, parameters that do
+not match the placeholders one to one, a value that fails that check, or a parameter where
+DuckDB matches expressions as written (:func:`bind`) are not written in: the query is answered
+unsplit with its parameters (DuckDB raises where they are wrong), by name.
 """
 
 from __future__ import annotations
