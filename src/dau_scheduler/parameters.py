@@ -22,7 +22,7 @@ import duckdb
 import sqlglot
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
-from sqlglot.tokenizer_core import TokenType
+from sqlglot.tokenizer_core import Token, TokenType
 
 from dau_scheduler.errors import SqlError
 from dau_scheduler.rewrite.dialect import DIALECT
@@ -56,7 +56,8 @@ def bind(sql: str, params: Any, cursor: duckdb.DuckDBPyConnection) -> tuple[str 
     placeholder held a constant (DuckDB's ``l[2]``: a wrong answer, found while this was
     written; a constant in parentheses is read and written back as the index it is)."""
     try:
-        places = _placeholders(sql)
+        tokens = DIALECT().tokenize(sql)
+        places = _placeholders(tokens)
     except (SqlglotError, ValueError) as exc:
         return None, UNREAD.format(str(exc))
     values = _values([name for _, _, name in places], params)
@@ -69,7 +70,8 @@ def bind(sql: str, params: Any, cursor: duckdb.DuckDBPyConnection) -> tuple[str 
             if constant is None:
                 return None, UNREAD.format(f"DuckDB does not read {value!r} back as itself")
             constants[id(value)] = constant.sql(dialect=DIALECT)
-    if _matched(sql) and not _apart(sql):
+    matched = any(token.token_type in _MATCHING_TOKENS for token in tokens)
+    if matched and not _apart(_numbered(sql, places)):
         # DuckDB matches a GROUP BY, ORDER BY, ... expression to the outputs' as written, and
         # $1 is not $2 nor a literal, whatever their values: ``GROUP BY i + $2`` leaves
         # ``i + $1`` ungrouped (DuckDB raises; written in, the two would match), and
@@ -84,12 +86,12 @@ def bind(sql: str, params: Any, cursor: duckdb.DuckDBPyConnection) -> tuple[str 
     return sql, ""
 
 
-def _placeholders(sql: str) -> list[tuple[int, int, str]]:
-    """Where each placeholder stands in ``sql`` (first and last character) and its name: ``?``
+def _placeholders(tokens: list[Token]) -> list[tuple[int, int, str]]:
+    """Where each placeholder stands in the query of ``tokens`` (first and last character) and
+    its name: ``?``
     numbered in the order they stand in the text, as DuckDB numbers them (a tree's order need
     not be the text's: ``max(x + ?) ... BETWEEN ? AND ?`` took the second value for the first),
     ``$1`` its number, ``$name`` its name. ValueError where ``?`` stands beside ``$``."""
-    tokens = DIALECT().tokenize(sql)
     found: list[tuple[int, int, str]] = []
     marks = 0
     for token, after in zip(tokens, [*tokens[1:], None], strict=True):
@@ -105,8 +107,8 @@ def _placeholders(sql: str) -> list[tuple[int, int, str]]:
     return found
 
 
-#: Where DuckDB matches an expression to another as written (the query's outputs).
-_MATCHING = frozenset(
+#: The tokens of the clauses where DuckDB matches an expression to another as written.
+_MATCHING_TOKENS = frozenset(
     {
         TokenType.GROUP_BY,
         TokenType.ORDER_BY,
@@ -121,11 +123,6 @@ _MATCHING = frozenset(
 )
 
 
-def _matched(sql: str) -> bool:
-    """Whether ``sql`` holds a clause whose expressions DuckDB matches to others as written."""
-    return any(token.token_type in _MATCHING for token in DIALECT().tokenize(sql))
-
-
 #: The clauses whose expressions DuckDB matches to the outputs' (or one another's) as written.
 _MATCHED = (
     exp.Group,
@@ -138,13 +135,14 @@ _MATCHED = (
 )
 
 
-def _apart(sql: str) -> bool:
-    """Whether every placeholder of ``sql`` stands in a WHERE, a join's condition, an
-    aggregate's arguments, a LIMIT or an OFFSET, none of them inside a clause DuckDB matches
-    expressions in (:data:`_MATCHED`): a constant written there is matched to nothing."""
+def _apart(numbered: str) -> bool:
+    """Whether every placeholder of the query ``numbered`` (``?`` written ``$1``...) stands
+    in a WHERE, a join's condition, an aggregate's arguments, a LIMIT or an OFFSET, none of
+    them inside a clause DuckDB matches expressions in (:data:`_MATCHED`): a constant written
+    there is matched to nothing."""
     try:
-        tree = sqlglot.parse_one(_numbered(sql), read=DIALECT)
-    except (SqlglotError, ValueError):
+        tree = sqlglot.parse_one(numbered, read=DIALECT)
+    except SqlglotError:
         return False
     for place in tree.find_all(exp.Placeholder):
         kept = False
@@ -163,9 +161,10 @@ def _apart(sql: str) -> bool:
     return True
 
 
-def _numbered(sql: str) -> str:
-    """``sql`` with each ``?`` written ``$1``, ``$2``... as DuckDB numbers them."""
-    for start, end, name in reversed(_placeholders(sql)):
+def _numbered(sql: str, places: list[tuple[int, int, str]]) -> str:
+    """``sql`` with each ``?`` written ``$1``, ``$2``... as DuckDB numbers them (``places``:
+    :func:`_placeholders`)."""
+    for start, end, name in reversed(places):
         sql = f"{sql[:start]}${name}{sql[end + 1 :]}"
     return sql
 
