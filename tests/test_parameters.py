@@ -100,6 +100,10 @@ def test_what_cannot_be_split_is_answered_unsplit_with_its_parameters(
             session.sql("SELECT count(*) FROM t WHERE i > ? AND i < $1", params=[10], strict=True)
         # Decimals the arm refuses to cast, a NULL output: answered, equal, unsplit.
         _check(session, con, "SELECT sum(d * ?), ? FROM t", [decimal.Decimal("1.005"), None])
+        # current_query() is the text as written, placeholders and all (DuckDB's
+        # pg_catalog/system_functions.test, its literals as parameters: the constants' text).
+        for sql in ("SELECT ?, current_query() FROM t LIMIT 1", "SELECT alias(? + i) FROM t"):
+            assert not _check(session, con, sql, [1])
 
 
 def test_a_parameter_where_duckdb_matches_expressions_is_answered_unsplit(

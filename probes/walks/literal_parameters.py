@@ -33,7 +33,7 @@ def parameterized(sql: str) -> tuple[str, list[object]] | None:
     cannot read it or it holds no literal."""
     try:
         tree = sqlglot.parse_one(sql, read=DIALECT)
-    except sqlglot.errors.SqlglotError:
+    except (sqlglot.errors.SqlglotError, IndexError):  # (IndexError: a lone SHOW)
         return None
     values: list[object] = []
     for literal in list(tree.find_all(exp.Literal)):
@@ -51,7 +51,10 @@ def parameterized(sql: str) -> tuple[str, list[object]] | None:
         elif literal.is_int:
             values.append(int(text))
         elif "e" in text.lower():
-            values.append(float(text))
+            try:
+                values.append(float(text))
+            except ValueError:  # (sqlglot reads 1e308+1 as one literal)
+                return None
         else:
             values.append(decimal.Decimal(text))
         literal.replace(exp.Placeholder(this=str(len(values))))
@@ -101,7 +104,7 @@ def _select(sql: str) -> bool:
 
 def replay(path: Path, device: str, counts: dict[str, int]) -> list[str]:
     """One file's statements run, its queries checked; the defects found."""
-    records, why = slt.parse(path.read_text())
+    records, why = slt.parse(path.read_text(errors="replace"))
     defects: list[str] = []
     if why is not None:
         return defects
@@ -113,7 +116,9 @@ def replay(path: Path, device: str, counts: dict[str, int]) -> list[str]:
                 session.close()
                 session = None
             with contextlib.suppress(duckdb.Error):  # (fetched: DuckDB 2.0 holds the
-                con.execute(record.sql).fetchall()  # connection for an unfinished result)
+                done = con.execute(record.sql)  # connection for an unfinished result; a
+                if done is not None:  # statement of comments alone gives none)
+                    done.fetchall()
             continue
         if record.kind != "query" or slt.VOLATILE.search(record.sql) or not _select(record.sql):
             continue

@@ -14,6 +14,7 @@ unsplit with its parameters (DuckDB raises where they are wrong), by name.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -25,6 +26,7 @@ from sqlglot.errors import SqlglotError
 from sqlglot.tokenizer_core import Token, TokenType
 
 from dau_scheduler.errors import SqlError
+from dau_scheduler.refusals import TEXT_DEPENDENT
 from dau_scheduler.rewrite.dialect import DIALECT
 
 #: DuckDB's text of a number that reads back as one.
@@ -60,6 +62,9 @@ def bind(sql: str, params: Any, cursor: duckdb.DuckDBPyConnection) -> tuple[str 
         places = _placeholders(tokens)
     except (SqlglotError, ValueError) as exc:
         return None, UNREAD.format(str(exc))
+    quoting = _quoting(tokens)
+    if quoting is not None:
+        return None, UNREAD.format(f"{quoting}() returns the query's own text, which they change")
     values = _values([name for _, _, name in places], params)
     if values is None:
         return None, UNREAD.format("they do not match its placeholders one to one")
@@ -105,6 +110,16 @@ def _placeholders(tokens: list[Token]) -> list[tuple[int, int, str]]:
     if marks and len(found) > marks:
         raise ValueError("it mixes ? with $1 or $name")
     return found
+
+
+def _quoting(tokens: list[Token]) -> str | None:
+    """The first function of :data:`~dau_scheduler.refusals.TEXT_DEPENDENT` the query calls
+    (``current_query()`` is the text as the user wrote it, placeholders and all), or None."""
+    for token, after in itertools.pairwise(tokens):
+        name = token.text.lower()
+        if name in TEXT_DEPENDENT and after.token_type == TokenType.L_PAREN:
+            return name
+    return None
 
 
 #: The tokens of the clauses where DuckDB matches an expression to another as written.
