@@ -78,6 +78,14 @@ def test_explain_shows_partial_and_final_sql(tpch_dir: Path) -> None:
     assert result.exit_code == 0, result.output
     assert "split table: lineitem" in result.stdout
     assert "__dau_split__" in result.stdout and "__dau_partials" in result.stdout
+    # With parameters: the plan of the query with them written in, as run splits it.
+    sql = "select sum(l_quantity) from lineitem where l_quantity > $1"
+    argv = ["explain", sql, "--data", str(tpch_dir)]
+    bound = runner.invoke(app, [*argv, "--param", "45"])
+    assert bound.exit_code == 0, bound.output
+    assert "split table: lineitem" in bound.stdout and "'45'" in bound.stdout
+    unbound = runner.invoke(app, [*argv, "--param", "45", "--param", "46"])
+    assert unbound.exit_code == 0 and "refusal: the query's parameters" in unbound.stdout
 
 
 def test_errors_are_named_with_exit_code_2(tpch_dir: Path, tmp_path: Path) -> None:

@@ -134,6 +134,28 @@ def test_a_parameter_where_duckdb_matches_expressions_is_answered_unsplit(
         )
 
 
+def test_explain_plan_and_profile_take_the_parameters_as_sql_does(
+    con: duckdb.DuckDBPyConnection,
+) -> None:
+    """The plan of a query with parameters is the plan of the query with them written in;
+    what ``sql`` would answer unsplit with them is refused by the same name."""
+    sql = "SELECT ti, sum(i * $1) FROM t WHERE dt > $2 GROUP BY ti"
+    params = [3, "2020-01-05"]
+    with _session(con, "polars") as session:
+        plan = session.explain(sql, params=params)
+        assert plan.refusal is None and plan.split_table == "t"
+        assert "2020-01-05" in (plan.partial_sql or "")
+        split = session.plan(sql, posture="offload", params=params)
+        assert split.device_share == 1.0, split.rationale
+        for bad in ([3], [3, "2020-01-05", 4]):
+            assert "one to one" in (session.explain(sql, params=bad).refusal or "")
+            assert "one to one" in session.plan(sql, params=bad).rationale
+            with pytest.raises(SplitError, match="one to one"):
+                session.profile(sql, params=bad)
+        with pytest.raises(SqlError, match="params must be"):
+            session.explain(sql, params="3")
+
+
 def test_what_only_the_connection_binds_is_answered_there_with_its_parameters() -> None:
     """A temporary table (or a setting such as a lambda syntax) a cursor does not see: the
     query is answered on the user's connection with its parameters, as one without them is."""

@@ -298,6 +298,18 @@ def _bound(
     return dataclasses.replace(found, table=found.table.rename_columns(names))
 
 
+def written_in(session: Session, sql: str, params: Any) -> tuple[str, str | None]:
+    """For ``explain``, ``plan`` and ``profile``: ``sql`` with ``params`` written in
+    (``parameters.bind``) and None, or ``sql`` and why they could not be (it would run
+    unsplit with them)."""
+    parameters.check(params)
+    if params is None:
+        return sql, None
+    session.host.sync_settings()
+    bound, unread = parameters.bind(sql, params, session.host.cursor())
+    return (sql, unread) if bound is None else (bound, None)
+
+
 def _with_parameters(
     session: Session, sql: str, params: Any, why: str, *, strict: bool
 ) -> SqlResult:

@@ -40,6 +40,10 @@ DataOpt = Annotated[
 ]
 DeviceOpt = Annotated[str, typer.Option("--device", help="auto, cudf, polars, duckdb or none")]
 SplitOpt = Annotated[str | None, typer.Option("--split-table", help="table to cut between arms")]
+ParamOpt = Annotated[
+    list[str] | None,
+    typer.Option(help="a value for the query's next ? or $n, as text (repeat for more)"),
+]
 BudgetOpt = Annotated[
     float | None, typer.Option("--mem-budget", help="memory budget in MB (chunked/streamed)")
 ]
@@ -125,10 +129,7 @@ def run(
         Path | None, typer.Option(help="draw the split's timeline (PNG; needs '.[plot]')")
     ] = None,
     cluster: ClusterOpt = None,
-    param: Annotated[
-        list[str] | None,
-        typer.Option(help="a value for the query's next ? or $n, as text (repeat for more)"),
-    ] = None,
+    param: ParamOpt = None,
 ) -> None:
     """Run a query split between the arms; print the answer and the split report."""
     if format not in {"table", "csv", "json"}:
@@ -169,13 +170,14 @@ def explain(
     data: DataOpt,
     split_table: SplitOpt = None,
     cluster: ClusterOpt = None,
+    param: ParamOpt = None,
 ) -> None:
     """Print the split plan: split table, partial and final SQL, aggregates, refusal; with
     --cluster, where the split table's rows would go over the cluster's workers."""
     placed: list[tuple[str, int, int]] = []
     try:
         with _session(data, device=None, lazy=cluster is not None, cluster=cluster) as session:
-            plan = session.explain(_query_text(query), split_table=split_table)
+            plan = session.explain(_query_text(query), split_table=split_table, params=param)
             if session.cluster is not None and plan.refusal is None and plan.split_table:
                 rows = session.row_counts[plan.split_table]
                 where = getattr(session.cluster.tables, "placement", None)
@@ -304,11 +306,14 @@ def profile(
     arm: Annotated[str, typer.Option(help="host or device")] = "host",
     device: DeviceOpt = "auto",
     split_table: SplitOpt = None,
+    param: ParamOpt = None,
 ) -> None:
     """Measure one arm's profile for a query (row prefixes of the split table) and cache it."""
     try:
         with _session(data, device=_device(device)) as session:
-            measured = session.profile(_query_text(query), arm=arm, split_table=split_table)
+            measured = session.profile(
+                _query_text(query), arm=arm, split_table=split_table, params=param
+            )
             where = session.cache.root
     except DauError as exc:
         raise _fail(exc) from None
@@ -384,6 +389,7 @@ def plan(
     device: DeviceOpt = "auto",
     auto: Annotated[bool, typer.Option("--auto", help="measure missing profiles now")] = False,
     split_table: SplitOpt = None,
+    param: ParamOpt = None,
 ) -> None:
     """The work split a query would run with, its rationale and predicted speedup."""
     try:
@@ -393,6 +399,7 @@ def plan(
                 posture=posture,
                 profile="auto" if auto else "cached",
                 split_table=split_table,
+                params=param,
             )
     except DauError as exc:
         raise _fail(exc) from None

@@ -313,9 +313,19 @@ class Session:
             self._plan_keys[key] = profiling.plan_key(compiled, self.schema)
         return self._plan_keys[key]
 
-    def explain(self, sql: str, split_table: str | None = None) -> SplitPlan:
-        """The split plan ``sql`` runs with where the device arm gets rows, or why it is
-        refused: nothing is executed (the device arm is asked whether it can run a partial)."""
+    def explain(
+        self,
+        sql: str,
+        split_table: str | None = None,
+        *,
+        params: Sequence[Any] | Mapping[str, Any] | None = None,
+    ) -> SplitPlan:
+        """The split plan ``sql`` (with ``params`` written in, as ``sql`` takes them) runs
+        with where the device arm gets rows, or why it is refused: nothing is executed (the
+        device arm is asked whether it can run a partial)."""
+        sql, unread = answering.written_in(self, sql, params)
+        if unread is not None:
+            return SplitPlan(refusal=unread)
         compiled, refusal = answering.runs_with(self, self.compile(sql, split_table), split_table)
         if refusal is None or refusal == compiled.plan.refusal:
             return compiled.plan
@@ -370,11 +380,19 @@ class Session:
     # -- profiles and postures -----------------------------------------------------------------
 
     def profile(
-        self, sql: str, *, arm: str = "host", split_table: str | None = None
+        self,
+        sql: str,
+        *,
+        arm: str = "host",
+        split_table: str | None = None,
+        params: Sequence[Any] | Mapping[str, Any] | None = None,
     ) -> QueryProfile:
         """Measure one arm on row prefixes of the split table, store the profile, return it."""
         if arm not in ("host", "device"):
             raise SqlError(f"unknown arm {arm!r}; expected 'host' or 'device'")
+        sql, unread = answering.written_in(self, sql, params)
+        if unread is not None:
+            raise SplitError(f"query refused for splitting, nothing to profile: {unread}")
         compiled, refusal = answering.runs_with(self, self.compile(sql, split_table), split_table)
         if refusal is not None:
             raise SplitError(f"query refused for splitting, nothing to profile: {refusal}")
@@ -389,9 +407,15 @@ class Session:
         posture: str = "collaborative",
         profile: str = "cached",
         split_table: str | None = None,
+        params: Sequence[Any] | Mapping[str, Any] | None = None,
     ) -> WorkSplit:
         """The work split ``sql`` would run with and why; only profiles are measured (``auto``)."""
         checks.options(posture, profile)
+        sql, unread = answering.written_in(self, sql, params)
+        if unread is not None:
+            return WorkSplit(
+                posture="cpu", device_share=0.0, rationale=f"refused, runs unsplit: {unread}"
+            )
         compiled, refusal = answering.runs_with(self, self.compile(sql, split_table), split_table)
         if refusal is not None:
             return WorkSplit(
