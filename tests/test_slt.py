@@ -72,6 +72,7 @@ SPLITS = {
     "decimals_beside_floats",
     "decimals_given_one_type",
     "parenthesized_literals",
+    "number_spellings",
 }
 
 

@@ -149,6 +149,8 @@ def _decimal_literal(node: exp.Expr) -> exp.Expr | None:
     compared with another number (20 rows for 0) and ``f < 0.12345678901234`` (20 for 40)."""
     if isinstance(node, exp.Literal) and not node.is_string and not node.is_int:
         text = str(node.this)
+        if text.startswith("."):  # (DuckDB's .5, kept as written; Polars' SQL reads 0.5)
+            text = f"0{text}"
         fraction = text.partition(".")[2].rstrip("0")
         if "e" not in text.lower() and len(fraction) > DECIMAL_SCALE:
             raise SqlError(
@@ -163,6 +165,8 @@ def _decimal_literal(node: exp.Expr) -> exp.Expr | None:
         whole = _WHOLE_MANTISSA.fullmatch(text)
         if whole is not None:  # Polars' SQL parses 1.0e-3, not 1e-3 (the same DOUBLE)
             return exp.Literal.number(f"{whole.group(1)}.0{whole.group(2)}")
+        if text != node.this:
+            return exp.Literal.number(text)
     return None
 
 

@@ -27,12 +27,14 @@ off ``log2`` for a third of the integers; they are kept as written.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any, ClassVar
 
 from sqlglot import TokenType, exp
 from sqlglot.dialects.duckdb import DuckDB
 from sqlglot.expressions import INTERVAL_STRING_RE
+from sqlglot.tokenizer_core import Token
 
 #: Meta key set on an ``Ordered`` whose NULLS FIRST / NULLS LAST was written in the query.
 EXPLICIT_NULLS = "dau_explicit_nulls"
@@ -59,16 +61,148 @@ _AS_WRITTEN = (
 )
 
 
+#: A number token sqlglot ran on past its exponent: ``1e2+1`` (DuckDB's ``1e2 + 1``), the
+#: sign that follows the exponent's digits taken as the exponent's.
+_EXPONENT_RUN = re.compile(r"[0-9_.]*[eE][0-9_]+(?=[+-][0-9])")
+
+
 class DauDuckDB(DuckDB):
     """DuckDB's SQL, with what sqlglot would write otherwise kept through a parse and a write:
     an explicit NULL order, an interval in one string, list sorts, a struct of one field,
-    containment in a list."""
+    containment in a list; and a number in exponent notation followed by a sum or a
+    difference read as DuckDB reads it."""
+
+    class Tokenizer(DuckDB.Tokenizer):
+        def tokenize(self, sql: str) -> list[Token]:
+            """sqlglot reads ``x * 1e2+1`` as ``x * (1e2+1)``, one number (and ``1e2+1.5e1``
+            as the number ``1e2+1.5`` beside a name ``e1``). The tree then holds a product
+            DuckDB never computes; a rewrite that set anything beside it would change the
+            query. Here the number ends at its exponent's digits and the rest is read
+            again (the comments after it with it)."""
+            tokens: list[Token] = super().tokenize(sql)
+            for index, token in enumerate(tokens):
+                if token.token_type != TokenType.NUMBER:
+                    continue
+                run = _EXPONENT_RUN.match(sql, token.start, token.end + 1)
+                if run is None:
+                    continue
+                sign = run.end()
+                number = Token(
+                    TokenType.NUMBER,
+                    run.group().replace("_", ""),
+                    token.line,
+                    token.col,
+                    token.start,
+                    sign - 1,
+                )
+                signed = Token(
+                    TokenType.PLUS if sql[sign] == "+" else TokenType.DASH,
+                    sql[sign],
+                    token.line,
+                    token.col,
+                    sign,
+                    sign,
+                )
+                rest = type(self)(self.dialect).tokenize(sql[sign + 1 :])
+                for later in rest:
+                    later.start += sign + 1
+                    later.end += sign + 1
+                    if later.line == 1:
+                        later.col += token.col
+                    later.line += token.line - 1
+                return [*tokens[:index], number, signed, *rest]
+            return tokens
 
     class Parser(DuckDB.Parser):  # type: ignore[misc,valid-type]
         FUNCTIONS: ClassVar[dict[str, Callable[..., exp.Expr]]] = {
             **DuckDB.Parser.FUNCTIONS,
             **{n: _as_written(n) for n in _AS_WRITTEN},
         }
+
+        #: DuckDB's prefix ``@`` (abs) takes sums and products but not bitwise operators nor
+        #: ``||``: ``@ -5 & 3`` is abs(-5) & 3, 1; sqlglot read abs(-5 & 3), 3.
+        NO_PAREN_FUNCTION_PARSERS: ClassVar[dict[str, Callable[..., exp.Expr]]] = {
+            **DuckDB.Parser.NO_PAREN_FUNCTION_PARSERS,
+            "@": lambda self: exp.Abs(this=self._parse_term()),
+        }
+
+        #: JSON '{"a": 1}' is the text as written; sqlglot wrote json('{"a": 1}'), which
+        #: DuckDB minifies ('{"a":1}'). Every typed literal is read as the cast it is.
+        TYPE_LITERAL_PARSERS: ClassVar[dict[Any, Any]] = {}
+
+        #: The string of a typed literal (``DATE '2020-01-01'``) whose casts, brackets and
+        #: arrows after it are the typed value's: None inside ``_parse_type`` until one is.
+        _typed_string: exp.Expr | bool | None = False
+
+        def _parse_type(
+            self, parse_interval: bool = True, fallback_to_identifier: bool = False
+        ) -> exp.Expr | None:
+            # DuckDB reads DATE '2020-01-01'::VARCHAR as the date made text; sqlglot cast the
+            # string to text and that to a date (compared with '2020-1-1' the date is equal
+            # and the text is not: 1,000 rows for 500). The string's operators are held back
+            # (:meth:`_parse_column_ops`) and applied to the typed value here.
+            outer, self._typed_string = self._typed_string, None
+            try:
+                parsed: exp.Expr | None = super()._parse_type(
+                    parse_interval, fallback_to_identifier
+                )
+                string = self._typed_string
+                if isinstance(string, exp.Expr):
+                    self._typed_string = False
+                    if parsed is not string and (parsed is None or parsed.this is not string):
+                        self.raise_error("a typed literal's operators could not be placed")
+                    parsed = super()._parse_column_ops(parsed)
+                return parsed
+            finally:
+                self._typed_string = outer
+
+        def _parse_column_ops(self, this: exp.Expr | None) -> exp.Expr | None:
+            if (
+                self._typed_string is None
+                and isinstance(this, exp.Literal)
+                and this.is_string
+                and self._after_type(self._index - 2)
+            ):
+                self._typed_string = this
+                return this
+            found: exp.Expr | None = super()._parse_column_ops(this)
+            return found
+
+        def _after_type(self, index: int) -> bool:
+            """Whether the token at ``index`` ends a type: its keyword, the parenthesis closing
+            its sizes or fields (``DECIMAL(9, 2)``), the brackets of a list (``INT[]``), or
+            ``WITH TIME ZONE``."""
+            tokens = self._tokens
+            closing = {
+                TokenType.R_PAREN: TokenType.L_PAREN,
+                TokenType.R_BRACKET: TokenType.L_BRACKET,
+            }
+            while index >= 0 and tokens[index].token_type in closing:
+                opening, depth = closing[tokens[index].token_type], 0
+                while index >= 0:
+                    kind = tokens[index].token_type
+                    depth += (kind in closing) - (kind in closing.values())
+                    if depth == 0 and kind == opening:
+                        break
+                    index -= 1
+                index -= 1  # the token before the opening one
+            words = [t.text.upper() for t in tokens[max(0, index - 2) : index + 1]]
+            if (
+                words[-2:] == ["TIME", "ZONE"]
+                and len(words) == 3
+                and words[0] in ("WITH", "WITHOUT")
+            ):
+                index -= 3
+            return index >= 0 and tokens[index].token_type in self.TYPE_TOKENS
+
+        def _parse_primary(self) -> exp.Expr | None:
+            # ``.5`` is DuckDB's DECIMAL(1,1), its text '.5'; sqlglot wrote ``0.5``, a
+            # DECIMAL(2,1) whose text is '0.5' (``.5 || s`` another string). Kept as written.
+            # (No primary parser starts at a dot, so this is where sqlglot reads it too.)
+            if self._match_pair(TokenType.DOT, TokenType.NUMBER):
+                return exp.Literal.number(f".{self._prev.text}")
+            primary: exp.Expr | None = super()._parse_primary()
+            return primary
 
         def _parse_ordered(
             self, parse_method: Callable[[], exp.Expr | None] | None = None
