@@ -105,6 +105,13 @@ def fold_date_arithmetic(tree: exp.Expr, schema: Schema) -> exp.Expr:
     casts a DATE column to a TIMESTAMP to compare it with the sum, which raises on a year past
     294247; compared with the date no error is raised.)
     """
+    if not any(
+        isinstance(node.parent, _COMPARISONS)
+        and isinstance(node.expression, exp.Interval)
+        and _date_literal(node.this) is not None
+        for node in tree.find_all(exp.Add, exp.Sub)
+    ):
+        return tree  # nothing to fold: sqlglot's types (a copy of the tree) are not read
     dated = _compared_with_dates(tree, schema)
 
     def visit(node: exp.Expr) -> exp.Expr:
