@@ -73,6 +73,7 @@ SPLITS = {
     "decimals_given_one_type",
     "parenthesized_literals",
     "number_spellings",
+    "number_texts",
 }
 
 

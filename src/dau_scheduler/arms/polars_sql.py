@@ -104,6 +104,7 @@ from dau_scheduler.arms.polars_semijoins import (
     in_subqueries_as_exists,
 )
 from dau_scheduler.arms.polars_temporal import date_text_as_dates, text_literals_last
+from dau_scheduler.arms.polars_texts import number_texts_as_numbers
 from dau_scheduler.arms.polars_translatable import filters_as_branches
 from dau_scheduler.errors import SqlError
 from dau_scheduler.rewrite.planner import PLACEHOLDER, CompiledSplit
@@ -558,6 +559,7 @@ def polars_sql(
     if types is not None:
         if as_stored is not None:
             mark_stored_scales(partial, as_stored)
+            partial = number_texts_as_numbers(partial, as_stored)
         if ascii_only is not None:
             mark_ascii_cases(partial, ascii_only)
             partial = partial.transform(ascii_position, copy=False).transform(
