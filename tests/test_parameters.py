@@ -98,8 +98,12 @@ def test_what_cannot_be_split_is_answered_unsplit_with_its_parameters(
         assert result.table.to_pylist() == [{"count_star()": 0}]
         with pytest.raises(SplitError, match="parameters"):
             session.sql("SELECT count(*) FROM t WHERE i > ? AND i < $1", params=[10], strict=True)
-        # Decimals the arm refuses to cast, a NULL output: answered, equal, unsplit.
+        # A NULL output (its type cannot be cast to): answered, equal, unsplit.
         _check(session, con, "SELECT sum(d * ?), ? FROM t", [decimal.Decimal("1.005"), None])
+        # A Decimal is written as a cast of its digits to its own type, which the Polars arm
+        # reads as the literal (it refused it as a cast to fewer digits).
+        for value in ("1.005", "0.5", "-0.25", "1234567.125"):
+            assert _check(session, con, "SELECT sum(d * ?) FROM t", [decimal.Decimal(value)])
         # current_query() is the text as written, placeholders and all (DuckDB's
         # pg_catalog/system_functions.test, its literals as parameters: the constants' text).
         for sql in ("SELECT ?, current_query() FROM t LIMIT 1", "SELECT alias(? + i) FROM t"):

@@ -29,8 +29,8 @@ from dau_scheduler.errors import SqlError
 from dau_scheduler.refusals import TEXT_DEPENDENT
 from dau_scheduler.rewrite.dialect import DIALECT
 
-#: DuckDB's text of a number that reads back as one.
-_NUMBER = re.compile(r"-?[0-9]+(\.[0-9]+)?(e[+-]?[0-9]+)?")
+#: DuckDB's text of a number that reads back as one (``.5``: a DECIMAL(1, 1)'s).
+_NUMBER = re.compile(r"-?([0-9]+(\.[0-9]+)?|\.[0-9]+)(e[+-]?[0-9]+)?")
 #: Why a query with parameters is answered unsplit, by what failed.
 UNREAD = "the query's parameters could not be written into it ({}): answered unsplit with them"
 
