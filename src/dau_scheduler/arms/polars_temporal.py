@@ -10,6 +10,7 @@ from datetime import datetime, timedelta
 from sqlglot import exp
 
 from dau_scheduler.arms.polars_marks import PLAIN_YEARS
+from dau_scheduler.arms.polars_texts import compared_pairs
 from dau_scheduler.rewrite.one_type import ONE_TYPE, given_one_type
 
 #: The parts of a date or plain timestamp that Polars extracts as DuckDB does (a sweep over
@@ -241,14 +242,8 @@ def date_text_as_dates(tree: exp.Expr) -> exp.Expr:
     BETWEEN '2002-02-01' AND ...`` were refused on the cudf arm); a date literal it reads as a
     date. Then each TIMESTAMP literal is written as its value."""
     for node in list(tree.find_all(*_COMPARISONS, exp.Between, exp.In)):
-        if isinstance(node, exp.Between):
-            pairs = [(node.this, node.args.get("low")), (node.this, node.args.get("high"))]
-        elif isinstance(node, exp.In):
-            pairs = [(node.this, e) for e in node.expressions]
-        else:
-            pairs = [(node.this, node.expression), (node.expression, node.this)]
         changes: list[tuple[exp.Expr, exp.Expr | None]] = []
-        for subject, text in pairs:
+        for subject, text in compared_pairs(node):
             if not (
                 isinstance(text, exp.Literal)
                 and text.is_string

@@ -68,6 +68,16 @@ def _literal(minus: str, digits: str) -> exp.Expr:
     return exp.Neg(this=literal) if minus and digits.strip("0.") else literal
 
 
+def compared_pairs(node: exp.Expr) -> list[tuple[exp.Expr, exp.Expr | None]]:
+    """What a comparison, BETWEEN or IN ``node`` compares: (a value, what it is compared with),
+    each side of a comparison once as the value."""
+    if isinstance(node, exp.Between):
+        return [(node.this, node.args.get("low")), (node.this, node.args.get("high"))]
+    if isinstance(node, exp.In):
+        return [(node.this, e) for e in node.expressions]
+    return [(node.this, node.expression), (node.expression, node.this)]
+
+
 def _stored_types(tree: exp.Expr, stored: dict[str, dict[str, str]]) -> dict[int, exp.DataType]:
     """The columns of ``tree`` that read a base table, by id: DuckDB's type of each
     (``stored``: table -> column -> DuckDB's type)."""
@@ -95,14 +105,8 @@ def number_texts_as_numbers(tree: exp.Expr, stored: dict[str, dict[str, str]]) -
         return tree
     types = _stored_types(tree, stored)
     for node in list(tree.find_all(*_COMPARISONS, exp.Between, exp.In)):
-        if isinstance(node, exp.Between):
-            pairs = [(node.this, node.args.get("low")), (node.this, node.args.get("high"))]
-        elif isinstance(node, exp.In):
-            pairs = [(node.this, e) for e in node.expressions]
-        else:
-            pairs = [(node.this, node.expression), (node.expression, node.this)]
         changes: list[tuple[exp.Expr, exp.Expr | None]] = []
-        for subject, text in pairs:
+        for subject, text in compared_pairs(node):
             kind = types.get(id(subject))
             if isinstance(text, exp.Literal) and text.is_string and kind is not None:
                 changes.append((text, _number(text.this, kind)))
@@ -114,4 +118,4 @@ def number_texts_as_numbers(tree: exp.Expr, stored: dict[str, dict[str, str]]) -
     return tree
 
 
-__all__ = ["number_texts_as_numbers"]
+__all__ = ["compared_pairs", "number_texts_as_numbers"]
