@@ -58,7 +58,6 @@ from dau_scheduler.arms.polars_dates import last_day, non_negative
 from dau_scheduler.arms.polars_decimals import (
     DataBounds,
     check_products,
-    duckdb_type,
     mark_checked_products,
 )
 from dau_scheduler.arms.polars_floats import nan_ranked_extrema, round_half_away, special_value
@@ -94,6 +93,7 @@ from dau_scheduler.arms.polars_join_sql import (
     semi_joins_as_exists,
 )
 from dau_scheduler.arms.polars_like import ilike_as_like, like_as_functions
+from dau_scheduler.arms.polars_literals import bare_literal, literal_cast
 from dau_scheduler.arms.polars_marks import (
     mark_ascii_cases,
     mark_nan_free_columns,
@@ -400,38 +400,6 @@ def _contains(node: exp.Contains) -> exp.Expr:
     return exp.Paren(this=like)
 
 
-def _bare_literal(node: exp.Expr) -> exp.Expr:
-    """A literal in parentheses, bare: DuckDB reads ``('03:00')`` as the literal (its parser
-    keeps no parentheses), and the arm's checks look for a literal, not one in parentheses
-    (``('03:00') = tm`` compared a TIME as text: 24 rows for 49; a query's parameters are
-    written in so, ``parameters.bind``)."""
-    if isinstance(node, exp.Paren) and isinstance(
-        node.unnest(), (exp.Literal, exp.Null, exp.Boolean)
-    ):
-        return node.unnest().copy()
-    return node
-
-
-def _literal_cast(node: exp.Expr) -> exp.Expr:
-    """A cast of a number literal to the type DuckDB gives the literal itself (its digits, its
-    fractional digits: ``CAST(1.005 AS DECIMAL(4, 3))``), the literal: the cast changes
-    nothing, and the arm, which widens every decimal literal first, refused it as a cast to
-    fewer digits (a query's Decimal parameter is written so, ``parameters.bind``)."""
-    if isinstance(node, exp.Cast) and node.to.is_type(exp.DType.DECIMAL):
-        inner = node.this
-        literal = inner.this if isinstance(inner, exp.Neg) else inner
-        sizes = [p.name for p in node.to.expressions if isinstance(p.this, exp.Literal)]
-        if (
-            isinstance(literal, exp.Literal)
-            and not literal.is_string
-            and len(sizes) == 2
-            and duckdb_type(inner) == (int(sizes[0]), int(sizes[1]), None)
-        ):
-            bare: exp.Expr = inner.copy()
-            return bare
-    return node
-
-
 def _translated(node: exp.Expr) -> exp.Expr:
     return node.copy().transform(_translate)
 
@@ -534,7 +502,7 @@ def polars_sql(
     partial = compiled.partial if partial is None else partial
     if partial is None:
         raise SqlError("this query has no partial to run")
-    partial = partial.transform(_literal_cast).transform(_bare_literal, copy=False)
+    partial = partial.transform(literal_cast).transform(bare_literal, copy=False)
     if not exact_math:  # the GPU engine
         refuse_inexact_math(partial)
         partial = correlated_not_ins_as_exists(partial.transform(covariances_as_sums))
