@@ -270,13 +270,11 @@ def _bound(
     """``sql`` with its ``params`` written in (``parameters.bind``) answered as any query, its
     columns named as DuckDB names them for ``sql`` with the parameters (``$1``, ``$name``);
     else answered unsplit with them."""
-    session.host.sync_settings()
-    cursor = session.host.cursor()
-    bound, unread = parameters.bind(sql, params, cursor)
-    if bound is None:
+    bound, unread = written_in(session, sql, params)
+    if unread is not None:
         return _with_parameters(session, sql, params, unread, strict=strict)
     try:
-        names = cursor.sql(sql, params=params).columns
+        names = session.host.cursor().sql(sql, params=params).columns
     except duckdb.Error as exc:
         if not session.on_user_connection:
             raise SqlError(str(exc).strip()) from exc

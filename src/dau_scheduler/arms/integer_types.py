@@ -48,6 +48,14 @@ def _measured() -> dict[tuple[str, str, str], str]:
     return dict(zip(keys, (str(name) for name in row), strict=True))
 
 
+def integer_range(data_type: exp.DataType) -> tuple[int, int] | None:
+    """The least and greatest value of an integer type (DuckDB's), or None for another type."""
+    for sqlglot_type, low, high in _TYPES.values():
+        if data_type.is_type(sqlglot_type):
+            return low, high
+    return None
+
+
 def is_integer(data_type: exp.DataType | None) -> bool:
     """An integer type, or BOOLEAN (which DuckDB's arithmetic reads as one)."""
     return data_type is not None and (

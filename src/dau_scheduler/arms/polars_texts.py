@@ -24,14 +24,11 @@ import re
 
 from sqlglot import exp
 
-from dau_scheduler.arms.integer_types import _TYPES
+from dau_scheduler.arms.integer_types import integer_range
+from dau_scheduler.arms.polars_functions import COMPARISONS
 
-#: Comparisons DuckDB reads a text literal in as the other side's type.
-_COMPARISONS = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.NullSafeEQ, exp.NullSafeNEQ)
 #: A number's text every cast reads alike: digits, an optional minus sign and fraction.
 _PLAIN_NUMBER = re.compile(r"(-?)(\d+)(?:\.(\d+))?")
-#: sqlglot's integer types and their ranges.
-_RANGES = {sqlglot_type: (low, high) for sqlglot_type, low, high in _TYPES.values()}
 #: Significant digits a DOUBLE holds every decimal of exactly through one division.
 _DOUBLE_DIGITS = 15
 
@@ -44,15 +41,17 @@ def _number(text: str, column_type: exp.DataType) -> exp.Expr | None:
         return None
     minus, whole, fraction = found.group(1), found.group(2), found.group(3) or ""
     whole = whole.lstrip("0") or "0"
-    for sqlglot_type, (low, high) in _RANGES.items():
-        if column_type.is_type(sqlglot_type):
-            if fraction.strip("0"):
-                return None
-            value = int(minus + whole)
-            return _literal(minus, whole) if low <= value <= high else None
+    bounds = integer_range(column_type)
+    if bounds is not None:
+        if fraction.strip("0"):
+            return None
+        value = int(minus + whole)
+        return _literal(minus, whole) if bounds[0] <= value <= bounds[1] else None
     if column_type.is_type(exp.DType.DECIMAL):
         sizes = [int(p.name) for p in column_type.expressions if isinstance(p.this, exp.Literal)]
-        width, scale = (sizes + [18, 3][len(sizes) :])[:2]
+        if len(sizes) != 2:
+            return None  # (DuckDB writes a stored decimal's width and scale)
+        width, scale = sizes
         if len(fraction) > scale or (whole != "0" and len(whole) > width - scale):
             return None
     elif column_type.is_type(exp.DType.DOUBLE):
@@ -99,12 +98,12 @@ def number_texts_as_numbers(tree: exp.Expr, stored: dict[str, dict[str, str]]) -
     (``stored``: table -> column -> DuckDB's type) written as the number DuckDB reads it as,
     where that reading is exact (see the module's docstring)."""
     if not any(
-        isinstance(literal.parent, (*_COMPARISONS, exp.Between, exp.In)) and literal.is_string
+        isinstance(literal.parent, (*COMPARISONS, exp.Between, exp.In)) and literal.is_string
         for literal in tree.find_all(exp.Literal)
     ):
         return tree
     types = _stored_types(tree, stored)
-    for node in list(tree.find_all(*_COMPARISONS, exp.Between, exp.In)):
+    for node in list(tree.find_all(*COMPARISONS, exp.Between, exp.In)):
         changes: list[tuple[exp.Expr, exp.Expr | None]] = []
         for subject, text in compared_pairs(node):
             kind = types.get(id(subject))

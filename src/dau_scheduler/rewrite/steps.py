@@ -93,6 +93,12 @@ def _compared_with_dates(tree: exp.Expr, schema: Schema) -> set[int]:
     return found
 
 
+def _date_and_interval(node: exp.Expr) -> tuple[dt.date, exp.Interval] | None:
+    """The date literal and the interval of ``DATE 'x' +/- INTERVAL ...``, or None."""
+    day, interval = _date_literal(node.this), node.expression
+    return None if day is None or not isinstance(interval, exp.Interval) else (day, interval)
+
+
 def fold_date_arithmetic(tree: exp.Expr, schema: Schema) -> exp.Expr:
     """``DATE 'x' +/- INTERVAL 'n' unit`` compared with dates or timestamps becomes the date it
     names (every engine can read a date literal).
@@ -106,20 +112,17 @@ def fold_date_arithmetic(tree: exp.Expr, schema: Schema) -> exp.Expr:
     294247; compared with the date no error is raised.)
     """
     if not any(
-        isinstance(node.parent, _COMPARISONS)
-        and isinstance(node.expression, exp.Interval)
-        and _date_literal(node.this) is not None
+        isinstance(node.parent, _COMPARISONS) and _date_and_interval(node) is not None
         for node in tree.find_all(exp.Add, exp.Sub)
     ):
         return tree  # nothing to fold: sqlglot's types (a copy of the tree) are not read
     dated = _compared_with_dates(tree, schema)
 
     def visit(node: exp.Expr) -> exp.Expr:
-        if id(node) not in dated:
+        found = _date_and_interval(node) if id(node) in dated else None
+        if found is None:
             return node
-        day, interval = _date_literal(node.this), node.expression
-        if day is None or not isinstance(interval, exp.Interval):
-            return node
+        day, interval = found
         amount, unit = interval.this, interval.unit
         if not (isinstance(amount, exp.Literal) and unit is not None):
             return node
