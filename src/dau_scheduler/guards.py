@@ -275,14 +275,40 @@ def expanded_query(sql: str, kind: duckdb.StatementType) -> bool:
     quiet.setLevel(logging.ERROR)  # "falling back to parsing as a Command" is the answer here
     try:
         tree = sqlglot.parse_one(sql, read=DIALECT)
-    except SqlglotError:
-        return False
+    except SqlglotError:  # sqlglot reads no ORDER BY or LIMIT after a PIVOT: DuckDB's words do
+        return _reads_only(sql)
     finally:
         quiet.setLevel(level)
     changes = (exp.DDL, exp.DML, exp.Command, exp.Merge, exp.Set, exp.Pragma)
     return isinstance(tree, (exp.Query, exp.Pivot)) and not any(
         isinstance(node, changes) for node in tree.walk()
     )
+
+
+#: The keywords a query may start with, and those of any statement that changes something
+#: (a table, a setting, the catalog, a transaction) or is no query.
+_QUERY_FIRST = frozenset({"pivot", "unpivot", "select", "from", "with", "values"})
+# fmt: off
+_NOT_READING = frozenset({
+    "insert", "update", "delete", "merge", "copy", "create", "drop", "alter", "attach", "detach",
+    "set", "reset", "pragma", "call", "export", "import", "load", "install", "checkpoint",
+    "vacuum", "truncate", "use", "begin", "commit", "rollback", "transaction", "prepare",
+    "execute", "deallocate", "analyze", "explain",
+})
+# fmt: on
+
+
+def _reads_only(sql: str) -> bool:
+    """Whether DuckDB's tokens of ``sql`` make a query that changes nothing: its first keyword
+    starts a query and no keyword is one of ``_NOT_READING``. A keyword used as a name (a
+    column ``copy``) makes it no query: the caller then refuses to run it, by name."""
+    words = [
+        match.group(0).lower()
+        for offset, kind in duckdb.tokenize(sql)
+        if kind == duckdb.token_type.keyword
+        and (match := re.match(r"\w+", sql[offset:])) is not None
+    ]
+    return bool(words) and words[0] in _QUERY_FIRST and not _NOT_READING.intersection(words)
 
 
 _LOSSY = re.compile(rf"\b({'|'.join(ARROW_LOSSY)})\b")
