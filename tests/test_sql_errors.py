@@ -198,3 +198,14 @@ def test_words_of_statements_in_text_and_names_still_run(session: Any) -> None:
     s, _ = session
     result = s.sql("select 'delete from t' as \"update\", count(*) as n from t", device_share=0.5)
     assert result.table.to_pylist() == [{"update": "delete from t", "n": 4}]
+
+
+def test_a_pivot_sqlglot_cannot_read_is_answered_with_a_plain_refusal(session: Any) -> None:
+    """A PIVOT at the top with an ORDER BY after it: DuckDB's MULTI statement, which a Session
+    once rejected as no query; answered unsplit, its refusal one line without the terminal
+    codes sqlglot underlines a token with."""
+    s, arm = session
+    result = s.sql("pivot t on k using count(*) order by 1")
+    assert result.refusal is not None and "could not be analysed" in result.refusal
+    assert "\x1b" not in result.refusal and "\n" not in result.refusal
+    assert result.table.column_names == ["v", "1", "2", "3", "4"] and arm.calls == 0

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import sqlglot
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
@@ -22,6 +24,15 @@ UNANALYSABLE = (
     AttributeError,  # sqlglot's qualify on a recursive CTE of a CTE (DuckDB's test_cte.test)
     RecursionError,
 )
+#: The terminal codes sqlglot's parse errors underline the bad token with.
+_UNDERLINE = re.compile(r"\x1b\[\d+m")
+
+
+def unanalysable(exc: BaseException) -> str:
+    """The refusal for a query sqlglot cannot analyse (``exc``, one of ``UNANALYSABLE``), on one
+    line and without the terminal codes a parse error underlines its token with."""
+    said = " ".join(_UNDERLINE.sub("", str(exc)).split())
+    return f"the query could not be analysed for splitting: {said}"
 
 
 def alias_subqueries(tree: exp.Expr) -> exp.Expr:

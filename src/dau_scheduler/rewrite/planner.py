@@ -41,6 +41,7 @@ from dau_scheduler.rewrite.blocks import (
     own_nodes,
 )
 from dau_scheduler.rewrite.collation import collation_refusal
+from dau_scheduler.rewrite.columns import unanalysable
 from dau_scheduler.rewrite.columns_expansion import expand_columns
 from dau_scheduler.rewrite.ctes import attach_ctes
 from dau_scheduler.rewrite.dialect import DIALECT
@@ -349,14 +350,11 @@ def compile_split(
 
     if _RESERVED in sql.lower():
         return refused(f"names starting with {_RESERVED} are reserved for the split's own tables")
-    try:
+    try:  # (writing raises too on a JSON path sqlglot reads but cannot write: $..b)
         original: exp.Expr = sqlglot.parse_one(sql, read=DIALECT)
-    except UNANALYSABLE as exc:
-        return refused(f"the query could not be analysed for splitting: {exc}")
-    try:
         rewritten = written_otherwise(sql, original.sql(dialect=DIALECT))
-    except UNANALYSABLE as exc:  # a JSON path sqlglot reads but cannot write ($..b)
-        return refused(f"the query could not be analysed for splitting: {exc}")
+    except UNANALYSABLE as exc:
+        return refused(unanalysable(exc))
     if rewritten is not None:
         return refused(rewritten)
     expanded = expand_columns(original, binder, columns, types)

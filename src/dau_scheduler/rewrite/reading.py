@@ -18,7 +18,7 @@ from sqlglot.errors import SqlglotError
 from sqlglot.optimizer.qualify import qualify
 
 from dau_scheduler.errors import SplitError
-from dau_scheduler.rewrite.columns import UNANALYSABLE, alias_subqueries
+from dau_scheduler.rewrite.columns import UNANALYSABLE, alias_subqueries, unanalysable
 from dau_scheduler.rewrite.comma_scopes import scope_after_commas
 from dau_scheduler.rewrite.dialect import DIALECT
 from dau_scheduler.rewrite.steps import STEPS
@@ -105,7 +105,7 @@ def read_back(
     except UNANALYSABLE as exc:
         if any(part in str(exc) for part in ("'rowid' could not be", "Unknown column: rowid")):
             return "rowid: DuckDB's row identifier is a column of its storage, not of the rows"
-        return f"the query could not be analysed for splitting: {exc}"
+        return unanalysable(exc)
     # The rewrite works on sqlglot's reading of the query: it must bind to the same types.
     try:
         _, round_trip, _ = binder(tree.sql(dialect=DIALECT))
