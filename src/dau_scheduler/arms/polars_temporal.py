@@ -9,6 +9,7 @@ from datetime import datetime, timedelta
 
 from sqlglot import exp
 
+from dau_scheduler.arms.polars_functions import COMPARISONS
 from dau_scheduler.arms.polars_marks import PLAIN_YEARS
 from dau_scheduler.arms.polars_texts import compared_pairs
 from dau_scheduler.rewrite.one_type import ONE_TYPE, given_one_type
@@ -156,7 +157,6 @@ def mixed_units(node: exp.Expr) -> str | None:
     )
 
 
-_COMPARISONS = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.NullSafeEQ, exp.NullSafeNEQ)
 _PLAIN_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 
@@ -241,7 +241,7 @@ def date_text_as_dates(tree: exp.Expr) -> exp.Expr:
     translate ("Strptime cache is a CPU feature": TPC-DS Q16, Q32, Q92, Q94 and Q95's ``d_date
     BETWEEN '2002-02-01' AND ...`` were refused on the cudf arm); a date literal it reads as a
     date. Then each TIMESTAMP literal is written as its value."""
-    for node in list(tree.find_all(*_COMPARISONS, exp.Between, exp.In)):
+    for node in list(tree.find_all(*COMPARISONS, exp.Between, exp.In)):
         changes: list[tuple[exp.Expr, exp.Expr | None]] = []
         for subject, text in compared_pairs(node):
             if not (
