@@ -74,6 +74,7 @@ SPLITS = {
     "parenthesized_literals",
     "number_spellings",
     "number_texts",
+    "pivots",
 }
 
 

@@ -19,6 +19,7 @@ from dau_scheduler import checks, deciding, execution, live, parameters
 from dau_scheduler.errors import ArmError, FoldError, PostureError, SplitError, SqlError
 from dau_scheduler.guards import one_query
 from dau_scheduler.refusals import connection_state
+from dau_scheduler.rewrite.pivots import values_written_in
 from dau_scheduler.rewrite.planner import CompiledSplit, SplitPlan
 from dau_scheduler.split import device_cut
 from dau_scheduler.sql_result import SqlResult
@@ -53,6 +54,7 @@ def answer(
     why = connection_state(session.host, session.place, session.row_counts)
     if why is not None:
         return refused_unplanned(session, sql, why, strict=strict)
+    sql = pivot_values(session, sql)
     if not strict and split_table is None:
         alone = deciding.unplanned_host_split(
             session, sql, posture, device_share, auto=profile == "auto"
@@ -301,11 +303,24 @@ def written_in(session: Session, sql: str, params: Any) -> tuple[str, str | None
     (``parameters.bind``) and None, or ``sql`` and why they could not be (it would run
     unsplit with them)."""
     parameters.check(params)
-    if params is None:
-        return sql, None
     session.host.sync_settings()
+    if params is None:
+        return pivot_values(session, sql), None
     bound, unread = parameters.bind(sql, params, session.host.cursor())
     return (sql, unread) if bound is None else (bound, None)
+
+
+def pivot_values(session: Session, sql: str) -> str:
+    """``sql``, a PIVOT whose ON items list no values (DuckDB's MULTI statement), with the
+    values DuckDB would find written in (``pivots.values_written_in``), so it can split;
+    any other query as it is."""
+    try:
+        statements = duckdb.extract_statements(sql)
+    except (duckdb.Error, TypeError):  # (not text: named where the query is checked)
+        return sql
+    if len(statements) != 1 or statements[0].type != duckdb.StatementType.MULTI:
+        return sql
+    return values_written_in(sql, session.host.cursor())
 
 
 def _with_parameters(

@@ -73,6 +73,10 @@ _AS_WRITTEN = (
 _EXPONENT_RUN = re.compile(r"[0-9_.]*[eE][0-9_]+(?=[+-][0-9])")
 
 
+#: What may follow a PIVOT statement: its rows' order and cut.
+_AFTER_PIVOT = frozenset({TokenType.ORDER_BY, TokenType.LIMIT, TokenType.OFFSET, TokenType.FETCH})
+
+
 class DauDuckDB(DuckDB):
     """DuckDB's SQL, with what sqlglot would write otherwise kept through a parse and a write:
     an explicit NULL order, an interval in one string, list sorts, a struct of one field,
@@ -152,6 +156,16 @@ class DauDuckDB(DuckDB):
             **DuckDB.Parser.NO_PAREN_FUNCTION_PARSERS,
             "@": lambda self: exp.Abs(this=self._parse_term()),
         }
+
+        def _parse_simplified_pivot(self, is_unpivot: bool | None = None) -> exp.Expr:
+            # DuckDB takes an ORDER BY, LIMIT or OFFSET after a PIVOT or UNPIVOT statement (its
+            # rows ordered and cut as a SELECT * over it would); sqlglot stopped there.
+            pivot: exp.Expr = super()._parse_simplified_pivot(is_unpivot)
+            if not self._match_set(_AFTER_PIVOT, advance=False):
+                return pivot
+            wrapped = exp.Select(expressions=[exp.Star()]).from_(exp.Subquery(this=pivot))
+            found: exp.Expr = self._parse_query_modifiers(wrapped)
+            return found
 
         #: JSON '{"a": 1}' is the text as written; sqlglot wrote json('{"a": 1}'), which
         #: DuckDB minifies ('{"a":1}'). Every typed literal is read as the cast it is.

@@ -48,6 +48,7 @@ from dau_scheduler.rewrite.dialect import DIALECT
 from dau_scheduler.rewrite.fold import PARTIALS, FastFold, FastRows, fast_for_types
 from dau_scheduler.rewrite.occurrence import occurrence_refusal
 from dau_scheduler.rewrite.outputs import cast_outputs, partials_typed
+from dau_scheduler.rewrite.pivots import pivots_as_filters
 from dau_scheduler.rewrite.pushdown import push_filters
 from dau_scheduler.rewrite.reading import (
     UNANALYSABLE,
@@ -358,6 +359,7 @@ def compile_split(
     if rewritten is not None:
         return refused(rewritten)
     expanded = expand_columns(original, binder, columns, types)
+    expanded = pivots_as_filters(expanded, binder, columns, types, aggregate_names)
     if expanded is not original:
         original, expanded_sql = expanded, expanded.sql(dialect=DIALECT)
     over = inline_views(original, schema, place, views) if views is not None else None

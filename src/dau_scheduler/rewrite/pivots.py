@@ -1,0 +1,315 @@
+"""A PIVOT written as the grouped query DuckDB runs for it, so it splits like any other.
+
+DuckDB binds ``PIVOT src ON p IN (v1, v2) USING agg(x) GROUP BY g`` (its ``bind_pivot.cpp``)
+as ``SELECT g, agg(x) FILTER (WHERE CAST(p AS VARCHAR) IS NOT DISTINCT FROM '<v1>') AS "v1",
+... FROM src GROUP BY g``: one filtered aggregate per IN value (per combination of values, for
+several ON items, the first ON item's values outermost) and per USING aggregate, the filter
+comparing the pivot expression's text with the value's. Without GROUP BY the groups are the
+source's columns that no aggregate and no ON item reads, in the source's order. Past
+``pivot_filter_threshold`` values DuckDB computes the same answer another way (each group's
+aggregate per value, then lists of them placed by the value's text), which can differ only
+where two values have one text: a NULL, which it writes 'NULL' (so an IN value NULL or 'NULL'
+is left as written for a text ON item, and 'NULL' for any), or two values one text stands for
+(so an ON item must be an integer, a DECIMAL, text, a DATE or a BOOLEAN, whose text is theirs
+alone).
+
+The output names are DuckDB's own (the pivot bound, never run), and the written query must bind
+to the unsplit query's very names and types, or the query is kept as it was (and refused as
+before). Left as written: UNPIVOT, the ``FROM t PIVOT (... FOR ...)`` form, IN values that are
+not constants (or are aliased), a USING expression whose aggregate has a FILTER of its own (DuckDB
+replaces it), and an ON item with no IN list: :func:`values_written_in` writes DuckDB's own list
+for it first, from the rows, as DuckDB's MULTI statement does.
+"""
+
+from __future__ import annotations
+
+import datetime
+import itertools
+import logging
+import re
+from collections.abc import Collection, Sequence
+
+import duckdb
+import sqlglot
+from sqlglot import exp
+
+from dau_scheduler.rewrite.columns import UNANALYSABLE
+from dau_scheduler.rewrite.dialect import DIALECT
+from dau_scheduler.rewrite.reading import Binder
+
+#: Types whose text (``CAST(x AS VARCHAR)``) is one value's alone.
+_OWN_TEXT = re.compile(
+    r"(TINYINT|SMALLINT|INTEGER|BIGINT|HUGEINT|UTINYINT|USMALLINT|UINTEGER|UBIGINT|UHUGEINT"
+    r"|DECIMAL\(\d+,\s*\d+\)|VARCHAR|DATE|BOOLEAN)"
+)
+#: DuckDB's default ``pivot_limit``: a MULTI pivot of more values raises there.
+_PIVOT_LIMIT = 100_000
+
+
+class _Unwritable(Exception):
+    """This PIVOT is left as written."""
+
+
+def _ctes_around(node: exp.Expr) -> exp.With | None:
+    """The WITH clauses around ``node`` (outermost first; an inner name shadows), as one."""
+    seen: dict[str, exp.CTE] = {}
+    levels: list[list[exp.CTE]] = []
+    parent = node.parent
+    while parent is not None:
+        with_ = parent.args.get("with_") if isinstance(parent, exp.Query) else None
+        if isinstance(with_, exp.With):
+            levels.append(list(with_.expressions))
+        parent = parent.parent
+    for level in reversed(levels):
+        for cte in level:
+            seen[cte.alias_or_name.lower()] = cte
+    return exp.With(expressions=[c.copy() for c in seen.values()]) if seen else None
+
+
+def _probe(pivot: exp.Pivot, select: exp.Select) -> str:
+    """``select`` with the CTEs around ``pivot``, as text."""
+    with_ = _ctes_around(pivot)
+    if with_ is not None:
+        select.set("with_", with_)
+    return select.sql(dialect=DIALECT)
+
+
+def _bound(binder: Binder, sql: str) -> tuple[list[str], list[str]]:
+    try:
+        names, types, _ = binder(sql)
+    except (ValueError, RuntimeError) as exc:  # SplitError is a ValueError
+        raise _Unwritable(str(exc)) from exc
+    return list(names), list(types)
+
+
+def _value_text(value: exp.Expr) -> exp.Expr:
+    """The text DuckDB compares the ON item's text with, for one IN value: the constant cast
+    to VARCHAR (a bare name is its own text)."""
+    if isinstance(value, exp.Column) and not value.table:
+        return exp.Literal.string(value.name)
+    if isinstance(value, exp.Paren):
+        value = value.this
+    constant = value.this if isinstance(value, (exp.Neg, exp.Cast)) else value
+    if not isinstance(constant, (exp.Literal, exp.Null, exp.Boolean)):
+        raise _Unwritable(f"an IN value that is no constant: {value.sql(dialect=DIALECT)}")
+    return exp.Cast(this=value.copy(), to=exp.DataType.build("VARCHAR"))
+
+
+def _canonical(text: str, on_type: str) -> bool:
+    """Whether ``text`` is the very text DuckDB writes for some value of ``on_type`` (so the
+    value's text equals it exactly when the value equals ``CAST(text AS on_type)``)."""
+    decimal = re.fullmatch(r"DECIMAL\((\d+),\s*(\d+)\)", on_type)
+    if decimal is not None:
+        width, scale = int(decimal.group(1)), int(decimal.group(2))
+        if width <= scale:  # DuckDB writes no 0 before the point there ('.500')
+            return False
+        fraction = rf"\.\d{{{scale}}}" if scale else ""
+        written = re.fullmatch(rf"-?(0|[1-9]\d*){fraction}", text) is not None
+        return written and not (text.startswith("-") and set(text) <= set("-0."))
+    if on_type == "DATE":
+        return re.fullmatch(r"[1-9]\d{3}-\d{2}-\d{2}", text) is not None and _is_date(text)
+    if on_type == "BOOLEAN":
+        return text in ("true", "false")
+    return on_type != "VARCHAR" and re.fullmatch(r"-?[1-9]\d*|0", text) is not None
+
+
+def _is_date(text: str) -> bool:
+    try:
+        datetime.date.fromisoformat(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _matches(on: exp.Expr, value: exp.Expr, on_type: str) -> exp.Expr:
+    """DuckDB's test of one ON item against one IN value: the item's text IS NOT DISTINCT FROM
+    the value's; written as the item against the value where the value is text the type writes
+    (the same test, one every arm computes: Polars writes dates and decimals as text its own
+    way)."""
+    if isinstance(value, exp.Literal) and value.is_string and _canonical(value.name, on_type):
+        typed: exp.Expr = (
+            exp.Boolean(this=value.name == "true")
+            if on_type == "BOOLEAN"
+            else exp.Cast(this=value.copy(), to=exp.DataType.build("DATE"))
+            if on_type == "DATE"
+            else exp.Literal.number(value.name)  # an integer, or a decimal of its own scale
+        )
+        return exp.NullSafeEQ(this=on.copy(), expression=typed)
+    text = exp.Cast(this=on.copy(), to=exp.DataType.build("VARCHAR"))
+    return exp.NullSafeEQ(this=text, expression=_value_text(value))
+
+
+def _aggregate_of(expression: exp.Expr, aggregates: Collection[str]) -> exp.Expr:
+    """The one aggregate call in a USING expression."""
+    found = [
+        node
+        for node in expression.walk()
+        if isinstance(node, exp.AggFunc)
+        or (isinstance(node, exp.Anonymous) and node.name.lower() in aggregates)
+    ]
+    outermost = [
+        n for n in found if not any(n is not o and o in n.iter_expressions() for o in found)
+    ]
+    if len(found) != 1 or len(outermost) != 1:
+        raise _Unwritable("a USING expression of other than one aggregate")
+    if any(isinstance(n, (exp.Filter, exp.Window, exp.Query)) for n in expression.walk()):
+        raise _Unwritable("a USING aggregate with a FILTER, window or subquery")
+    return found[0]
+
+
+def _as_filters(pivot: exp.Pivot, binder: Binder, aggregates: Collection[str]) -> exp.Select:
+    """The grouped query DuckDB runs for ``pivot`` (see the module)."""
+    source = pivot.this
+    if (
+        pivot.args.get("unpivot")
+        or pivot.args.get("into")
+        or not isinstance(source, (exp.Table, exp.Subquery))
+    ):
+        raise _Unwritable("not a PIVOT of a table or a subquery")
+    ons = pivot.expressions
+    if not ons or not all(isinstance(o, exp.In) and o.expressions for o in ons):
+        raise _Unwritable("an ON item without a list of values")
+    if any(v for o in ons for k, v in o.args.items() if k not in ("this", "expressions")):
+        raise _Unwritable("an IN of a subquery")
+    using = list(pivot.args.get("using") or []) or [exp.Count(this=exp.Star())]
+    calls = [_aggregate_of(u.this if isinstance(u, exp.Alias) else u, aggregates) for u in using]
+    source_from = exp.Select(expressions=[exp.Star()]).from_(source.copy())
+    items = exp.Select(expressions=[o.this.copy() for o in ons]).from_(source.copy())
+    _, on_types = _bound(binder, _probe(pivot, items.limit(0)))
+    values = [list(o.expressions) for o in ons]
+    for on_type, listed in zip(on_types, values, strict=True):
+        if not _OWN_TEXT.fullmatch(on_type):
+            raise _Unwritable(f"an ON item of type {on_type}, whose text two values may share")
+        for value in listed:
+            null = isinstance(value, exp.Null) or (
+                isinstance(value, exp.Literal) and value.is_string and value.name.upper() == "NULL"
+            )
+            if null and (on_type == "VARCHAR" or not isinstance(value, exp.Null)):
+                raise _Unwritable("a NULL among an ON item's values, which DuckDB may write 'NULL'")
+    group = pivot.args.get("group")
+    if group is not None:
+        groups = list(group.expressions)
+        if not all(isinstance(g, exp.Column) and not g.table for g in groups):
+            raise _Unwritable("a GROUP BY of other than the source's columns")
+    else:
+        read = {
+            c.name.lower()
+            for node in (*calls, *(o.this for o in ons))
+            for c in node.find_all(exp.Column)
+        }
+        columns, _ = _bound(binder, _probe(pivot, source_from.limit(0)))
+        if len({c.lower() for c in columns}) != len(columns):
+            raise _Unwritable("a source with two columns of one name")
+        groups = [exp.column(c, quoted=True) for c in columns if c.lower() not in read]
+    names, _ = _bound(
+        binder,
+        _probe(
+            pivot,
+            exp.Select(expressions=[exp.Star()]).from_(exp.Subquery(this=pivot.copy())).limit(0),
+        ),
+    )
+    combinations = list(itertools.product(*values))
+    if len(names) != len(groups) + len(combinations) * len(using):
+        raise _Unwritable("outputs other than one per group, value and aggregate")
+    outputs: list[exp.Expr] = [
+        exp.alias_(g.copy(), name, quoted=True) for g, name in zip(groups, names, strict=False)
+    ]
+    named = iter(names[len(groups) :])
+    for combination in combinations:
+        condition = exp.and_(
+            *(
+                _matches(o.this, value, on_type)
+                for o, value, on_type in zip(ons, combination, on_types, strict=True)
+            )
+        )
+        for expression, call in zip(using, calls, strict=True):
+            body = expression.this if isinstance(expression, exp.Alias) else expression
+            written = body.copy()
+            inner = next(n for n in written.walk() if n == call)
+            filtered = exp.Filter(this=inner.copy(), expression=exp.Where(this=condition.copy()))
+            written = filtered if inner is written else written
+            if inner is not written:
+                inner.replace(filtered)
+            outputs.append(exp.alias_(written, next(named), quoted=True))
+    select = exp.Select(expressions=outputs).from_(source.copy())
+    if groups:
+        select.set("group", exp.Group(expressions=[g.copy() for g in groups]))
+    return select
+
+
+def pivots_as_filters(
+    tree: exp.Expr,
+    binder: Binder,
+    names: Sequence[str],
+    types: Sequence[str],
+    aggregates: Collection[str],
+) -> exp.Expr:
+    """``tree`` with each PIVOT written as DuckDB's grouped query for it (see the module), or
+    ``tree`` itself where it has none or one is left as written. ``names`` and ``types``: the
+    unsplit query's bound outputs, which the written query must repeat."""
+    if not any(isinstance(node, exp.Pivot) for node in tree.walk()):
+        return tree
+    written = tree.copy()
+    try:
+        for pivot in sorted(written.find_all(exp.Pivot), key=lambda p: -p.depth):
+            select = _as_filters(pivot, binder, aggregates)
+            if pivot is written:
+                written = select
+            else:
+                pivot.replace(select)
+        bound_names, bound_types, _ = binder(written.sql(dialect=DIALECT))
+    except (_Unwritable, ValueError, RuntimeError, *UNANALYSABLE):
+        return tree
+    if list(bound_names) != list(names) or list(bound_types) != list(types):
+        return tree
+    return written
+
+
+def values_written_in(sql: str, cursor: duckdb.DuckDBPyConnection) -> str:
+    """``sql`` (a MULTI statement: a PIVOT whose ON items list no values) with each ON item's
+    values written in as DuckDB finds them (``SELECT DISTINCT CAST(p AS VARCHAR) FROM src WHERE
+    p IS NOT NULL ORDER BY 1``, run here as DuckDB runs it before the pivot), so the query is one
+    SELECT that splits; ``sql`` itself where it cannot be (a value list DuckDB would refuse, an
+    empty one, a query sqlglot cannot read)."""
+    quiet = logging.getLogger("sqlglot")
+    level = quiet.level
+    quiet.setLevel(logging.ERROR)
+    try:
+        tree = sqlglot.parse_one(sql, read=DIALECT)
+        changed = False
+        for pivot in list(tree.find_all(exp.Pivot)):
+            source = pivot.this
+            if pivot.args.get("unpivot") or not isinstance(source, (exp.Table, exp.Subquery)):
+                continue
+            for item in list(pivot.expressions):
+                if isinstance(item, (exp.In, exp.Alias, exp.PivotAlias)):
+                    continue
+                # DuckDB's own statement for the values (ascending whatever default_order says)
+                on = item.sql(dialect=DIALECT)
+                found = sqlglot.parse_one(
+                    f"SELECT DISTINCT CAST(({on}) AS VARCHAR) FROM {source.sql(dialect=DIALECT)} "
+                    f"WHERE ({on}) IS NOT NULL ORDER BY 1 ASC",
+                    read=DIALECT,
+                )
+                assert isinstance(found, exp.Select)
+                rows = cursor.sql(_probe(pivot, found)).fetchall()
+                if not rows or len(rows) >= _PIVOT_LIMIT:
+                    return sql
+                listed = [exp.Literal.string(str(row[0])) for row in rows]
+                # (DuckDB reads `ON g % 3 IN (...)` as a pivot on the test: parenthesized)
+                on_item = item.copy() if isinstance(item, exp.Column) else exp.paren(item.copy())
+                item.replace(exp.In(this=on_item, expressions=listed))
+                changed = True
+        if not changed:
+            return sql
+        written = tree.sql(dialect=DIALECT)
+        # Every ON item now lists its values, or DuckDB reads it otherwise: left as written.
+        kind = duckdb.extract_statements(written)[0].type
+        return written if kind == duckdb.StatementType.SELECT else sql
+    except (duckdb.Error, *UNANALYSABLE):
+        return sql
+    finally:
+        quiet.setLevel(level)
+
+
+__all__ = ["pivots_as_filters", "values_written_in"]
