@@ -126,6 +126,15 @@ def _matches(on: exp.Expr, value: exp.Expr, on_type: str) -> exp.Expr:
     the value's; written as the item against the value where the value is text the type writes
     (the same test, one every arm computes: Polars writes dates and decimals as text its own
     way)."""
+    if (
+        on_type == "DATE"
+        and isinstance(value, exp.Cast)
+        and value.to.is_type(exp.DataType.Type.DATE)
+        and isinstance(value.this, exp.Literal)
+        and value.this.is_string
+        and _canonical(value.this.name, on_type)
+    ):
+        value = value.this  # DATE '2020-01-31': the same test as the text '2020-01-31'
     if isinstance(value, exp.Literal) and value.is_string and _canonical(value.name, on_type):
         typed: exp.Expr = (
             exp.Boolean(this=value.name == "true")
@@ -147,10 +156,7 @@ def _aggregate_of(expression: exp.Expr, aggregates: Collection[str]) -> exp.Expr
         if isinstance(node, exp.AggFunc)
         or (isinstance(node, exp.Anonymous) and node.name.lower() in aggregates)
     ]
-    outermost = [
-        n for n in found if not any(n is not o and o in n.iter_expressions() for o in found)
-    ]
-    if len(found) != 1 or len(outermost) != 1:
+    if len(found) != 1:  # (none, or several: beside each other or one inside another)
         raise _Unwritable("a USING expression of other than one aggregate")
     if any(isinstance(n, (exp.Filter, exp.Window, exp.Query)) for n in expression.walk()):
         raise _Unwritable("a USING aggregate with a FILTER, window or subquery")
@@ -265,44 +271,83 @@ def pivots_as_filters(
     return written
 
 
+#: Words that end a PIVOT statement's ON items.
+_AFTER_ON = frozenset({"using", "group", "order", "limit", "offset"})
+
+
+def _on_items(sql: str) -> tuple[str, list[tuple[int, int]]] | None:
+    """The source's text and each ON item's (start, end) in ``sql``, a statement of one PIVOT,
+    from DuckDB's own tokens (the text is kept as written: DuckDB names a pivot's columns
+    after its aggregates' text); None where they cannot be told."""
+    tokens = duckdb.tokenize(sql)
+    ends = [start for start, _ in tokens[1:]] + [len(sql)]
+    words = [
+        (start, end, kind == duckdb.token_type.keyword, sql[start:end].strip().lower())
+        for (start, kind), end in zip(tokens, ends, strict=True)
+    ]
+    pivots = [n for n, (_, _, key, word) in enumerate(words) if key and word == "pivot"]
+    if len(pivots) != 1:
+        return None
+    depth, level, source_start = 0, None, words[pivots[0]][1]
+    source: str | None = None
+    items: list[tuple[int, int]] = []
+    item_start = 0
+    for n, (start, end, key, word) in enumerate(words):
+        if n == pivots[0]:
+            level = depth
+        elif level is not None and depth == level:
+            if source is None and key and word == "on":
+                source, item_start = sql[source_start:start], end
+            elif source is not None and (word == "," or (key and word in _AFTER_ON)):
+                items.append((item_start, start))
+                item_start = end
+                if word != ",":
+                    return source, items
+        if word.startswith("("):
+            depth += 1
+        elif word.startswith(")"):
+            if level is not None and depth == level and source is not None:
+                return source, [*items, (item_start, start)]
+            depth -= 1
+    return (source, [*items, (item_start, len(sql))]) if source is not None else None
+
+
 def values_written_in(sql: str, cursor: duckdb.DuckDBPyConnection) -> str:
     """``sql`` (a MULTI statement: a PIVOT whose ON items list no values) with each ON item's
-    values written in as DuckDB finds them (``SELECT DISTINCT CAST(p AS VARCHAR) FROM src WHERE
-    p IS NOT NULL ORDER BY 1``, run here as DuckDB runs it before the pivot), so the query is one
-    SELECT that splits; ``sql`` itself where it cannot be (a value list DuckDB would refuse, an
-    empty one, a query sqlglot cannot read)."""
+    values written in after it as DuckDB finds them (``SELECT DISTINCT CAST(p AS VARCHAR) FROM
+    src WHERE p IS NOT NULL ORDER BY 1``, run here as DuckDB runs it before the pivot), the
+    rest of the text as written, so the query is one SELECT that splits; ``sql`` itself where
+    it cannot be (several PIVOTs, a value list DuckDB would refuse, an empty one, a query
+    sqlglot cannot read)."""
     quiet = logging.getLogger("sqlglot")
     level = quiet.level
     quiet.setLevel(logging.ERROR)
     try:
         tree = sqlglot.parse_one(sql, read=DIALECT)
-        changed = False
-        for pivot in list(tree.find_all(exp.Pivot)):
-            source = pivot.this
-            if pivot.args.get("unpivot") or not isinstance(source, (exp.Table, exp.Subquery)):
-                continue
-            for item in list(pivot.expressions):
-                if isinstance(item, (exp.In, exp.Alias, exp.PivotAlias)):
-                    continue
-                # DuckDB's own statement for the values (ascending whatever default_order says)
-                on = item.sql(dialect=DIALECT)
-                found = sqlglot.parse_one(
-                    f"SELECT DISTINCT CAST(({on}) AS VARCHAR) FROM {source.sql(dialect=DIALECT)} "
-                    f"WHERE ({on}) IS NOT NULL ORDER BY 1 ASC",
-                    read=DIALECT,
-                )
-                assert isinstance(found, exp.Select)
-                rows = cursor.sql(_probe(pivot, found)).fetchall()
-                if not rows or len(rows) >= _PIVOT_LIMIT:
-                    return sql
-                listed = [exp.Literal.string(str(row[0])) for row in rows]
-                # (DuckDB reads `ON g % 3 IN (...)` as a pivot on the test: parenthesized)
-                on_item = item.copy() if isinstance(item, exp.Column) else exp.paren(item.copy())
-                item.replace(exp.In(this=on_item, expressions=listed))
-                changed = True
-        if not changed:
+        pivots = list(tree.find_all(exp.Pivot))
+        found = _on_items(sql)
+        if len(pivots) != 1 or pivots[0].args.get("unpivot") or found is None:
             return sql
-        written = tree.sql(dialect=DIALECT)
+        source, spans = found
+        ons = pivots[0].expressions
+        if len(ons) != len(spans) or not isinstance(pivots[0].this, (exp.Table, exp.Subquery)):
+            return sql
+        written = sql
+        for on, (start, end) in reversed(list(zip(ons, spans, strict=True))):
+            if isinstance(on, (exp.In, exp.Alias, exp.PivotAlias)):
+                continue
+            item = sql[start:end].strip()
+            # DuckDB's own statement for the values (ascending whatever default_order says)
+            rows = cursor.sql(
+                f"SELECT DISTINCT CAST(({item}) AS VARCHAR) FROM {source} "
+                f"WHERE ({item}) IS NOT NULL ORDER BY 1 ASC"
+            ).fetchall()
+            if not rows or len(rows) >= _PIVOT_LIMIT:
+                return sql
+            listed = ", ".join(exp.Literal.string(str(r[0])).sql(dialect=DIALECT) for r in rows)
+            # (DuckDB reads `ON g % 3 IN (...)` as a pivot on the test: parenthesized)
+            on_item = item if isinstance(on, exp.Column) else f"({item})"
+            written = f"{written[:start]} {on_item} IN ({listed}) {written[end:]}"
         # Every ON item now lists its values, or DuckDB reads it otherwise: left as written.
         kind = duckdb.extract_statements(written)[0].type
         return written if kind == duckdb.StatementType.SELECT else sql
