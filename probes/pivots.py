@@ -4,8 +4,8 @@ DECIMAL, text, DATE, BOOLEAN) and some whose text is not (DOUBLE, TIMESTAMP), wi
 text holding 'NULL'; values listed (constants, NULL, typed literals, names) or found from the
 rows (DuckDB's MULTI statement), one or two ON items, an expression as an ON item; one to three
 USING aggregates (aliased or not, DISTINCT, an expression of one); GROUP BY or the columns
-nothing reads; a table, a filtered subquery or a CTE as the source; ORDER BY and LIMIT after
-it; and ``pivot_filter_threshold`` set low between queries, so DuckDB answers some with its
+nothing reads; a table, a filtered subquery or a CTE as the source; the FROM clause's form
+(``FROM src PIVOT (aggs FOR p IN (...) GROUP BY g)``); ORDER BY and LIMIT after it; and ``pivot_filter_threshold`` set low between queries, so DuckDB answers some with its
 list plan instead of filtered aggregates. Arguments: SEED FILE COUNT."""
 
 from _probe import arguments, write
@@ -71,6 +71,10 @@ for _ in range(COUNT):
     if using:
         q += f" USING {', '.join(using)}"
     q += group
+    if using and all(" IN (" in w for w in written) and R.random() < 0.4:
+        # the FROM clause's form of the same pivot
+        alias = R.choice(["", " AS p"])
+        q = f"SELECT * FROM {source} PIVOT ({', '.join(using)} FOR {' '.join(written)}{group}){alias}"
     if R.random() < 0.3 and group:
         q = f"WITH p AS ({q}) SELECT * FROM p"
     if group and R.random() < 0.6:

@@ -15,8 +15,9 @@ alone).
 
 The output names are DuckDB's own (the pivot bound, never run), and the written query must bind
 to the unsplit query's very names and types, or the query is kept as it was (and refused as
-before). Left as written: UNPIVOT, the ``FROM t PIVOT (... FOR ...)`` form, IN values that are
-not constants (or are aliased), a USING expression whose aggregate has a FILTER of its own (DuckDB
+before). ``FROM t PIVOT (agg FOR p IN (...) GROUP BY g) AS a`` is the same pivot to DuckDB,
+written the same way. Left as written: UNPIVOT, IN values that are not constants (or are
+aliased), a USING expression whose aggregate has a FILTER of its own (DuckDB
 replaces it), and an ON item with no IN list: :func:`values_written_in` writes DuckDB's own list
 for it first, from the rows, as DuckDB's MULTI statement does.
 """
@@ -66,9 +67,9 @@ def _ctes_around(node: exp.Expr) -> exp.With | None:
     return exp.With(expressions=[c.copy() for c in seen.values()]) if seen else None
 
 
-def _probe(pivot: exp.Pivot, select: exp.Select) -> str:
-    """``select`` with the CTEs around ``pivot``, as text."""
-    with_ = _ctes_around(pivot)
+def _probe(anchor: exp.Expr, select: exp.Select) -> str:
+    """``select`` with the CTEs around ``anchor``, as text."""
+    with_ = _ctes_around(anchor)
     if with_ is not None:
         select.set("with_", with_)
     return select.sql(dialect=DIALECT)
@@ -163,8 +164,11 @@ def _aggregate_of(expression: exp.Expr, aggregates: Collection[str]) -> exp.Expr
     return found[0]
 
 
-def _as_filters(pivot: exp.Pivot, binder: Binder, aggregates: Collection[str]) -> exp.Select:
-    """The grouped query DuckDB runs for ``pivot`` (see the module)."""
+def _as_filters(
+    pivot: exp.Pivot, binder: Binder, aggregates: Collection[str], anchor: exp.Expr
+) -> exp.Select:
+    """The grouped query DuckDB runs for ``pivot`` (see the module), which stands where
+    ``anchor`` stands in the query (the CTEs around it are the probes')."""
     source = pivot.this
     if (
         pivot.args.get("unpivot")
@@ -181,7 +185,7 @@ def _as_filters(pivot: exp.Pivot, binder: Binder, aggregates: Collection[str]) -
     calls = [_aggregate_of(u.this if isinstance(u, exp.Alias) else u, aggregates) for u in using]
     source_from = exp.Select(expressions=[exp.Star()]).from_(source.copy())
     items = exp.Select(expressions=[o.this.copy() for o in ons]).from_(source.copy())
-    _, on_types = _bound(binder, _probe(pivot, items.limit(0)))
+    _, on_types = _bound(binder, _probe(anchor, items.limit(0)))
     values = [list(o.expressions) for o in ons]
     for on_type, listed in zip(on_types, values, strict=True):
         if not _OWN_TEXT.fullmatch(on_type):
@@ -203,14 +207,14 @@ def _as_filters(pivot: exp.Pivot, binder: Binder, aggregates: Collection[str]) -
             for node in (*calls, *(o.this for o in ons))
             for c in node.find_all(exp.Column)
         }
-        columns, _ = _bound(binder, _probe(pivot, source_from.limit(0)))
+        columns, _ = _bound(binder, _probe(anchor, source_from.limit(0)))
         if len({c.lower() for c in columns}) != len(columns):
             raise _Unwritable("a source with two columns of one name")
         groups = [exp.column(c, quoted=True) for c in columns if c.lower() not in read]
     names, _ = _bound(
         binder,
         _probe(
-            pivot,
+            anchor,
             exp.Select(expressions=[exp.Star()]).from_(exp.Subquery(this=pivot.copy())).limit(0),
         ),
     )
@@ -243,6 +247,28 @@ def _as_filters(pivot: exp.Pivot, binder: Binder, aggregates: Collection[str]) -
     return select
 
 
+def _standard(pivot: exp.Pivot, binder: Binder, aggregates: Collection[str]) -> exp.Select:
+    """``FROM src PIVOT (aggs FOR p IN (...) GROUP BY g)`` as the PIVOT statement it is to
+    DuckDB (one PivotRef), written as that statement is."""
+    over = pivot.parent
+    assert over is not None
+    if (
+        len(over.args["pivots"]) != 1
+        or pivot.args.get("unpivot")
+        or any(pivot.args.get(k) for k in ("include_nulls", "default_on_null"))
+    ):
+        raise _Unwritable("a pivot of several steps, an UNPIVOT, or NULL options")
+    source = over.copy()
+    source.set("pivots", None)
+    statement = exp.Pivot(
+        this=source,
+        expressions=[f.copy() for f in pivot.args.get("fields") or []],
+        using=[e.copy() for e in pivot.expressions],
+        group=pivot.args["group"].copy() if pivot.args.get("group") else None,
+    )
+    return _as_filters(statement, binder, aggregates, over)
+
+
 def pivots_as_filters(
     tree: exp.Expr,
     binder: Binder,
@@ -258,7 +284,16 @@ def pivots_as_filters(
     written = tree.copy()
     try:
         for pivot in sorted(written.find_all(exp.Pivot), key=lambda p: -p.depth):
-            select = _as_filters(pivot, binder, aggregates)
+            over = pivot.parent
+            if isinstance(over, (exp.Table, exp.Subquery)) and pivot in over.args.get("pivots", []):
+                # FROM t PIVOT (agg FOR p IN (...) GROUP BY g) AS a: the same pivot of t
+                over.replace(
+                    exp.Subquery(
+                        this=_standard(pivot, binder, aggregates), alias=pivot.args.get("alias")
+                    )
+                )
+                continue
+            select = _as_filters(pivot, binder, aggregates, pivot)
             if pivot is written:
                 written = select
             else:
