@@ -198,10 +198,16 @@ def _aggregate_of(expression: exp.Expr, aggregates: Collection[str]) -> exp.Expr
 
 
 def _as_filters(
-    pivot: exp.Pivot, binder: Binder, aggregates: Collection[str], anchor: exp.Expr
+    pivot: exp.Pivot,
+    binder: Binder,
+    aggregates: Collection[str],
+    anchor: exp.Expr,
+    known: Sequence[str] | None = None,
 ) -> exp.Select:
     """The grouped query DuckDB runs for ``pivot`` (see the module), which stands where
-    ``anchor`` stands in the query (the CTEs around it are the probes')."""
+    ``anchor`` stands in the query (the CTEs around it are the probes'); ``known``: its output
+    names where they are the query's own (DuckDB's names of the user's text: a probe of
+    sqlglot's text names an output `bool_or(CAST(b AS BOOLEAN))`)."""
     source = pivot.this
     if (
         pivot.args.get("unpivot")
@@ -244,12 +250,18 @@ def _as_filters(
         if len({c.lower() for c in columns}) != len(columns):
             raise _Unwritable("a source with two columns of one name")
         groups = [exp.column(c, quoted=True) for c in columns if c.lower() not in read]
-    names, _ = _bound(
-        binder,
-        _probe(
-            anchor,
-            exp.Select(expressions=[exp.Star()]).from_(exp.Subquery(this=pivot.copy())).limit(0),
-        ),
+    names = (
+        list(known)
+        if known is not None
+        else _bound(
+            binder,
+            _probe(
+                anchor,
+                exp.Select(expressions=[exp.Star()])
+                .from_(exp.Subquery(this=pivot.copy()))
+                .limit(0),
+            ),
+        )[0]
     )
     combinations = list(itertools.product(*values))
     keys = ["_".join(_loose_text(v) for v in combination) for combination in combinations]
@@ -307,6 +319,18 @@ def _standard(pivot: exp.Pivot, binder: Binder, aggregates: Collection[str]) -> 
     return _as_filters(statement, binder, aggregates, over)
 
 
+def _star_over(tree: exp.Expr) -> exp.Subquery | None:
+    """The subquery ``tree`` is a plain ``SELECT *`` over (ordered or cut), or None."""
+    if not isinstance(tree, exp.Select) or len(tree.expressions) != 1:
+        return None
+    star, from_ = tree.expressions[0], tree.args.get("from_")
+    if not isinstance(star, exp.Star) or any(star.args.values()) or from_ is None:
+        return None
+    if any(tree.args.get(k) for k in ("where", "group", "having", "joins", "qualify", "with_")):
+        return None
+    return from_.this if isinstance(from_.this, exp.Subquery) else None
+
+
 def pivots_as_filters(
     tree: exp.Expr,
     binder: Binder,
@@ -331,7 +355,9 @@ def pivots_as_filters(
                     )
                 )
                 continue
-            select = _as_filters(pivot, binder, aggregates, pivot)
+            # (the query's own outputs where it is the pivot, or a plain SELECT * over it)
+            top = pivot is written or _star_over(written) is pivot.parent
+            select = _as_filters(pivot, binder, aggregates, pivot, names if top else None)
             if pivot is written:
                 written = select
             else:
