@@ -89,17 +89,20 @@ def _both_at_once(session: Any, compiled: Any, n: int) -> float:
 
 
 def bench_query(session: Any, name: str, sql: str, runs: int) -> dict[str, Any]:
+    from dau_scheduler.answering import pivot_values
     from dau_scheduler.compare import compare_tables
 
     expected = session.host.cursor().sql(sql).to_arrow_table()
+    # (a PIVOT's values written in, as Session.sql does before it plans; timed as written)
+    planned = pivot_values(session, sql)
     refusal = session.explain(sql).refusal
     if refusal is None:
-        refusal = session.refusals.device(session.compile(sql))
+        refusal = session.refusals.device(session.compile(planned))
     if refusal is not None:
         return {"query": name, "refused": refusal}
     session.profile(sql, arm="host")
     session.profile(sql, arm="device")
-    compiled = session.compile(sql)
+    compiled = session.compile(planned)
     n = session.row_counts[compiled.plan.split_table or ""]
     variants: dict[str, dict[str, Any]] = {f"share {s:.1f}": {"device_share": s} for s in FIXED}
     variants["adaptive"] = {"posture": "adaptive"}

@@ -42,7 +42,7 @@ def _own_columns_nodes(projection: exp.Expr) -> list[exp.Columns]:
     return found
 
 
-def _ctes_around(select: exp.Select) -> list[exp.CTE]:
+def ctes_around(select: exp.Expr) -> list[exp.CTE]:
     """The CTEs ``select`` may read, outermost first (an inner one of a name shadows)."""
     levels: list[list[exp.CTE]] = []
     node: exp.Expr | None = select
@@ -65,7 +65,7 @@ def _probe(select: exp.Select, outputs: Sequence[exp.Expr]) -> str:
         value = select.args.get(key)
         if value is not None:
             probe.set(key, [v.copy() for v in value] if isinstance(value, list) else value.copy())
-    ctes = _ctes_around(select)
+    ctes = ctes_around(select)
     if ctes:
         inner = probe.args.get("with_")
         own = list(inner.expressions) if isinstance(inner, exp.With) else []

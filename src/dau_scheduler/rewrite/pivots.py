@@ -37,6 +37,7 @@ import sqlglot
 from sqlglot import exp
 
 from dau_scheduler.rewrite.columns import UNANALYSABLE
+from dau_scheduler.rewrite.columns_expansion import ctes_around
 from dau_scheduler.rewrite.dialect import DIALECT
 from dau_scheduler.rewrite.reading import Binder
 
@@ -53,27 +54,11 @@ class _Unwritable(Exception):
     """This PIVOT is left as written."""
 
 
-def _ctes_around(node: exp.Expr) -> exp.With | None:
-    """The WITH clauses around ``node`` (outermost first; an inner name shadows), as one."""
-    seen: dict[str, exp.CTE] = {}
-    levels: list[list[exp.CTE]] = []
-    parent = node.parent
-    while parent is not None:
-        with_ = parent.args.get("with_") if isinstance(parent, exp.Query) else None
-        if isinstance(with_, exp.With):
-            levels.append(list(with_.expressions))
-        parent = parent.parent
-    for level in reversed(levels):
-        for cte in level:
-            seen[cte.alias_or_name.lower()] = cte
-    return exp.With(expressions=[c.copy() for c in seen.values()]) if seen else None
-
-
 def _probe(anchor: exp.Expr, select: exp.Select) -> str:
     """``select`` with the CTEs around ``anchor``, as text."""
-    with_ = _ctes_around(anchor)
-    if with_ is not None:
-        select.set("with_", with_)
+    ctes = ctes_around(anchor)
+    if ctes:
+        select.set("with_", exp.With(expressions=[c.copy() for c in ctes]))
     return select.sql(dialect=DIALECT)
 
 
