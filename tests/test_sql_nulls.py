@@ -4,6 +4,7 @@ arms empty, grouped and scalar: exactly DuckDB's answer (COUNT 0, the others NUL
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable, Iterator
 
 import pyarrow as pa
 import pytest
@@ -54,21 +55,45 @@ CASES = {
 }
 
 
+@pytest.fixture(scope="module")
+def sessions() -> Iterator[Callable[[str, str, bool], Session]]:
+    """One Session a table, device and fold, for every query of the matrix over them (440
+    Sessions opened and closed one a test were most of its time)."""
+    opened: dict[tuple[str, str, bool], Session] = {}
+
+    def get(data: str, device: str, fast_fold: bool) -> Session:
+        key = (data, device, fast_fold)
+        if key not in opened:
+            opened[key] = Session({"t": table(data)}, device=device, fast_fold=fast_fold)
+        return opened[key]
+
+    yield get
+    for session in opened.values():
+        session.close()
+
+
 @pytest.mark.filterwarnings("ignore::DeprecationWarning")
 @pytest.mark.parametrize("fast_fold", [True, False], ids=["arrow-fold", "sql-fold"])
 @pytest.mark.parametrize("device", ["duckdb", "polars"])
 @pytest.mark.parametrize("grouped", [False, True], ids=["scalar", "grouped"])
 @pytest.mark.parametrize("case", sorted(CASES))
 @pytest.mark.parametrize("kind", sorted(AGGREGATES))
-def test_null_and_empty(kind: str, case: str, grouped: bool, device: str, fast_fold: bool) -> None:
+def test_null_and_empty(
+    sessions: Callable[[str, str, bool], Session],
+    kind: str,
+    case: str,
+    grouped: bool,
+    device: str,
+    fast_fold: bool,
+) -> None:
     data, where = CASES[case]
     select = f"{'g, ' if grouped else ''}{AGGREGATES[kind]} as a"
     sql = f"select {select} from t where {where}{' group by g order by g' if grouped else ''}"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
-        with Session({"t": table(data)}, device=device, fast_fold=fast_fold) as session:
-            expected = session.host.cursor().sql(sql).to_arrow_table()
-            result = session.sql(sql, device_share=0.5)
+        session = sessions(data, device, fast_fold)
+        expected = session.host.cursor().sql(sql).to_arrow_table()
+        result = session.sql(sql, device_share=0.5)
     # (an empty table gives the device no rows: it is not asked whether it could run them)
     if device == "polars" and kind in POLARS_REFUSES and case != "no rows":
         assert result.refusal is not None and kind.upper() in result.refusal
