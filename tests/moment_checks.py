@@ -38,8 +38,9 @@ def check_splits(
     *,
     device_may_refuse: bool = False,
 ) -> None:
-    """Every query, at shares 0.3 and 0.8 (resident; one of them lazily or streamed), splits with rows on both arms and equals DuckDB's
-    answer. ``device_may_refuse``: the device arm may refuse by name (the host then answers)."""
+    """Every query, at shares 0.3 and 0.8 (resident; one of them lazily or streamed), splits
+    with rows on both arms and equals DuckDB's answer. ``device_may_refuse``: the device arm
+    may refuse by name (the host then answers)."""
     if device == "cudf" and options:
         pytest.skip("resident only on the GPU: the kit's gpu-tests step has 150 s in all")
     with warnings.catch_warnings():
