@@ -19,7 +19,7 @@ demo: $(STAMP)  ## generate TPC-H SF 0.1 (cached) and split all 22 queries again
 	$(BIN)/dau demo
 
 test: $(STAMP)  ## run the test suite (no GPU needed; gpu tests skip)
-	$(BIN)/pytest -n 3 -q  # three workers on two cores: dask, Spark and subprocess tests wait
+	$(BIN)/pytest -n 3 -q  # three workers on two cores: one runs while another waits on a cluster
 
 corpus: $(STAMP)  ## every tests/slt file over Arrow copies on the Polars arm (the suite runs a sample)
 	$(BIN)/python -W ignore::DeprecationWarning -m dau_scheduler.slt tests/slt/*.test --device polars --arrow
