@@ -5,7 +5,6 @@ rows reach a device arm. See docs/exactness.md for the classes of wrong answer b
 from __future__ import annotations
 
 import functools
-import logging
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -19,7 +18,7 @@ from sqlglot.errors import SqlglotError
 
 from dau_scheduler.errors import DauError, SqlError
 from dau_scheduler.rewrite.columns import query_columns
-from dau_scheduler.rewrite.dialect import DIALECT
+from dau_scheduler.rewrite.dialect import DIALECT, sqlglot_quiet
 from dau_scheduler.rewrite.volatility import NONDETERMINISTIC
 from dau_scheduler.tables import ArrowSource, ConnectionSource, ParquetSource, Source
 
@@ -270,15 +269,11 @@ def expanded_query(sql: str, kind: duckdb.StatementType) -> bool:
     PIVOT at the top, no DDL or DML anywhere (``CREATE TABLE x AS PIVOT ...`` is MULTI too)."""
     if kind != duckdb.StatementType.MULTI:
         return False
-    quiet = logging.getLogger("sqlglot")
-    level = quiet.level
-    quiet.setLevel(logging.ERROR)  # "falling back to parsing as a Command" is the answer here
     try:
-        tree = sqlglot.parse_one(sql, read=DIALECT)
-    except SqlglotError:  # sqlglot reads no ORDER BY or LIMIT after a PIVOT: DuckDB's words do
+        with sqlglot_quiet():  # ("falling back to parsing as a Command" is the answer here)
+            tree = sqlglot.parse_one(sql, read=DIALECT)
+    except SqlglotError:  # a PIVOT sqlglot cannot read (`USING sum(v) + 1`): DuckDB's words tell
         return _reads_only(sql)
-    finally:
-        quiet.setLevel(level)
     changes = (exp.DDL, exp.DML, exp.Command, exp.Merge, exp.Set, exp.Pragma)
     return isinstance(tree, (exp.Query, exp.Pivot)) and not any(
         isinstance(node, changes) for node in tree.walk()

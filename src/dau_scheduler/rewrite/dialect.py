@@ -33,8 +33,10 @@ bitwise operators and ``||``. Each is read here as DuckDB reads it.
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, ClassVar
 
 from sqlglot import TokenType, exp
@@ -71,6 +73,19 @@ _AS_WRITTEN = (
 #: A number token sqlglot ran on past its exponent: ``1e2+1`` (DuckDB's ``1e2 + 1``), the
 #: sign that follows the exponent's digits taken as the exponent's.
 _EXPONENT_RUN = re.compile(r"[0-9_.]*[eE][0-9_]+(?=[+-][0-9])")
+
+
+@contextlib.contextmanager
+def sqlglot_quiet() -> Iterator[None]:
+    """sqlglot's warnings held back ("falling back to parsing as a Command"): where the caller
+    reads the tree it gets, that tree is the answer, not news for the user's log."""
+    logger = logging.getLogger("sqlglot")
+    level = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
 
 
 #: What may follow a PIVOT statement: its rows' order and cut.

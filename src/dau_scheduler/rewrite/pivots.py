@@ -28,7 +28,6 @@ import contextlib
 import datetime
 import decimal
 import itertools
-import logging
 import re
 from collections.abc import Collection, Sequence
 
@@ -38,7 +37,7 @@ from sqlglot import exp
 
 from dau_scheduler.rewrite.columns import UNANALYSABLE
 from dau_scheduler.rewrite.columns_expansion import ctes_around
-from dau_scheduler.rewrite.dialect import DIALECT
+from dau_scheduler.rewrite.dialect import DIALECT, sqlglot_quiet
 from dau_scheduler.rewrite.reading import Binder
 
 #: Types whose text (``CAST(x AS VARCHAR)``) is one value's alone.
@@ -71,15 +70,11 @@ def _bound(binder: Binder, sql: str) -> tuple[list[str], list[str]]:
 
 
 def _value_text(value: exp.Expr) -> exp.Expr:
-    """The text DuckDB compares the ON item's text with, for one IN value: the constant cast
-    to VARCHAR (a bare name is its own text)."""
+    """The text DuckDB compares the ON item's text with, for one IN value (a constant, as
+    :func:`_loose_text` has already vetted): the constant cast to VARCHAR (a bare name is its
+    own text)."""
     if isinstance(value, exp.Column) and not value.table:
         return exp.Literal.string(value.name)
-    if isinstance(value, exp.Paren):
-        value = value.this
-    constant = value.this if isinstance(value, (exp.Neg, exp.Cast)) else value
-    if not isinstance(constant, (exp.Literal, exp.Null, exp.Boolean)):
-        raise _Unwritable(f"an IN value that is no constant: {value.sql(dialect=DIALECT)}")
     return exp.Cast(this=value.copy(), to=exp.DataType.build("VARCHAR"))
 
 
@@ -117,9 +112,9 @@ def _loose_text(value: exp.Expr) -> str:
 def _canonical(text: str, on_type: str) -> bool:
     """Whether ``text`` is the very text DuckDB writes for some value of ``on_type`` (so the
     value's text equals it exactly when the value equals ``CAST(text AS on_type)``)."""
-    decimal = re.fullmatch(r"DECIMAL\((\d+),\s*(\d+)\)", on_type)
-    if decimal is not None:
-        width, scale = int(decimal.group(1)), int(decimal.group(2))
+    sized = re.fullmatch(r"DECIMAL\((\d+),\s*(\d+)\)", on_type)
+    if sized is not None:
+        width, scale = int(sized.group(1)), int(sized.group(2))
         if width <= scale:  # DuckDB writes no 0 before the point there ('.500')
             return False
         fraction = rf"\.\d{{{scale}}}" if scale else ""
@@ -403,11 +398,9 @@ def values_written_in(sql: str, cursor: duckdb.DuckDBPyConnection) -> str:
     rest of the text as written, so the query is one SELECT that splits; ``sql`` itself where
     it cannot be (several PIVOTs, a value list DuckDB would refuse, an empty one, a query
     sqlglot cannot read)."""
-    quiet = logging.getLogger("sqlglot")
-    level = quiet.level
-    quiet.setLevel(logging.ERROR)
     try:
-        tree = sqlglot.parse_one(sql, read=DIALECT)
+        with sqlglot_quiet():
+            tree = sqlglot.parse_one(sql, read=DIALECT)
         pivots = list(tree.find_all(exp.Pivot))
         found = _on_items(sql)
         if len(pivots) != 1 or pivots[0].args.get("unpivot") or found is None:
@@ -437,8 +430,6 @@ def values_written_in(sql: str, cursor: duckdb.DuckDBPyConnection) -> str:
         return written if kind == duckdb.StatementType.SELECT else sql
     except (duckdb.Error, *UNANALYSABLE):
         return sql
-    finally:
-        quiet.setLevel(level)
 
 
 __all__ = ["pivots_as_filters", "values_written_in"]
