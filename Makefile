@@ -21,8 +21,10 @@ demo: $(STAMP)  ## generate TPC-H SF 0.1 (cached) and split all 22 queries again
 test: $(STAMP)  ## run the test suite (no GPU needed; gpu tests skip)
 	$(BIN)/pytest -n 3 -q  # three workers on two cores: one runs while another waits on a cluster
 
-corpus: $(STAMP)  ## every tests/slt file over Arrow copies on the Polars arm (the suite runs a sample)
+corpus: $(STAMP)  ## every tests/slt file on each device and over Arrow copies (the suite runs a sample)
 	$(BIN)/python -W ignore::DeprecationWarning -m dau_scheduler.slt tests/slt/*.test --device polars --arrow
+	$(BIN)/python -W ignore::DeprecationWarning -m dau_scheduler.slt tests/slt/*.test --device duckdb
+	$(BIN)/python -W ignore::DeprecationWarning -m dau_scheduler.slt tests/slt/*.test --device polars --keep-session
 
 fuzz: $(STAMP)  ## the property tests with new random draws (make test draws the same ones every run)
 	DAU_HYPOTHESIS_PROFILE=explore $(BIN)/pytest -n 2 -q -m property

@@ -61,13 +61,19 @@ def test_co_moments_split_equal_duckdb(
     check_splits(con, device, options, QUERIES)
 
 
-@OPTIONS
+@pytest.mark.parametrize(
+    "options",
+    [{}, {"mem_budget_mb": 64, "strategy": "streamed", "chunk_rows": 1000}],
+    ids=["resident", "streamed"],
+)
 def test_co_moments_split_through_the_gpu_engines_sums(
     con: duckdb.DuckDBPyConnection, options: dict[str, object]
 ) -> None:
     """cudf-polars translates no covariance ("Unary function name='corr'"): on the GPU engine
     the partial writes the sample covariance as sums (``polars_gpu.covariances_as_sums``), and
-    the fold's guard counts their cancellation. The cudf arm's CPU stand-in runs that form."""
+    the fold's guard counts their cancellation. The cudf arm's CPU stand-in runs that form,
+    resident and refolded chunk by chunk (the lazy path reads as the resident one folds:
+    test_co_moments_split_equal_duckdb runs it)."""
     check_splits(con, CudfStandIn(), options, QUERIES)
 
 
