@@ -89,12 +89,12 @@ def _both_at_once(session: Any, compiled: Any, n: int) -> float:
 
 
 def bench_query(session: Any, name: str, sql: str, runs: int) -> dict[str, Any]:
-    from dau_scheduler.answering import pivot_values
+    from dau_scheduler.answering import written_out
     from dau_scheduler.compare import compare_tables
 
     expected = session.host.cursor().sql(sql).to_arrow_table()
-    # (a PIVOT's values written in, as Session.sql does before it plans; timed as written)
-    planned = pivot_values(session, sql)
+    # (a PIVOT's values and inline reads written as Session.sql does before it plans)
+    planned = written_out(session, sql)
     refusal = session.explain(sql).refusal
     if refusal is None:
         refusal = session.refusals.device(session.compile(planned))

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import duckdb
 import pyarrow as pa
 
-from dau_scheduler import checks, deciding, execution, live, parameters
+from dau_scheduler import checks, deciding, execution, inline_files, live, parameters
 from dau_scheduler.errors import ArmError, FoldError, PostureError, SplitError, SqlError
 from dau_scheduler.guards import one_query
 from dau_scheduler.refusals import connection_state
@@ -54,7 +54,7 @@ def answer(
     why = connection_state(session.host, session.place, session.row_counts)
     if why is not None:
         return refused_unplanned(session, sql, why, strict=strict)
-    sql = pivot_values(session, sql)
+    sql = written_out(session, sql)
     if not strict and split_table is None:
         alone = deciding.unplanned_host_split(
             session, sql, posture, device_share, auto=profile == "auto"
@@ -305,9 +305,16 @@ def written_in(session: Session, sql: str, params: Any) -> tuple[str, str | None
     parameters.check(params)
     session.host.sync_settings()
     if params is None:
-        return pivot_values(session, sql), None
+        return written_out(session, sql), None
     bound, unread = parameters.bind(sql, params, session.host.cursor())
     return (sql, unread) if bound is None else (bound, None)
+
+
+def written_out(session: Session, sql: str) -> str:
+    """``sql`` as it splits: a MULTI pivot's values written in (:func:`pivot_values`), and a
+    ``read_parquet`` of one local file written as its quoted path (``inline_files.as_paths``),
+    the table a Session takes it as. DuckDB reads either as it reads ``sql``."""
+    return inline_files.as_paths(pivot_values(session, sql), session.host.cursor())
 
 
 def pivot_values(session: Session, sql: str) -> str:

@@ -8,6 +8,7 @@ refused or the device arm fails, the unsplit query on the host, saying why.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import threading
 from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
@@ -15,7 +16,16 @@ from typing import Any
 
 import duckdb
 
-from dau_scheduler import answering, checks, deciding, execution, live, profiling, strategies
+from dau_scheduler import (
+    answering,
+    checks,
+    deciding,
+    execution,
+    inline_files,
+    live,
+    profiling,
+    strategies,
+)
 from dau_scheduler.arms.base import Arm
 from dau_scheduler.arms.cluster import ClusterArm
 from dau_scheduler.arms.devices import DEVICES, DUCKDB, device_arm
@@ -145,6 +155,8 @@ class Session:
         if given is not None:
             self.host.sync_settings()
         self.shape = live.shape(self) if given is not None else frozenset()
+        #: Parquet files queries read inline, taken as tables (``inline_files.adopt``).
+        self.inline_files: dict[str, inline_files.Taken] = {}
         self._take(sources)
         self.cluster: ClusterArm | None = None
         if connection is not None:
@@ -171,6 +183,7 @@ class Session:
         self.functions = FunctionCatalog(self.host.cursor, fresh=not self.host.owned)
         self._forget()
         self._lock = threading.Lock()
+        self._adopting = threading.Lock()
         #: Held by a query while it runs under the memory budget: the budget is the Session's,
         #: so queries from several threads take turns rather than each assume all of it.
         self.budget_lock = threading.Lock() if mem_budget_mb is not None else None
@@ -205,6 +218,9 @@ class Session:
     def _read_schema(self) -> None:
         #: table -> column -> DuckDB type, as the host holds them.
         self.schema = table_columns(self.host.cursor(), self.tables_place, self.row_counts)
+        for name, taken in self.inline_files.items():
+            if name in self.schema and not self.schema[name]:
+                self.schema[name] = dict(taken.columns)
 
     def _forget(self) -> None:
         """Drop every plan and refusal worked out over the tables as they were."""
@@ -241,6 +257,10 @@ class Session:
             limit = getattr(self.device, "limit_memory", None)
             if callable(limit):
                 limit(self.mem_budget_mb * strategies.DEVICE_FRACTION)
+
+    def sources(self) -> dict[str, Source]:
+        """The sources of the tables the Session reads from where they are (a copy)."""
+        return dict(self._sources)
 
     def source_of(self, name: str | None) -> Source | None:
         """Table ``name``'s source as given (None for one given in memory, or no table)."""
@@ -281,12 +301,18 @@ class Session:
             raise SqlError("this Session is closed")
         checks.query(sql, split_table)
         live.follow(self)  # a user's connection may have changed its tables since
+        with self._adopting:
+            inline = inline_files.adopt(self, sql)  # files the query reads inline: tables
         key = (sql, split_table.lower() if split_table else None, vetted)
         with self._lock:
             cached = self._plans.get(key)
         if cached is not None and unchanged(cached.views, self.views):
             return cached
         compiled = compile_query(self, sql, split_table, vetted=vetted)
+        if inline is not None and compiled.plan.refusal and compiled.plan.split_table is None:
+            compiled = dataclasses.replace(
+                compiled, plan=compiled.plan.model_copy(update={"refusal": inline})
+            )
         with self._lock:
             self._plans[key] = compiled
         return compiled

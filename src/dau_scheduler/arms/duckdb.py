@@ -18,7 +18,7 @@ from dau_scheduler.errors import SqlError
 from dau_scheduler.guards import default_collation, default_order, ordered_by_default
 from dau_scheduler.rewrite.dialect import DIALECT
 from dau_scheduler.rewrite.planner import PARTIALS, PLACEHOLDER, CompiledSplit
-from dau_scheduler.tables import ArrowSource, ParquetSource, Source
+from dau_scheduler.tables import ArrowSource, ParquetSource, ParquetViewSource, Source
 
 _TOKEN = re.compile(rf"\b{PLACEHOLDER}\b")
 _ROWS = itertools.count()
@@ -99,6 +99,8 @@ class DuckDBArm:
         #: Tables attached as their Parquet files: split rows are read from the files by row
         #: number (a view has no rowid).
         self._parquet: dict[str, ParquetSource] = {}
+        #: The sources :meth:`attach` made queryable on a database this arm owns, by name.
+        self._attached: dict[str, object] = {}
         self._lock = threading.Lock()
         #: SET statements every cursor runs first (see ``sync_settings``).
         self._local: list[str] = share._local if share is not None else []
@@ -168,9 +170,16 @@ class DuckDBArm:
             return
         self.con.execute("SET preserve_insertion_order = true")
         for name, source in sources.items():
+            if self._attached.get(name) is source:
+                continue  # (attached again with a file a query read inline: decision 028)
+            if isinstance(source, ParquetViewSource):
+                # A file a query read inline, named by its path: DuckDB reads the path itself
+                # (a view of that name would hide the name DuckDB gives its rows).
+                continue
             if isinstance(source, ParquetSource):
                 self.con.execute(
-                    f"CREATE VIEW {quote(name)} AS SELECT * FROM {read_parquet_sql(source.files)}"
+                    f"CREATE OR REPLACE VIEW {quote(name)} AS SELECT * FROM "
+                    f"{read_parquet_sql(source.files)}"
                 )
             elif isinstance(source, ArrowSource):
                 # A registered Arrow view is seen by this connection alone, not by the cursors
@@ -178,6 +187,7 @@ class DuckDBArm:
                 self.load({name: source.table})
             else:  # pragma: no cover - resolve_sources makes only these two
                 raise SqlError(f"table {name!r}: unknown source {type(source).__name__}")
+            self._attached[name] = source
 
     def limit_memory(self, megabytes: float) -> None:
         """DuckDB's own memory limit; past it, DuckDB spills to a temporary folder of its own

@@ -1,0 +1,236 @@
+"""Parquet files a query reads inline, split as tables of the Session (decision 028).
+
+DuckDB's commonest idiom names a file where a table would stand: ``FROM 'lineitem.parquet'``,
+``FROM read_parquet('lineitem.parquet')``. sqlglot reads the quoted path as a table named by
+the path, so the planner cuts it as it cuts any table once the Session holds a source of that
+name: :func:`adopt` gives it one (a :class:`~dau_scheduler.tables.ParquetViewSource` over the
+file, its DuckDB types read by DuckDB), and :func:`as_paths` writes a ``read_parquet`` of one
+file with no options as the quoted path DuckDB reads the same way (the alias the function gave
+the rows kept), so both spellings split.
+
+A file is taken only where DuckDB and the arms read the same rows under the same names: one
+local file (no glob, no URL, no list), named ``*.parquet`` (the quoted form is DuckDB's
+replacement scan by that suffix), under no ``key=value`` folder (DuckDB would add a hive
+column), no table or view of that name in the catalog (it would be read instead), a relative
+path only where ``file_search_path`` is unset, and the columns DuckDB names as pyarrow does.
+Anything else is left to DuckDB alone, as before. A file changed since it was taken (its size
+or modification time) is taken again; the files are not otherwise watched, as a data folder's
+are not.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import duckdb
+import sqlglot
+from sqlglot import exp
+
+from dau_scheduler.errors import SqlError
+from dau_scheduler.rewrite.dialect import DIALECT, sqlglot_quiet
+from dau_scheduler.tables import ParquetViewSource
+
+if TYPE_CHECKING:
+    from dau_scheduler.session import Session
+
+#: A path DuckDB would expand (a glob) or read from elsewhere than a local file.
+_NOT_A_FILE = re.compile(r"[*?\[{]|^[a-z][a-z0-9+.-]*://", re.IGNORECASE)
+#: The table functions whose one-literal call is DuckDB's replacement scan of the path.
+_READERS = frozenset(("read_parquet", "parquet_scan"))
+
+
+@dataclass(frozen=True)
+class Taken:
+    """A file a query read inline, as the Session took it: the path as the query wrote it,
+    its size and modification time then, and its columns' DuckDB types."""
+
+    path: str
+    stamp: tuple[int, int]
+    columns: dict[str, str]
+
+
+def _stamp(path: Path) -> tuple[int, int] | None:
+    try:
+        status = path.stat()
+    except OSError:
+        return None
+    return (status.st_mtime_ns, status.st_size)
+
+
+def _literal(text: str) -> str | None:
+    """The value of a plain single-quoted SQL string token, or None for another spelling."""
+    if len(text) < 2 or text[0] != "'" or text[-1] != "'":
+        return None
+    body = text[1:-1]
+    if "'" in body.replace("''", ""):
+        return None
+    return body.replace("''", "'")
+
+
+def _plain_file(path: str) -> bool:
+    """Whether ``path`` names one local Parquet file DuckDB reads without a hive column."""
+    if not path.endswith(".parquet") or _NOT_A_FILE.search(path) or path != path.lower():
+        # (The planner reads names without case, as DuckDB does: a path of capitals would be
+        # read as its lower-case spelling.)
+        return False
+    file = Path(path)
+    if not file.is_file():
+        return False
+    return not any("=" in part for part in file.resolve().parent.parts)
+
+
+def as_paths(sql: str, cursor: duckdb.DuckDBPyConnection) -> str:
+    """``sql`` with each ``read_parquet('x.parquet')`` (or ``parquet_scan``) of one plain
+    local file and no options written as ``"x.parquet" AS read_parquet`` (the alias DuckDB
+    gives the function's rows; a given alias kept), which DuckDB reads alike where no table or
+    view of the catalog has that name; else as it is."""
+    if "parquet" not in sql.lower():
+        return sql
+    try:
+        tokens = duckdb.tokenize(sql)
+    except (duckdb.Error, TypeError):
+        return sql
+    ends = [offset for offset, _ in tokens[1:]] + [len(sql)]
+    texts = [sql[o:e].strip() for (o, _), e in zip(tokens, ends, strict=True)]
+    kinds = [kind for _, kind in tokens]
+    edits: list[tuple[int, int, str, str]] = []
+    for i in range(len(tokens) - 3):
+        name = texts[i].lower()
+        if kinds[i] != duckdb.token_type.identifier or name not in _READERS:
+            continue
+        if i > 0 and texts[i - 1] == ".":  # a qualified name: some schema's own function
+            continue
+        if texts[i + 1] != "(" or kinds[i + 2] != duckdb.token_type.string_const:
+            continue
+        if texts[i + 3] != ")":
+            continue
+        path = _literal(texts[i + 2])
+        if path is None or not _plain_file(path):
+            continue
+        following = texts[i + 4].lower() if i + 4 < len(texts) else ""
+        aliased = following == "as" or (
+            i + 4 < len(kinds) and kinds[i + 4] == duckdb.token_type.identifier
+        )
+        quoted = '"' + path.replace('"', '""') + '"'
+        written = quoted if aliased else f"{quoted} AS {texts[i]}"
+        edits.append((tokens[i][0], tokens[i + 3][0] + 1, written, path))
+    if edits:
+        shadowed = _catalog_names(cursor, [path.lower() for *_, path in edits])
+        edits = [edit for edit in edits if edit[3].lower() not in shadowed]
+    for start, stop, written, _ in reversed(edits):
+        sql = sql[:start] + written + sql[stop:]
+    return sql
+
+
+def paths_read(sql: str) -> list[str]:
+    """The quoted paths ``sql`` reads where a table stands (``FROM 'x.parquet'``), as written,
+    first use first; none where sqlglot cannot read the query."""
+    with sqlglot_quiet():
+        try:
+            trees = sqlglot.parse(sql, read=DIALECT)
+        except sqlglot.errors.SqlglotError:
+            return []
+    found: list[str] = []
+    for tree in trees:
+        if tree is None:
+            continue
+        for table in tree.find_all(exp.Table):
+            name = table.this
+            if (
+                isinstance(name, exp.Identifier)
+                and name.quoted
+                and not table.args.get("db")
+                and not table.args.get("catalog")
+                and name.name.endswith(".parquet")
+                and name.name not in found
+            ):
+                found.append(name.name)
+    return found
+
+
+def _catalog_names(cursor: duckdb.DuckDBPyConnection, names: list[str]) -> set[str]:
+    """Those of ``names`` (lower case) a table or view of the catalog is called, any schema."""
+    rows = cursor.execute(
+        "SELECT lower(table_name) FROM duckdb_tables() WHERE lower(table_name) IN "
+        "(SELECT unnest($1)) UNION ALL SELECT lower(view_name) FROM duckdb_views() "
+        "WHERE lower(view_name) IN (SELECT unnest($1))",
+        [names],
+    ).fetchall()
+    return {str(row[0]) for row in rows}
+
+
+def _take(cursor: duckdb.DuckDBPyConnection, path: str) -> tuple[Taken, ParquetViewSource] | None:
+    """The file at ``path`` as a table, or None where another reader would read it otherwise
+    than DuckDB (names, or a file pyarrow cannot read)."""
+    stamp = _stamp(Path(path))
+    if stamp is None:
+        return None
+    literal = "'" + path.replace("'", "''") + "'"
+    try:
+        described = cursor.execute(f"DESCRIBE SELECT * FROM read_parquet({literal})").fetchall()
+        source = ParquetViewSource((Path(path),))
+    except (duckdb.Error, SqlError):
+        return None
+    columns = {str(row[0]): str(row[1]) for row in described}
+    if any(list(m.schema.to_arrow_schema().names) != list(columns) for m in source._meta):
+        return None
+    return Taken(path, stamp, columns), source
+
+
+def adopt(session: Session, sql: str) -> str | None:
+    """Take the plain local Parquet files ``sql`` reads inline as tables of ``session`` (its
+    tables read again where one is new or changed); returns why they cannot split there, or
+    None."""
+    paths = [p for p in paths_read(sql) if _plain_file(p)]
+    if not paths:
+        return None
+    if session.cluster is not None:
+        return (
+            f"the query reads the file {paths[0]} inline; a Session over a cluster splits only "
+            "the tables its workers hold (give the file as a table)"
+        )
+    if not session.lazy and not session.on_user_connection:
+        return (
+            f"the query reads the file {paths[0]} inline; a Session holding its tables in "
+            "memory splits only those (give the file as a table, or open the Session with "
+            "lazy=True)"
+        )
+    taken = session.inline_files
+    fresh = [
+        p
+        for p in paths
+        if p.lower() not in taken
+        or taken[p.lower()].path != p
+        or taken[p.lower()].stamp != _stamp(Path(p))
+        or p.lower() not in session.row_counts
+    ]
+    if not fresh:
+        return None
+    cursor = session.host.cursor()
+    if any(not Path(p).is_absolute() for p in fresh):
+        row = cursor.execute("SELECT current_setting('file_search_path')").fetchone()
+        if row is not None and row[0]:
+            fresh = [p for p in fresh if Path(p).is_absolute()]
+    shadowed = _catalog_names(cursor, [p.lower() for p in fresh])
+    sources = session.sources()
+    added = False
+    for path in fresh:
+        key = path.lower()
+        if key in shadowed or (key in sources and key not in taken):
+            continue  # the catalog's table or view of that name is what DuckDB reads
+        found = _take(cursor, path)
+        if found is None:
+            taken.pop(key, None)
+            sources.pop(key, None)
+            continue
+        taken[key], sources[key] = found
+        added = True
+    if added:
+        session.retake(sources, session.shape)
+    return None
+
+
+__all__ = ["Taken", "adopt", "as_paths", "paths_read"]

@@ -1,0 +1,143 @@
+"""A query that reads a Parquet file inline (``FROM 'x.parquet'``, ``read_parquet('x.parquet')``)
+splits over that file as a table of the Session (decision 028): the 22 TPC-H queries written
+so equal DuckDB's answers, split, on every CPU device; a file read otherwise (options, a glob,
+a list, a hive folder, a path of capitals, a name the catalog holds) is DuckDB's alone."""
+
+from __future__ import annotations
+
+import re
+import warnings
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+import pytest
+
+from conftest import device
+from dau_scheduler import Session, tpch
+from dau_scheduler.compare import compare_tables
+from dau_scheduler.inline_files import as_paths, paths_read
+
+TABLES = ["lineitem", "orders", "customer", "nation", "region", "part", "partsupp", "supplier"]
+#: An alias a TPC-H query gives a table, kept; words that may follow a table and are no alias.
+_TABLE = (
+    r"(from|join|,)(\s+){name}\b"
+    r"(\s+(?:as\s+)?(?!where\b|join\b|on\b|group\b|order\b)[a-z]\w*)?"
+)
+
+
+def inline(sql: str, folder: Path, spelling: str) -> str:
+    """A TPC-H query reading each table's file inline, spelled ``'path'`` or
+    ``read_parquet('path')``, each with the table's name as its alias where it had none."""
+    for name in TABLES:
+        path = folder / f"{name}.parquet"
+        read = f"'{path}'" if spelling == "quoted" else f"read_parquet('{path}')"
+        sql = re.sub(
+            _TABLE.format(name=name),
+            lambda m, read=read, name=name: f"{m[1]}{m[2]}{read}{m[3] or f' AS {name}'}",
+            sql,
+            flags=re.IGNORECASE,
+        )
+    return sql
+
+
+@pytest.mark.parametrize("spelling", ["quoted", "read_parquet"])
+@pytest.mark.parametrize("name", ["duckdb", "polars"])
+def test_tpch_reading_files_inline_splits_exactly(tpch_dir: Path, name: str, spelling: str) -> None:
+    con = duckdb.connect()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with Session(con, device=device(name)) as session:
+            for query, text in tpch.queries().items():
+                sql = inline(text, tpch_dir, spelling)
+                assert str(tpch_dir) in sql, query
+                expected = con.sql(sql).to_arrow_table()
+                result = session.sql(sql, posture="collaborative", device_share=0.4)
+                assert compare_tables(result.table, expected, ordered=True) is None, query
+                assert result.execution is not None, (query, result.refusal)
+                assert result.fallback is None, (query, result.fallback)
+    assert set(session.inline_files) == {str(tpch_dir / f"{t}.parquet") for t in TABLES}
+
+
+def _file(path: Path, sql: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    duckdb.sql(f"COPY ({sql}) TO '{path}' (FORMAT parquet)")
+    return path
+
+
+def test_only_one_plain_local_file_is_written_as_its_path(tmp_path: Path) -> None:
+    path = _file(tmp_path / "t.parquet", "SELECT range AS i FROM range(10)")
+    con = duckdb.connect()
+    cursor = con.cursor()
+    written = as_paths(f"SELECT count(*) FROM read_parquet('{path}')", cursor)
+    assert written == f'SELECT count(*) FROM "{path}" AS read_parquet'
+    assert paths_read(written) == [str(path)]
+    aliased = f"SELECT t.i FROM Parquet_Scan('{path}') t JOIN read_parquet('{path}') AS u USING (i)"
+    assert as_paths(aliased, cursor) == f'SELECT t.i FROM "{path}" t JOIN "{path}" AS u USING (i)'
+    left = [
+        f"SELECT * FROM read_parquet('{path}', filename = true)",
+        f"SELECT * FROM read_parquet(['{path}'])",
+        f"SELECT * FROM read_parquet('{tmp_path}/*.parquet')",
+        f"SELECT * FROM main.read_parquet('{path}')",
+        f"SELECT * FROM read_parquet('{tmp_path / 'missing.parquet'}')",
+        f"SELECT 'read_parquet(''{path}'')' AS text",
+    ]
+    for sql in left:
+        assert as_paths(sql, cursor) == sql, sql
+    con.execute(f'CREATE TABLE "{path}" AS SELECT 42 AS i')  # the catalog's name is read
+    assert as_paths(f"SELECT * FROM read_parquet('{path}')", cursor).endswith(f"('{path}')")
+    with Session(con, device="duckdb") as session:
+        for sql in (f"SELECT * FROM read_parquet('{path}') r", f'SELECT * FROM "{path}"'):
+            answer = session.sql(sql).table
+            assert compare_tables(answer, con.sql(sql).to_arrow_table()) is None, sql
+        assert not session.inline_files
+
+
+def _sum(session: Session, con: duckdb.DuckDBPyConnection, sql: str) -> pa.Table:
+    result = session.sql(sql, posture="collaborative", device_share=0.5)
+    assert compare_tables(result.table, con.sql(sql).to_arrow_table()) is None, sql
+    return result
+
+
+@pytest.mark.parametrize("name", ["duckdb", "polars"])
+def test_a_file_changed_between_queries_is_read_again(tmp_path: Path, name: str) -> None:
+    path = _file(tmp_path / "t.parquet", "SELECT range AS i, range % 7 AS k FROM range(1000)")
+    sql = f"SELECT k, count(*), sum(i) FROM '{path}' GROUP BY k ORDER BY k"
+    con = duckdb.connect()
+    with Session(con, device=device(name)) as session:
+        assert _sum(session, con, sql).execution is not None
+        _file(path, "SELECT range AS i, range % 5 AS k FROM range(3000)")
+        assert _sum(session, con, sql).execution is not None
+        assert session.row_counts[str(path)] == 3000
+        con.execute("CREATE TABLE t AS SELECT 1 AS i")  # the catalog changed: tables read again
+        assert _sum(session, con, sql).execution is not None
+
+
+def test_a_lazy_session_splits_a_file_read_inline_and_a_resident_one_says_why(
+    tpch_dir: Path,
+) -> None:
+    path = tpch_dir / "lineitem.parquet"
+    sql = f"SELECT l_returnflag, sum(l_quantity) FROM '{path}' GROUP BY 1 ORDER BY 1"
+    con = duckdb.connect()
+    with Session(tpch_dir, device="polars", lazy=True) as lazy:
+        result = _sum(lazy, con, sql)
+        assert result.execution is not None and result.refusal is None
+        assert lazy.explain(sql).refusal is None
+        assert lazy.plan(sql, posture="offload").device_share == 1.0
+    with Session({"nation": tpch_dir / "nation.parquet"}, device="polars") as resident:
+        result = _sum(resident, con, sql)
+        assert result.refusal is not None and "reads the file" in result.refusal
+        assert "lazy=True" in result.refusal
+
+
+def test_files_another_reader_reads_otherwise_stay_duckdbs(tmp_path: Path) -> None:
+    rows = "SELECT range AS i, range % 3 AS k FROM range(500)"
+    hive = _file(tmp_path / "k=1" / "t.parquet", rows)  # DuckDB reads k from the folder
+    capitals = _file(tmp_path / "Upper" / "t.parquet", rows)
+    con = duckdb.connect()
+    with Session(con, device="polars") as session:
+        for path in (hive, capitals):
+            sql = f"SELECT k, count(*) FROM '{path}' GROUP BY k ORDER BY k"
+            result = _sum(session, con, sql)
+            assert result.execution is None, path
+        assert not session.inline_files
