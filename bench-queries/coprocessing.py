@@ -5,6 +5,7 @@
     python bench-queries/coprocessing.py --data DIR --device cudf   # the real pair, on a GPU host
     python bench-queries/coprocessing.py --benchmark tpcds --queries q05,q36 --scale 1 ...
     python bench-queries/coprocessing.py --connection ...   # over a user's DuckDB connection
+    python bench-queries/coprocessing.py --inline ...       # TPC-H reading its files inline
     python bench-queries/coprocessing.py --queries q10 --query-file bench-queries/sql/x.sql ...
 
 For each query (profiles of both arms measured first, not timed): host alone (share 0), device
@@ -41,18 +42,24 @@ FIXED = tuple(round(0.1 * i, 1) for i in range(11))
 
 
 def _session(
-    data: Path, device: str, host_threads: int | None, cache: Path, connection: bool = False
+    data: Path,
+    device: str,
+    host_threads: int | None,
+    cache: Path,
+    connection: bool = False,
+    empty: bool = False,
 ) -> Any:
     """A Session over the folder, or (``connection``) over a DuckDB connection holding its
     tables, as a user's connection would (the device reads its rows from it as each query
-    runs: decision 023)."""
+    runs: decision 023), or (``empty``) over a connection holding none, whose queries read the
+    files inline (decision 028)."""
     from dau_scheduler import Session
     from dau_scheduler.arms import PolarsArm
 
     arm: Any = device
     if device == "polars-separate":
         arm = PolarsArm(own_cores=True)
-    if not connection:
+    if not connection and not empty:
         return Session(data, device=arm, threads=host_threads, cache=cache)
     import duckdb
 
@@ -61,7 +68,7 @@ def _session(
     con = duckdb.connect()
     if host_threads is not None:
         con.execute(f"SET threads = {int(host_threads)}")
-    for name, path in discover(data).items():
+    for name, path in ({} if empty else discover(data)).items():
         files = f"{path}/*.parquet" if path.is_dir() else str(path)
         con.execute(f"CREATE TABLE {name} AS FROM read_parquet('{files}')")
     return Session(con, device=arm, cache=cache)
@@ -277,6 +284,12 @@ def main(argv: list[str] | None = None) -> int:
         help="the tables in a DuckDB connection the Session is given, not the folder",
     )
     parser.add_argument(
+        "--inline",
+        action="store_true",
+        help="the TPC-H queries read the folder's files inline (FROM 'x.parquet') on an empty "
+        "DuckDB connection the Session is given (decision 028)",
+    )
+    parser.add_argument(
         "--processes",
         type=int,
         default=1,
@@ -300,8 +313,14 @@ def main(argv: list[str] | None = None) -> int:
     names = [q for q in (args.queries if args.queries is not None else QUERIES).split(",") if q]
     queries = {name: benchmark.queries()[name] for name in names}
     queries |= {path.stem: path.read_text() for path in args.query_file}
+    if args.inline:
+        if args.benchmark != "tpch" or args.connection:
+            raise SystemExit("--inline reads TPC-H's files on a connection of its own")
+        queries = {name: tpch.read_inline(sql, data) for name, sql in queries.items()}
     rows = []
-    with _session(data, args.device, args.host_threads, cache, args.connection) as session:
+    with _session(
+        data, args.device, args.host_threads, cache, args.connection, empty=args.inline
+    ) as session:
         for name, sql in queries.items():
             rows.append(bench_query(session, name, sql, args.runs))
             # Each query's figures as it ends: a run cut short by a time limit still says them.
@@ -327,6 +346,7 @@ def report(rows: list[dict[str, Any]], args: argparse.Namespace, command: str) -
         "command": command,
         "data": str(args.data or f"{args.benchmark} sf{args.scale:g}"),
         "connection": bool(getattr(args, "connection", False)),
+        "inline": bool(getattr(args, "inline", False)),
         "device": args.device,
         "runs": args.runs,
         "processes": args.processes,

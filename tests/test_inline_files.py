@@ -5,7 +5,6 @@ a list, a hive folder, a path of capitals, a name the catalog holds) is DuckDB's
 
 from __future__ import annotations
 
-import re
 import warnings
 from pathlib import Path
 
@@ -19,26 +18,6 @@ from dau_scheduler.compare import compare_tables
 from dau_scheduler.inline_files import as_paths, paths_read
 
 TABLES = ["lineitem", "orders", "customer", "nation", "region", "part", "partsupp", "supplier"]
-#: An alias a TPC-H query gives a table, kept; words that may follow a table and are no alias.
-_TABLE = (
-    r"(from|join|,)(\s+){name}\b"
-    r"(\s+(?:as\s+)?(?!where\b|join\b|on\b|group\b|order\b)[a-z]\w*)?"
-)
-
-
-def inline(sql: str, folder: Path, spelling: str) -> str:
-    """A TPC-H query reading each table's file inline, spelled ``'path'`` or
-    ``read_parquet('path')``, each with the table's name as its alias where it had none."""
-    for name in TABLES:
-        path = folder / f"{name}.parquet"
-        read = f"'{path}'" if spelling == "quoted" else f"read_parquet('{path}')"
-        sql = re.sub(
-            _TABLE.format(name=name),
-            lambda m, read=read, name=name: f"{m[1]}{m[2]}{read}{m[3] or f' AS {name}'}",
-            sql,
-            flags=re.IGNORECASE,
-        )
-    return sql
 
 
 @pytest.mark.parametrize("spelling", ["quoted", "read_parquet"])
@@ -49,7 +28,7 @@ def test_tpch_reading_files_inline_splits_exactly(tpch_dir: Path, name: str, spe
         warnings.simplefilter("ignore")
         with Session(con, device=device(name)) as session:
             for query, text in tpch.queries().items():
-                sql = inline(text, tpch_dir, spelling)
+                sql = tpch.read_inline(text, tpch_dir, spelling)
                 assert str(tpch_dir) in sql, query
                 expected = con.sql(sql).to_arrow_table()
                 result = session.sql(sql, posture="collaborative", device_share=0.4)
@@ -71,7 +50,7 @@ def test_only_one_plain_local_file_is_written_as_its_path(tmp_path: Path) -> Non
     cursor = con.cursor()
     written = as_paths(f"SELECT count(*) FROM read_parquet('{path}')", cursor)
     assert written == f'SELECT count(*) FROM "{path}" AS read_parquet'
-    assert paths_read(written) == [str(path)]
+    assert paths_read(written) == (str(path),)
     aliased = f"SELECT t.i FROM Parquet_Scan('{path}') t JOIN read_parquet('{path}') AS u USING (i)"
     assert as_paths(aliased, cursor) == f'SELECT t.i FROM "{path}" t JOIN "{path}" AS u USING (i)'
     left = [

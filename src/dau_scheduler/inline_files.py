@@ -20,6 +20,7 @@ are not.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -125,14 +126,17 @@ def as_paths(sql: str, cursor: duckdb.DuckDBPyConnection) -> str:
     return sql
 
 
-def paths_read(sql: str) -> list[str]:
+@functools.lru_cache(maxsize=256)
+def paths_read(sql: str) -> tuple[str, ...]:
     """The quoted paths ``sql`` reads where a table stands (``FROM 'x.parquet'``), as written,
-    first use first; none where sqlglot cannot read the query."""
+    first use first; none where sqlglot cannot read the query (read once per text)."""
+    if ".parquet" not in sql:
+        return ()
     with sqlglot_quiet():
         try:
             trees = sqlglot.parse(sql, read=DIALECT)
         except sqlglot.errors.SqlglotError:
-            return []
+            return ()
     found: list[str] = []
     for tree in trees:
         if tree is None:
@@ -148,7 +152,7 @@ def paths_read(sql: str) -> list[str]:
                 and name.name not in found
             ):
                 found.append(name.name)
-    return found
+    return tuple(found)
 
 
 def _catalog_names(cursor: duckdb.DuckDBPyConnection, names: list[str]) -> set[str]:

@@ -1,18 +1,20 @@
-"""Parquet files as an oracle: generic queries over each file split three ways, against DuckDB.
+"""Parquet files as an oracle: generic queries over each file split four ways, against DuckDB.
 
 Every ``.parquet`` file under the given folders (DuckDB's own ``data/parquet-testing`` holds 171
 odd ones: dictionaries, nested and map columns, decimals past 38 digits, timestamps in
-nanoseconds, hive folders, files other readers find out of specification) is read three ways:
+nanoseconds, hive folders, files other readers find out of specification) is read four ways:
 as a view of a user's connection (``CREATE VIEW t AS FROM read_parquet('file')``, split as its
-file), as a lazy Session over a folder holding it as ``t.parquet`` (each arm reads its rows from
-the file), and as a resident Session over that folder. Each way answers a count, and per
-column (the first twelve) a count and distinct count, a min and max, a sum and avg of numbers,
-and a GROUP BY of the first column, at the given device share; DuckDB over the same file is
-the oracle (``compare.compare_tables``, schemas included): the connection's, or the folder
-Session's own host (which has loaded the rows of a resident one).
+file), read inline by the queries on a connection (``FROM 'file' AS t`` and ``FROM
+read_parquet('file') AS t`` in turn: decision 028), as a lazy Session over a folder holding it
+as ``t.parquet`` (each arm reads its rows from the file), and as a resident Session over that
+folder. Each way answers a count, and per column (the first twelve) a count and distinct count,
+a min and max, a sum and avg of numbers, and a GROUP BY of the first column, at the given
+device share; DuckDB over the same file is the oracle (``compare.compare_tables``, schemas
+included): the connection's, or the folder Session's own host (which has loaded the rows of a
+resident one).
 
     python -m dau_scheduler.parquet_check DIR... --device polars --share 0.5 [--json F]
-        [--ways view,lazy,resident,chunked,streamed,dask,spark]
+        [--ways view,inline,lazy,resident,chunked,streamed,dask,spark]
 
 The ways ``chunked`` and ``streamed`` (under a memory budget) read the split table's rows with
 pyarrow, where a few types read otherwise; ``dask`` (a LocalCluster's workers) and ``spark``
@@ -26,6 +28,7 @@ unsplit), ``error`` (a named error of this package, raised before any engine ran
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import shutil
 import tempfile
@@ -39,7 +42,7 @@ import duckdb
 from dau_scheduler.compare import compare_tables, report_outcomes
 from dau_scheduler.errors import DauError
 
-WAYS = ("view", "lazy", "resident")
+WAYS = ("view", "inline", "lazy", "resident")
 #: Ways that read the split table's rows elsewhere: chunks under a memory budget (three
 #: chunks a file, so chunks fold), a dask LocalCluster's workers and a local Spark's (not in
 #: the default ways: they start a cluster).
@@ -137,18 +140,29 @@ def _way(
             shutil.copy(path, folder / "t.parquet")
             con.execute(f"CREATE VIEW t AS FROM read_parquet('{folder / 't.parquet'}')")
         asked = queries(con)
+        if way == "inline":  # the file read where the table stands, both spellings
+            con.execute("DROP VIEW t")
+            file = str(folder / "t.parquet")
+            asked = [
+                sql.replace(" FROM t", f" FROM {spelling} AS t")
+                for sql, spelling in zip(
+                    asked, itertools.cycle((f"'{file}'", f"read_parquet('{file}')")), strict=False
+                )
+            ]
     except duckdb.Error:
         return [{"outcome": "unreadable"}]
     try:
         session = (
-            Session(con, device=device) if way == "view" else folder_session(folder, device, way)
+            Session(con, device=device)
+            if way in ("view", "inline")
+            else folder_session(folder, device, way)
         )
     except DauError as exc:
         return [{"outcome": "error", "why": str(exc)}]
     # The oracle: DuckDB on the user's connection, or the folder Session's own host (a
     # resident one has loaded the rows: DuckDB answers max(f) over a Parquet scan from the
     # file's statistics, which skip NaN, and over the loaded rows NaN).
-    oracle = con if way in ("view", *MORE_WAYS) else session.host.cursor()
+    oracle = con if way in ("view", "inline", *MORE_WAYS) else session.host.cursor()
     with session:
         return [{"sql": sql, **_one(session, oracle, sql, share)} for sql in asked]
 

@@ -60,7 +60,9 @@ class Session:
 
     Args:
         tables: a data folder, a mapping ``name -> path | pyarrow.Table | polars.DataFrame``, or a
-            DuckDB connection whose tables are used.
+            DuckDB connection whose tables are used. On a connection or a lazy Session a query
+            may also read a local Parquet file inline (``FROM 'x.parquet'``), split as a table
+            named by its path (``inline_files``, decision 028).
         device: ``"auto"``, ``"cudf"``, ``"polars"``, ``"duckdb"``, ``None`` (host only), or an
             :class:`~dau_scheduler.arms.Arm`.
         threads: DuckDB threads for the host arm (default: DuckDB's own).

@@ -17,6 +17,7 @@ from __future__ import annotations
 import csv
 import fcntl
 import math
+import re
 import shutil
 import subprocess
 import sys
@@ -66,6 +67,30 @@ def queries() -> dict[str, str]:
     """The 22 queries by name (``q01`` .. ``q22``)."""
     folder = query_folder("tpch")
     return {p.stem: p.read_text() for p in sorted(folder.glob("q*.sql"))}
+
+
+#: A table where a TPC-H query names it, with the alias it gives it if any (words that may
+#: follow a table and are no alias left out).
+_TABLE_AT = (
+    r"(from|join|,)(\s+){name}\b"
+    r"(\s+(?:as\s+)?(?!where\b|join\b|on\b|group\b|order\b)[a-z]\w*)?"
+)
+
+
+def read_inline(sql: str, folder: Path, spelling: str = "quoted") -> str:
+    """TPC-H query ``sql`` reading each table's file in ``folder`` inline where it names the
+    table, spelled ``'path'`` (``quoted``) or ``read_parquet('path')``, with the table's name
+    as its alias where the query gave none (decision 028)."""
+    for name in TABLES:
+        path = folder / f"{name}.parquet"
+        read = f"'{path}'" if spelling == "quoted" else f"read_parquet('{path}')"
+        sql = re.sub(
+            _TABLE_AT.format(name=name),
+            lambda m, read=read, name=name: f"{m[1]}{m[2]}{read}{m[3] or f' AS {name}'}",
+            sql,
+            flags=re.IGNORECASE,
+        )
+    return sql
 
 
 def generator(tool: str) -> str:
@@ -326,6 +351,7 @@ __all__ = [
     "generate",
     "main",
     "queries",
+    "read_inline",
     "reference",
 ]
 
