@@ -10,6 +10,7 @@ from pathlib import Path
 
 import duckdb
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from conftest import device
@@ -90,6 +91,11 @@ def test_a_file_changed_between_queries_is_read_again(tmp_path: Path, name: str)
         assert session.row_counts[str(path)] == 3000
         con.execute("CREATE TABLE t AS SELECT 1 AS i")  # the catalog changed: tables read again
         assert _sum(session, con, sql).execution is not None
+        # Now DuckDB names its columns otherwise than pyarrow (a duplicate name: k, k_1).
+        pq.write_table(pa.table([[1, 2], [3, 4], [5, 6]], names=["i", "k", "k"]), path)
+        sql = f"SELECT count(*), sum(i) FROM '{path}'"
+        assert _sum(session, con, sql).execution is None
+        assert str(path) not in session.inline_files and str(path) not in session.row_counts
 
 
 def test_a_lazy_session_splits_a_file_read_inline_and_a_resident_one_says_why(

@@ -13,9 +13,9 @@ local file (no glob, no URL, no list), named ``*.parquet`` (the quoted form is D
 replacement scan by that suffix), under no ``key=value`` folder (DuckDB would add a hive
 column), no table or view of that name in the catalog (it would be read instead), a relative
 path only where ``file_search_path`` is unset, and the columns DuckDB names as pyarrow does.
-Anything else is left to DuckDB alone, as before. A file changed since it was taken (its size
-or modification time) is taken again; the files are not otherwise watched, as a data folder's
-are not.
+Anything else is left to DuckDB alone, as before. A file changed since it was taken (another
+inode, size or modification time) is taken again before the next query plans; the files are not
+otherwise watched, as a data folder's are not.
 """
 
 from __future__ import annotations
@@ -46,19 +46,21 @@ _READERS = frozenset(("read_parquet", "parquet_scan"))
 @dataclass(frozen=True)
 class Taken:
     """A file a query read inline, as the Session took it: the path as the query wrote it,
-    its size and modification time then, and its columns' DuckDB types."""
+    its :func:`_stamp` then, and its columns' DuckDB types."""
 
     path: str
-    stamp: tuple[int, int]
+    stamp: tuple[int, ...]
     columns: dict[str, str]
 
 
-def _stamp(path: Path) -> tuple[int, int] | None:
+def _stamp(path: Path) -> tuple[int, ...] | None:
+    """What tells the file at ``path`` changed: its device and inode (another file there, or a
+    relative path read from another folder), size and modification time."""
     try:
         status = path.stat()
     except OSError:
         return None
-    return (status.st_mtime_ns, status.st_size)
+    return (status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns)
 
 
 def _literal(text: str) -> str | None:
@@ -202,14 +204,12 @@ def adopt(session: Session, sql: str) -> str | None:
             "memory splits only those (give the file as a table, or open the Session with "
             "lazy=True)"
         )
+    # (Paths are lower case, _plain_file: each is its own key, as the planner reads names.)
     taken = session.inline_files
     fresh = [
         p
         for p in paths
-        if p.lower() not in taken
-        or taken[p.lower()].path != p
-        or taken[p.lower()].stamp != _stamp(Path(p))
-        or p.lower() not in session.row_counts
+        if p not in taken or taken[p].stamp != _stamp(Path(p)) or p not in session.row_counts
     ]
     if not fresh:
         return None
@@ -218,21 +218,20 @@ def adopt(session: Session, sql: str) -> str | None:
         row = cursor.execute("SELECT current_setting('file_search_path')").fetchone()
         if row is not None and row[0]:
             fresh = [p for p in fresh if Path(p).is_absolute()]
-    shadowed = _catalog_names(cursor, [p.lower() for p in fresh])
+    shadowed = _catalog_names(cursor, fresh)
     sources = session.sources()
-    added = False
+    changed = False
     for path in fresh:
-        key = path.lower()
-        if key in shadowed or (key in sources and key not in taken):
+        if path in shadowed or (path in sources and path not in taken):
             continue  # the catalog's table or view of that name is what DuckDB reads
         found = _take(cursor, path)
-        if found is None:
-            taken.pop(key, None)
-            sources.pop(key, None)
+        if found is None:  # (no longer readable alike: DuckDB's alone from now on)
+            changed |= taken.pop(path, None) is not None
+            sources.pop(path, None)
             continue
-        taken[key], sources[key] = found
-        added = True
-    if added:
+        taken[path], sources[path] = found
+        changed = True
+    if changed:
         session.retake(sources, session.shape)
     return None
 

@@ -84,12 +84,11 @@ def read_inline(sql: str, folder: Path, spelling: str = "quoted") -> str:
     for name in TABLES:
         path = folder / f"{name}.parquet"
         read = f"'{path}'" if spelling == "quoted" else f"read_parquet('{path}')"
-        sql = re.sub(
-            _TABLE_AT.format(name=name),
-            lambda m, read=read, name=name: f"{m[1]}{m[2]}{read}{m[3] or f' AS {name}'}",
-            sql,
-            flags=re.IGNORECASE,
-        )
+
+        def written(m: re.Match[str], read: str = read, name: str = name) -> str:
+            return f"{m[1]}{m[2]}{read}{m[3] or f' AS {name}'}"
+
+        sql = re.sub(_TABLE_AT.format(name=name), written, sql, flags=re.IGNORECASE)
     return sql
 
 
