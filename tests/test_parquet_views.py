@@ -125,3 +125,29 @@ def test_a_key_value_folder_is_no_partition_of_a_split(tmp_path: Path) -> None:
                 assert result.execution is not None
                 assert result.table.column(0).to_pylist() == [100]
     con.close()
+
+
+@pytest.mark.parametrize("name", ["duckdb", "polars"])
+def test_files_of_one_table_with_other_types_are_answered_by_duckdb(
+    tmp_path: Path, name: str
+) -> None:
+    """DuckDB reads every file of a table as the first one's types; a split read each chunk
+    as its own file's (``typeof(x)`` grouped: two rows for DuckDB's one). Such a table, a
+    folder's parts or a view's files, is answered unsplit, by name."""
+    (tmp_path / "t").mkdir()
+    for part, kind in (("a", "INTEGER"), ("b", "BIGINT")):
+        rows = f"SELECT range::{kind} AS x, range % 3 AS g FROM range(300)"
+        duckdb.sql(f"COPY ({rows}) TO '{tmp_path}/t/{part}.parquet'")
+    files = f"['{tmp_path}/t/a.parquet', '{tmp_path}/t/b.parquet']"
+    con = duckdb.connect()
+    con.execute(f"CREATE VIEW t AS FROM read_parquet({files})")
+    sessions = [
+        Session(con, device=device(name)),
+        Session(tmp_path, device=device(name), lazy=True),
+    ]
+    for session in sessions:
+        with session:
+            for sql in ("SELECT typeof(x), count(*) FROM t GROUP BY 1", "SELECT sum(x) FROM t"):
+                result = session.sql(sql, posture="collaborative", device_share=0.5)
+                assert compare_tables(result.table, con.sql(sql).to_arrow_table()) is None, sql
+                assert result.refusal is not None and "Parquet files differ" in result.refusal

@@ -75,6 +75,7 @@ SPLITS = {
     "number_spellings",
     "number_texts",
     "pivots",
+    "parquet_reads",
 }
 
 

@@ -114,6 +114,25 @@ class ParquetSource:
         tables = [pq.read_table(f, columns=columns) for f in self.files]
         return self._as_duckdb_reads(tables[0] if len(tables) == 1 else pa.concat_tables(tables))
 
+    def mixed_types(self) -> str | None:
+        """Where these files' columns differ in name or type: the first difference, named; else
+        None. DuckDB reads every file as the first one's columns and types (a later file's
+        INT64 cast to INT32, or an error); a split reads each chunk as its own file's types."""
+        first = self._meta[0].schema.to_arrow_schema()
+        for path, meta in zip(self.files[1:], self._meta[1:], strict=True):
+            schema = meta.schema.to_arrow_schema()
+            if schema.equals(first):
+                continue
+            for index, field_ in enumerate(schema):
+                if index >= len(first) or not first.field(index).equals(field_):
+                    mine = f"{first.field(index).type} in {self.files[0].name}"
+                    return (
+                        f"column {field_.name} is {field_.type} in {path.name} and "
+                        f"{mine if index < len(first) else f'absent from {self.files[0].name}'}"
+                    )
+            return f"{path.name} holds other columns than {self.files[0].name}"
+        return None
+
     def reader_forms(self) -> ReaderForms:
         """What pyarrow reads otherwise than DuckDB's scan of these files (worked out once)."""
         if not self._forms:

@@ -202,6 +202,23 @@ class Refusals:
             if kind.upper() in _FLOATS
         }
 
+    def mixed_files(self, compiled: CompiledSplit) -> str | None:
+        """A table the query reads from Parquet files whose columns' types differ between files
+        (``ParquetSource.mixed_types``): DuckDB casts every file to the first one's types, which
+        the arms' reading of each file as its own does not (``typeof(x)`` grouped over a
+        folder's parts of INT32 and INT64: two rows for DuckDB's one)."""
+        tables = {*self._read(compiled).tables, (compiled.plan.split_table or "").lower()}
+        for name in sorted(tables):
+            source = self.session.source_of(name)
+            if isinstance(source, ParquetSource) and len(source.files) > 1:
+                why = source.mixed_types()
+                if why is not None:
+                    return (
+                        f"table {name}'s Parquet files differ ({why}): DuckDB reads every file "
+                        "as the first one's types, the arms each file as its own"
+                    )
+        return None
+
     def device(self, compiled: CompiledSplit) -> str | None:
         """The device arm's answer to "can you run this partial?", asked once per query and
         partial (the planner asks of each candidate it compiles: ``compiling._device_vet``)."""
@@ -247,6 +264,8 @@ class Refusals:
                 f"the connection sets {s.host.arrow_changed()[0]}, which changes the Arrow the "
                 "partials cross in"
             )
+        if refusal is None and s.lazy:  # (resident, DuckDB loaded the files: one set of types)
+            refusal = self.mixed_files(compiled)
         if refusal is None and s.lazy and isinstance(s.source_of(cut), ParquetSource):
             refusal = parquet_float_extremum(compiled, s.schema.get(cut or "", {}))
         if refusal is None and s.lazy:
