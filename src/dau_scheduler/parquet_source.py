@@ -115,20 +115,20 @@ class ParquetSource:
         return self._as_duckdb_reads(tables[0] if len(tables) == 1 else pa.concat_tables(tables))
 
     def mixed_types(self) -> str | None:
-        """Where these files' columns differ in name or type: the first difference, named; else
-        None. DuckDB reads every file as the first one's columns and types (a later file's
-        INT64 cast to INT32, or an error); a split reads each chunk as its own file's types."""
-        first = self._meta[0].schema.to_arrow_schema()
+        """Where these files' columns differ in name or type (not in nullability): the first
+        difference, named; else None. DuckDB reads every file as the first one's columns and
+        types (a later file's INT64 cast to INT32, or an error); a split reads each chunk as
+        its own file's types."""
+        first = [(f.name, f.type) for f in self._meta[0].schema.to_arrow_schema()]
         for path, meta in zip(self.files[1:], self._meta[1:], strict=True):
-            schema = meta.schema.to_arrow_schema()
-            if schema.equals(first):
+            fields = [(f.name, f.type) for f in meta.schema.to_arrow_schema()]
+            if fields == first:
                 continue
-            for index, field_ in enumerate(schema):
-                if index >= len(first) or not first.field(index).equals(field_):
-                    mine = f"{first.field(index).type} in {self.files[0].name}"
+            for (name, kind), (first_name, first_kind) in zip(fields, first, strict=False):
+                if name != first_name or kind != first_kind:
                     return (
-                        f"column {field_.name} is {field_.type} in {path.name} and "
-                        f"{mine if index < len(first) else f'absent from {self.files[0].name}'}"
+                        f"column {name} is {kind} in {path.name} and {first_name} is "
+                        f"{first_kind} in {self.files[0].name}"
                     )
             return f"{path.name} holds other columns than {self.files[0].name}"
         return None
