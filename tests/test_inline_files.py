@@ -61,6 +61,7 @@ def test_only_one_plain_local_file_is_written_as_its_path(tmp_path: Path) -> Non
         f"SELECT * FROM main.read_parquet('{path}')",
         f"SELECT * FROM read_parquet('{tmp_path / 'missing.parquet'}')",
         f"SELECT 'read_parquet(''{path}'')' AS text",
+        f"SELECT i, ordinality FROM read_parquet('{path}') WITH ORDINALITY",
     ]
     for sql in left:
         assert as_paths(sql, cursor) == sql, sql

@@ -41,6 +41,14 @@ if TYPE_CHECKING:
 _NOT_A_FILE = re.compile(r"[*?\[{]|^[a-z][a-z0-9+.-]*://", re.IGNORECASE)
 #: The table functions whose one-literal call is DuckDB's replacement scan of the path.
 _READERS = frozenset(("read_parquet", "parquet_scan"))
+#: What may follow a table in FROM where it has no alias (the end of the text too: "").
+# fmt: off
+_ENDS_A_TABLE = frozenset((
+    "", ",", ")", ";", "where", "group", "order", "having", "qualify", "window", "limit",
+    "offset", "union", "except", "intersect", "join", "inner", "left", "right", "full", "cross",
+    "natural", "positional", "asof", "anti", "semi", "on", "using",
+))
+# fmt: on
 
 
 @dataclass(frozen=True)
@@ -117,15 +125,22 @@ def as_paths(sql: str, cursor: duckdb.DuckDBPyConnection) -> str:
         aliased = following == "as" or (
             i + 4 < len(kinds) and kinds[i + 4] == duckdb.token_type.identifier
         )
+        if not aliased and following not in _ENDS_A_TABLE:
+            continue  # (WITH ORDINALITY, a sample: what a table function takes, a path not)
         quoted = '"' + path.replace('"', '""') + '"'
         written = quoted if aliased else f"{quoted} AS {texts[i]}"
         edits.append((tokens[i][0], tokens[i + 3][0] + 1, written, path))
     if edits:
         shadowed = _catalog_names(cursor, [path.lower() for *_, path in edits])
         edits = [edit for edit in edits if edit[3].lower() not in shadowed]
+    written_sql = sql
     for start, stop, written, _ in reversed(edits):
-        sql = sql[:start] + written + sql[stop:]
-    return sql
+        written_sql = written_sql[:start] + written + written_sql[stop:]
+    try:
+        duckdb.extract_statements(written_sql)
+    except duckdb.Error:  # (a spelling the rules above missed: the text as written)
+        return sql
+    return written_sql
 
 
 @functools.lru_cache(maxsize=256)

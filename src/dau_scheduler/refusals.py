@@ -202,14 +202,21 @@ class Refusals:
             if kind.upper() in _FLOATS
         }
 
-    def mixed_files(self, compiled: CompiledSplit) -> str | None:
-        """A table the query reads from Parquet files whose columns' types differ between files
-        (``ParquetSource.mixed_types``): DuckDB casts every file to the first one's types, which
-        the arms' reading of each file as its own does not (``typeof(x)`` grouped over a
-        folder's parts of INT32 and INT64: two rows for DuckDB's one)."""
+    def files_read_otherwise(self, compiled: CompiledSplit) -> str | None:
+        """Where DuckDB reads a table's Parquet files otherwise than the arms: the connection
+        lets DuckDB read them from its cache unvalidated (``DuckDBArm.file_cache_changed``),
+        or the files' columns' types differ (``ParquetSource.mixed_types``: DuckDB casts every
+        file to the first one's types, the arms read each as its own; ``typeof(x)`` grouped
+        over a folder's parts of INT32 and INT64 gave two rows for DuckDB's one)."""
         tables = {*self._read(compiled).tables, (compiled.plan.split_table or "").lower()}
+        cached = self.session.host.file_cache_changed()
         for name in sorted(tables):
             source = self.session.source_of(name)
+            if isinstance(source, ParquetSource) and cached:
+                return (
+                    f"the connection sets {cached[0]}: DuckDB may read table {name}'s Parquet "
+                    "files from its cache as they were, the arms read them as they are"
+                )
             if isinstance(source, ParquetSource) and len(source.files) > 1:
                 why = source.mixed_types()
                 if why is not None:
@@ -265,7 +272,7 @@ class Refusals:
                 "partials cross in"
             )
         if refusal is None and s.lazy:  # (resident, DuckDB loaded the files: one set of types)
-            refusal = self.mixed_files(compiled)
+            refusal = self.files_read_otherwise(compiled)
         if refusal is None and s.lazy and isinstance(s.source_of(cut), ParquetSource):
             refusal = parquet_float_extremum(compiled, s.schema.get(cut or "", {}))
         if refusal is None and s.lazy:

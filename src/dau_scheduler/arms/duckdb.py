@@ -53,6 +53,11 @@ ARROW_DEFAULTS = {"arrow_lossless_conversion": "false"}
 #: several threads) was another row 3 times in 60 (DuckDB's test_scalar_subquery.test; DuckDB
 #: itself gives varied rows over a table of many row groups).
 FIRST_ROW_DEFAULTS = {"scalar_subquery_error_on_multiple_rows": "true"}
+#: Settings under which DuckDB may read a Parquet file's rows from its own cache rather than
+#: the file, at DuckDB's defaults: under ``NO_VALIDATION`` (or ``VALIDATE_REMOTE`` for a local
+#: file) a file rewritten since DuckDB cached it is read as it was, where the arms read it as
+#: it is (DuckDB's external_file_cache_validate.test: 10 for 100).
+FILE_CACHE_DEFAULTS = {"validate_external_file_cache": "validate_all"}
 
 
 class DuckDBArm:
@@ -95,6 +100,7 @@ class DuckDBArm:
         self._semantics: tuple[str, ...] = ()
         self._arrow: tuple[str, ...] = ()
         self._first_row: tuple[str, ...] = ()
+        self._file_cache: tuple[str, ...] = ()
         self._shared_from = share
         #: Tables attached as their Parquet files: split rows are read from the files by row
         #: number (a view has no rowid).
@@ -248,13 +254,18 @@ class DuckDBArm:
         self._temporary = frozenset(str(mine.pop("__dau_temporary") or "").split(chr(1))) - {""}
         self._regex = str(mine.get("regex_match_operator_semantics") or "partial").lower()
         self._no_cross = str(mine.get("debug_force_no_cross_product")).lower() == "true"
-        self._semantics, self._arrow, self._first_row = (
+        self._semantics, self._arrow, self._first_row, self._file_cache = (
             tuple(
                 f"{name} = {every_value[name]}"
                 for name, default in defaults.items()
                 if str(every_value.get(name, default)).lower() != default
             )
-            for defaults in (SEMANTIC_DEFAULTS, ARROW_DEFAULTS, FIRST_ROW_DEFAULTS)
+            for defaults in (
+                SEMANTIC_DEFAULTS,
+                ARROW_DEFAULTS,
+                FIRST_ROW_DEFAULTS,
+                FILE_CACHE_DEFAULTS,
+            )
         )
         if self._synced == (settings, mine):
             return  # every setting as the last time: the same ones to copy
@@ -300,6 +311,11 @@ class DuckDBArm:
         """The :data:`FIRST_ROW_DEFAULTS` the user's connection sets otherwise, as ``name =
         value`` (seen by :meth:`sync_settings`; none on a database this arm owns)."""
         return self._first_row
+
+    def file_cache_changed(self) -> tuple[str, ...]:
+        """The :data:`FILE_CACHE_DEFAULTS` the user's connection sets otherwise, as ``name =
+        value`` (seen by :meth:`sync_settings`; none on a database this arm owns)."""
+        return self._file_cache
 
     def regex_semantics(self) -> str:
         """How this arm's cursors read ``~``: 'partial' (DuckDB's default) unless the user's
