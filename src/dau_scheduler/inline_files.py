@@ -98,8 +98,8 @@ def as_paths(sql: str, cursor: duckdb.DuckDBPyConnection) -> str:
     local file and no options written as ``"x.parquet" AS read_parquet`` (the alias DuckDB
     gives the function's rows; a given alias kept), which DuckDB reads alike where no table or
     view of the catalog has that name; else as it is."""
-    if "parquet" not in sql.lower():
-        return sql
+    if not isinstance(sql, str) or "parquet" not in sql.lower():
+        return sql  # (not text: named where the query is checked)
     try:
         tokens = duckdb.tokenize(sql)
     except (duckdb.Error, TypeError):
