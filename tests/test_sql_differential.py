@@ -345,7 +345,7 @@ def tables(data: list[tuple[Any, ...]]) -> dict[str, pa.Table]:
 
 @pytest.mark.filterwarnings("ignore::DeprecationWarning")
 @pytest.mark.parametrize("device", ["duckdb", "polars-separate"])
-@settings(max_examples=90, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=rows, pick=st.data())
 def test_split_equals_unsplit_or_is_refused(
     device: str, data: list[tuple[Any, ...]], pick: st.DataObject
