@@ -314,7 +314,8 @@ def written_out(session: Session, sql: str) -> str:
     """``sql`` as it splits: a MULTI pivot's values written in (:func:`pivot_values`), and a
     ``read_parquet`` of one local file written as its quoted path (``inline_files.as_paths``),
     the table a Session takes it as. DuckDB reads either as it reads ``sql``."""
-    return inline_files.as_paths(pivot_values(session, sql), session.host.cursor())
+    host = session.host
+    return inline_files.as_paths(pivot_values(session, sql), host.cursor(), host.temporary())
 
 
 def pivot_values(session: Session, sql: str) -> str:

@@ -93,11 +93,14 @@ def _plain_file(path: str) -> bool:
     return not any("=" in part for part in file.resolve().parent.parts)
 
 
-def as_paths(sql: str, cursor: duckdb.DuckDBPyConnection) -> str:
+def as_paths(
+    sql: str, cursor: duckdb.DuckDBPyConnection, temporary: frozenset[str] = frozenset()
+) -> str:
     """``sql`` with each ``read_parquet('x.parquet')`` (or ``parquet_scan``) of one plain
     local file and no options written as ``"x.parquet" AS read_parquet`` (the alias DuckDB
     gives the function's rows; a given alias kept), which DuckDB reads alike where no table or
-    view of the catalog has that name; else as it is."""
+    view of the catalog has that name (nor one of ``temporary``, the user's connection's own
+    temporary tables and views, which its cursors do not see); else as it is."""
     if not isinstance(sql, str) or "parquet" not in sql.lower():
         return sql  # (not text: named where the query is checked)
     try:
@@ -131,7 +134,7 @@ def as_paths(sql: str, cursor: duckdb.DuckDBPyConnection) -> str:
         written = quoted if aliased else f"{quoted} AS {texts[i]}"
         edits.append((tokens[i][0], tokens[i + 3][0] + 1, written, path))
     if edits:
-        shadowed = _catalog_names(cursor, [path.lower() for *_, path in edits])
+        shadowed = _catalog_names(cursor, [path.lower() for *_, path in edits]) | temporary
         edits = [edit for edit in edits if edit[3].lower() not in shadowed]
     written_sql = sql
     for start, stop, written, _ in reversed(edits):
@@ -233,7 +236,9 @@ def adopt(session: Session, sql: str) -> str | None:
         row = cursor.execute("SELECT current_setting('file_search_path')").fetchone()
         if row is not None and row[0]:
             fresh = [p for p in fresh if Path(p).is_absolute()]
-    shadowed = _catalog_names(cursor, fresh)
+    # (The user's connection's temporary tables and views too: DuckDB reads one of the path's
+    # name there before the file, and the cursors this reads the catalog on do not see it.)
+    shadowed = _catalog_names(cursor, fresh) | session.host.temporary()
     sources = session.sources()
     changed = False
     for path in fresh:
