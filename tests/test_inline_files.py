@@ -18,8 +18,6 @@ from dau_scheduler import Session, tpch
 from dau_scheduler.compare import compare_tables
 from dau_scheduler.inline_files import as_paths, paths_read
 
-TABLES = ["lineitem", "orders", "customer", "nation", "region", "part", "partsupp", "supplier"]
-
 
 @pytest.mark.parametrize("spelling", ["quoted", "read_parquet"])
 @pytest.mark.parametrize("name", ["duckdb", "polars"])
@@ -36,7 +34,7 @@ def test_tpch_reading_files_inline_splits_exactly(tpch_dir: Path, name: str, spe
                 assert compare_tables(result.table, expected, ordered=True) is None, query
                 assert result.execution is not None, (query, result.refusal)
                 assert result.fallback is None, (query, result.fallback)
-    assert set(session.inline_files) == {str(tpch_dir / f"{t}.parquet") for t in TABLES}
+    assert set(session.inline_files) == {str(tpch_dir / f"{t}.parquet") for t in tpch.TABLES}
 
 
 def _file(path: Path, sql: str) -> Path:
