@@ -21,7 +21,6 @@ otherwise watched, as a data folder's are not.
 from __future__ import annotations
 
 import functools
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -32,13 +31,11 @@ from sqlglot import exp
 
 from dau_scheduler.errors import SqlError
 from dau_scheduler.rewrite.dialect import DIALECT, sqlglot_quiet
-from dau_scheduler.tables import ParquetViewSource
+from dau_scheduler.tables import NOT_A_FILE, ParquetViewSource
 
 if TYPE_CHECKING:
     from dau_scheduler.session import Session
 
-#: A path DuckDB would expand (a glob) or read from elsewhere than a local file.
-_NOT_A_FILE = re.compile(r"[*?\[{]|^[a-z][a-z0-9+.-]*://", re.IGNORECASE)
 #: The table functions whose one-literal call is DuckDB's replacement scan of the path.
 _READERS = frozenset(("read_parquet", "parquet_scan"))
 #: What may follow a table in FROM where it has no alias (the end of the text too: "").
@@ -53,10 +50,9 @@ _ENDS_A_TABLE = frozenset((
 
 @dataclass(frozen=True)
 class Taken:
-    """A file a query read inline, as the Session took it: the path as the query wrote it,
-    its :func:`_stamp` then, and its columns' DuckDB types."""
+    """A file a query read inline, as the Session took it (keyed by its path as the query
+    wrote it): its :func:`_stamp` then, and its columns' DuckDB types."""
 
-    path: str
     stamp: tuple[int, ...]
     columns: dict[str, str]
 
@@ -83,7 +79,7 @@ def _literal(text: str) -> str | None:
 
 def _plain_file(path: str) -> bool:
     """Whether ``path`` names one local Parquet file DuckDB reads without a hive column."""
-    if not path.endswith(".parquet") or _NOT_A_FILE.search(path) or path != path.lower():
+    if not path.endswith(".parquet") or NOT_A_FILE.search(path) or path != path.lower():
         # (The planner reads names without case, as DuckDB does: a path of capitals would be
         # read as its lower-case spelling.)
         return False
@@ -201,7 +197,7 @@ def _take(cursor: duckdb.DuckDBPyConnection, path: str) -> tuple[Taken, ParquetV
     columns = {str(row[0]): str(row[1]) for row in described}
     if any(list(m.schema.to_arrow_schema().names) != list(columns) for m in source._meta):
         return None
-    return Taken(path, stamp, columns), source
+    return Taken(stamp, columns), source
 
 
 def adopt(session: Session, sql: str) -> str | None:

@@ -193,7 +193,7 @@ class ParquetViewSource(ParquetSource):
 
 
 #: A path DuckDB would expand (a glob) or read from elsewhere than a local file.
-_NOT_A_FILE = re.compile(r"[*?\[{]|^[a-z][a-z0-9+.-]*://", re.IGNORECASE)
+NOT_A_FILE = re.compile(r"[*?\[{]|^[a-z][a-z0-9+.-]*://", re.IGNORECASE)
 
 
 def parquet_view_files(sql: str) -> tuple[Path, ...] | None:
@@ -233,7 +233,7 @@ def parquet_view_files(sql: str) -> tuple[Path, ...] | None:
     if not paths or not all(isinstance(p, exp.Literal) and p.is_string for p in paths):
         return None
     files = tuple(Path(p.name) for p in paths)
-    if any(_NOT_A_FILE.search(str(f)) or not f.is_file() for f in files):
+    if any(NOT_A_FILE.search(str(f)) or not f.is_file() for f in files):
         return None
     return files
 
@@ -422,6 +422,7 @@ def resolve_tables(tables: Any) -> dict[str, pa.Table]:
 
 
 __all__ = [
+    "NOT_A_FILE",
     "ArrowSource",
     "ConnectionSource",
     "ParquetSource",
