@@ -151,3 +151,29 @@ def test_files_of_one_table_with_other_types_are_answered_by_duckdb(
                 result = session.sql(sql, posture="collaborative", device_share=0.5)
                 assert compare_tables(result.table, con.sql(sql).to_arrow_table()) is None, sql
                 assert result.refusal is not None and "Parquet files differ" in result.refusal
+
+
+@pytest.mark.parametrize("name", ["duckdb", "polars"])
+def test_a_file_rewritten_under_a_view_or_a_lazy_folder_is_read_again(
+    tmp_path: Path, name: str
+) -> None:
+    """DuckDB reads a view's files, and a lazy Session's, as they are when a query runs; a
+    Session that kept the counts it read before cut a file rewritten since wrongly (a view's
+    file rewritten by COPY: 1,000 rows for DuckDB's 100,000; the Polars device panicked)."""
+    path = tmp_path / "t.parquet"
+    con = duckdb.connect()
+    sql = "SELECT count(*), sum(x), max(g) FROM t"
+    for session_over in ("view", "folder"):
+        con.execute(f"COPY (SELECT range AS x, range % 3 AS g FROM range(1000)) TO '{path}'")
+        con.execute(f"CREATE OR REPLACE VIEW t AS FROM '{path}'")
+        over = con if session_over == "view" else tmp_path
+        with Session(over, device=device(name), lazy=session_over == "folder") as session:
+            for rows in (1000, 100_000, 10):
+                duckdb.sql(
+                    f"COPY (SELECT range AS x, range % 7 AS g FROM range({rows})) TO '{path}'"
+                )
+                result = session.sql(sql, posture="collaborative", device_share=0.5)
+                assert compare_tables(result.table, con.sql(sql).to_arrow_table()) is None, rows
+                assert result.execution is not None and result.fallback is None, rows
+                assert session.row_counts["t"] == rows
+    con.close()

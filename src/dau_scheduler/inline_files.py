@@ -51,20 +51,9 @@ _ENDS_A_TABLE = frozenset((
 @dataclass(frozen=True)
 class Taken:
     """A file a query read inline, as the Session took it (keyed by its path as the query
-    wrote it): its :func:`_stamp` then, and its columns' DuckDB types."""
+    wrote it): its columns' DuckDB types."""
 
-    stamp: tuple[int, ...]
     columns: dict[str, str]
-
-
-def _stamp(path: Path) -> tuple[int, ...] | None:
-    """What tells the file at ``path`` changed: its device and inode (another file there, or a
-    relative path read from another folder), size and modification time."""
-    try:
-        status = path.stat()
-    except OSError:
-        return None
-    return (status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns)
 
 
 def _literal(text: str) -> str | None:
@@ -185,9 +174,6 @@ def _catalog_names(cursor: duckdb.DuckDBPyConnection, names: list[str]) -> set[s
 def _take(cursor: duckdb.DuckDBPyConnection, path: str) -> tuple[Taken, ParquetViewSource] | None:
     """The file at ``path`` as a table, or None where another reader would read it otherwise
     than DuckDB (names, or a file pyarrow cannot read)."""
-    stamp = _stamp(Path(path))
-    if stamp is None:
-        return None
     literal = "'" + path.replace("'", "''") + "'"
     try:
         described = cursor.execute(f"DESCRIBE SELECT * FROM read_parquet({literal})").fetchall()
@@ -197,7 +183,7 @@ def _take(cursor: duckdb.DuckDBPyConnection, path: str) -> tuple[Taken, ParquetV
     columns = {str(row[0]): str(row[1]) for row in described}
     if any(list(m.schema.to_arrow_schema().names) != list(columns) for m in source._meta):
         return None
-    return Taken(stamp, columns), source
+    return Taken(columns), source
 
 
 def adopt(session: Session, sql: str) -> str | None:
@@ -223,7 +209,10 @@ def adopt(session: Session, sql: str) -> str | None:
     fresh = [
         p
         for p in paths
-        if p not in taken or taken[p].stamp != _stamp(Path(p)) or p not in session.row_counts
+        if p not in taken
+        or p not in session.row_counts
+        or not isinstance(source := session.source_of(p), ParquetViewSource)
+        or source.changed() is not None
     ]
     if not fresh:
         return None

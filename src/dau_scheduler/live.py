@@ -18,7 +18,7 @@ from sqlglot import exp
 from dau_scheduler.arms.duckdb import DuckDBArm
 from dau_scheduler.guards import arrow_for_device, load_resident
 from dau_scheduler.strategies import columns_read
-from dau_scheduler.tables import ConnectionSource, resolve_sources
+from dau_scheduler.tables import ConnectionSource, ParquetSource, resolve_sources
 
 if TYPE_CHECKING:
     from dau_scheduler.rewrite.planner import CompiledSplit
@@ -56,12 +56,33 @@ def follow(session: Session) -> None:
     """Before a query is planned on a user's connection: where a table or view was created,
     dropped, altered or redefined, or a setting changed, since the Session read them, read the
     tables again (and forget what was planned over them). Rows changed in place leave the
-    catalog as it was; they are :func:`refresh`'s and :func:`fresh_copies`'s."""
-    if not session.on_user_connection or session.cluster is not None:
+    catalog as it was; they are :func:`refresh`'s and :func:`fresh_copies`'s. A Parquet file a
+    view or a lazy Session's table reads that was rewritten since is read again too
+    (:func:`rewritten`)."""
+    if session.cluster is not None:
         return
-    now = shape(session)
-    if now != session.shape:
-        session.retake(resolve_sources(session.connection), now)
+    if session.on_user_connection:
+        now = shape(session)
+        if now != session.shape or rewritten(session):
+            session.retake(resolve_sources(session.connection), now)
+    elif session.lazy and (changed := rewritten(session)):
+        again = {name: type(source)(source.files) for name, source in changed.items()}
+        session.retake(session.sources() | again, session.shape)
+
+
+def rewritten(session: Session) -> dict[str, ParquetSource]:
+    """The Parquet sources the Session's tables read as they are now (the connection's views,
+    a lazy Session's folders), by name, whose files changed since their metadata was read
+    (``ParquetSource.changed``): DuckDB reads each file as it is when the query runs, so counts
+    and row groups read before would cut its rows wrong. A file a query read inline is
+    ``inline_files.adopt``'s to take again."""
+    return {
+        name: source
+        for name, source in session.sources().items()
+        if isinstance(source, ParquetSource)
+        and name not in session.inline_files
+        and source.changed() is not None
+    }
 
 
 def refresh(session: Session, table: str | None) -> str | None:
@@ -128,4 +149,4 @@ def fresh_copies(session: Session, compiled: CompiledSplit) -> Iterator[None]:
             take({})
 
 
-__all__ = ["copies_rows", "fresh_copies", "follow", "refresh", "shape"]
+__all__ = ["copies_rows", "fresh_copies", "follow", "refresh", "rewritten", "shape"]

@@ -25,6 +25,17 @@ def wanted_columns(columns: Collection[str] | None) -> set[str] | None:
     return None if columns is None else {c.lower() for c in columns}
 
 
+def file_stamp(path: Path) -> tuple[int, ...] | None:
+    """What tells the file at ``path`` changed: its device and inode (another file there, or a
+    relative path read from another folder), size and modification time; None where it is
+    gone."""
+    try:
+        status = path.stat()
+    except OSError:
+        return None
+    return (status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns)
+
+
 def _file_rows(meta: Any) -> int:
     """A Parquet file's rows: its row groups' counts, which readers read by (a file's own total
     can disagree: DuckDB's arrow/repeated_no_annotation.parquet says 0 over a group of 6)."""
@@ -39,13 +50,25 @@ class ParquetSource:
     _meta: list[Any] = field(default_factory=list, compare=False, repr=False)
     #: Worked out at the first read by pyarrow: see :meth:`reader_forms`.
     _forms: list[ReaderForms] = field(default_factory=list, compare=False, repr=False)
+    #: Each file's :func:`file_stamp` before its metadata was read (:meth:`changed`).
+    _stamps: list[tuple[int, ...] | None] = field(default_factory=list, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         for file in self.files:
+            self._stamps.append(file_stamp(file))
             try:
                 self._meta.append(pq.ParquetFile(file).metadata)
             except (OSError, ValueError) as exc:
                 raise SqlError(f"cannot read the Parquet metadata of {file}: {exc}") from exc
+
+    def changed(self) -> Path | None:
+        """The first file rewritten, replaced or removed since its metadata was read, or None.
+        DuckDB reads a file as it is when a query runs; counts and row groups read before would
+        cut the rows wrong (a view's file rewritten by COPY: 1,000 rows for 100,000)."""
+        for file, stamp in zip(self.files, self._stamps, strict=True):
+            if stamp is None or file_stamp(file) != stamp:
+                return file
+        return None
 
     @property
     def num_rows(self) -> int:
