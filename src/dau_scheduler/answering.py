@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import duckdb
 import pyarrow as pa
 
-from dau_scheduler import checks, deciding, execution, inline_files, live, parameters
+from dau_scheduler import callers, checks, deciding, execution, inline_files, live, parameters
 from dau_scheduler.errors import ArmError, FoldError, PostureError, SplitError, SqlError
 from dau_scheduler.guards import one_query
 from dau_scheduler.refusals import connection_state
@@ -66,14 +66,13 @@ def answer(
                 return SqlResult(table, None, SplitPlan(), split=alone)
     try:
         compiled = session.compile(sql, split_table)
-    except SqlError:
+    except SqlError as exc:
         # What a cursor cannot bind, the user's connection may (its temporary tables and
-        # views): answered there, unsplit.
-        found = _on_connection(session, sql)
+        # views), or DuckDB where the caller's Python objects are seen: answered unsplit.
+        found = _elsewhere(session, sql, str(exc))
         if found is None:
             raise
-        why = "the query reads what only the given connection sees (temporary objects)"
-        return SqlResult(found, None, SplitPlan(refusal=why), refusal=why)
+        return found
     except duckdb.OutOfMemoryException:
         # Planning reads DuckDB's catalog and binds the query; under a memory_limit of a few
         # MB (DuckDB's test/sql/storage/temp_directory: 3 MB) DuckDB still answers a query the
@@ -354,19 +353,31 @@ def unsplit(session: Session, sql: str) -> pa.Table:
     not see its temporary objects, prepared statements, variables or hidden settings)."""
     if session.on_user_connection:
         return session.host.run_on_connection(sql)
-    return session.host.cursor().sql(sql).to_arrow_table()
+    return callers.run_seen(session.host.cursor(), sql)
 
 
-def _on_connection(session: Session, sql: str) -> pa.Table | None:
-    """``sql`` answered on the given connection itself, or None (not given one, or it fails
-    there too)."""
-    if not session.on_user_connection:
+def _elsewhere(session: Session, sql: str, error: str) -> SqlResult | None:
+    """``sql``, which the Session's cursors could not bind (``error``), answered by DuckDB
+    alone where what it reads is seen: the given connection itself (its temporary objects),
+    the calling code's Python objects (``callers``); None where neither holds it. DuckDB's
+    own error where it reads a caller's object and fails."""
+    name = callers.object_read(error)
+    if not session.on_user_connection and name is None:
         return None
     try:
         one_query(sql)
-        return session.host.run_on_connection(sql)
-    except (duckdb.Error, SqlError):
+        found = unsplit(session, sql)
+    except (duckdb.Error, SqlError) as exc:
+        if name is not None:
+            raise SqlError(str(exc).strip()) from exc
         return None
+    why = (
+        "the query reads what only the given connection sees (temporary objects)"
+        if name is None
+        else f"the query reads {name}, a Python object of the calling code (DuckDB's "
+        "replacement scan), not a table of the Session: answered by DuckDB alone"
+    )
+    return SqlResult(found, None, SplitPlan(refusal=why), refusal=why)
 
 
 __all__ = ["answer", "next_candidate", "refused_unplanned", "runs_with", "unsplit"]

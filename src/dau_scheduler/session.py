@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import sys
 import threading
 from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
@@ -18,6 +19,7 @@ import duckdb
 
 from dau_scheduler import (
     answering,
+    callers,
     checks,
     deciding,
     execution,
@@ -393,7 +395,7 @@ class Session:
             PostureError: ``collaborative`` without the measurements it needs.
         """
         turn = self.budget_lock if self.budget_lock is not None else contextlib.nullcontext()
-        with turn:
+        with turn, callers.kept(sys._getframe(1)):  # (DuckDB reads its caller's objects)
             return answering.answer(
                 self,
                 sql,
@@ -465,7 +467,7 @@ def run_sql(
     """A one-shot Session: run ``sql`` split over ``tables`` and close. Tables are read from
     their sources as the query needs them, not loaded whole (``Session(lazy=True)``); with
     ``cluster``, the host's share runs on that dask cluster (``Session(cluster=...)``)."""
-    with Session(
+    with callers.kept(sys._getframe(1)), Session(
         tables,
         device=device,
         mem_budget_mb=mem_budget_mb,

@@ -14,6 +14,7 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
+from dau_scheduler import callers
 from dau_scheduler.errors import SqlError
 from dau_scheduler.guards import default_collation, default_order, ordered_by_default
 from dau_scheduler.rewrite.dialect import DIALECT
@@ -356,8 +357,8 @@ class DuckDBArm:
         """``sql`` (with its ``params``) on the user's connection itself (not a cursor), one
         call at a time: for queries that read what only that connection sees (temporary tables
         and views)."""
-        with self._lock:
-            return self.con.sql(sql, params=params).to_arrow_table()
+        with self._lock:  # (the caller's Python objects seen, as DuckDB sees them: callers)
+            return callers.run_seen(self.con, sql, params)
 
     def cursor(self) -> duckdb.DuckDBPyConnection:
         cursor = self.con.cursor()
