@@ -50,12 +50,17 @@ def test_only_one_plain_local_file_is_written_as_its_path(tmp_path: Path) -> Non
     written = as_paths(f"SELECT count(*) FROM read_parquet('{path}')", cursor)
     assert written == f'SELECT count(*) FROM "{path}" AS read_parquet'
     assert paths_read(written) == (str(path),)
+    globbed = f"SELECT count(*) FROM read_parquet('{tmp_path}/*.parquet')"
+    assert (
+        as_paths(globbed, cursor) == f'SELECT count(*) FROM "{tmp_path}/*.parquet" AS read_parquet'
+    )
     aliased = f"SELECT t.i FROM Parquet_Scan('{path}') t JOIN read_parquet('{path}') AS u USING (i)"
     assert as_paths(aliased, cursor) == f'SELECT t.i FROM "{path}" t JOIN "{path}" AS u USING (i)'
     left = [
         f"SELECT * FROM read_parquet('{path}', filename = true)",
         f"SELECT * FROM read_parquet(['{path}'])",
-        f"SELECT * FROM read_parquet('{tmp_path}/*.parquet')",
+        f"SELECT * FROM read_parquet('{tmp_path}/{{t,u}}.parquet')",  # (a brace list)
+        f"SELECT * FROM read_parquet('{tmp_path}/*.missing.parquet')",  # (matches nothing)
         f"SELECT * FROM main.read_parquet('{path}')",
         f"SELECT * FROM read_parquet('{tmp_path / 'missing.parquet'}')",
         f"SELECT 'read_parquet(''{path}'')' AS text",
@@ -110,8 +115,51 @@ def test_a_lazy_session_splits_a_file_read_inline_and_a_resident_one_says_why(
         assert lazy.plan(sql, posture="offload").device_share == 1.0
     with Session({"nation": tpch_dir / "nation.parquet"}, device="polars") as resident:
         result = _sum(resident, con, sql)
-        assert result.refusal is not None and "reads the file" in result.refusal
+        assert result.refusal is not None and "inline; a Session holding" in result.refusal
         assert "lazy=True" in result.refusal
+
+
+@pytest.mark.parametrize("name", ["duckdb", "polars"])
+def test_a_glob_splits_over_the_files_duckdb_globs_as_they_are_now(
+    tmp_path: Path, name: str
+) -> None:
+    """A glob is taken as one table of the files DuckDB's own ``glob`` lists, in its order
+    (byte order: ``C`` before ``a``), matched again before each query: a file added, removed
+    or rewritten since is read as DuckDB reads it. A glob under a ``key=value`` folder, or
+    over files whose types differ, is DuckDB's alone."""
+    folder = tmp_path / "g"
+    for part, rows in (("b", 300), ("a", 1000), ("C", 50)):
+        _file(folder / f"{part}.parquet", f"SELECT '{part}' AS f, range AS i FROM range({rows})")
+    _file(folder / "sub" / "z.parquet", "SELECT 'z' AS f, range AS i FROM range(10)")
+    queries = [
+        f"SELECT f, count(*), sum(i) FROM '{folder}/*.parquet' GROUP BY f ORDER BY f",
+        f"SELECT f, i FROM read_parquet('{folder}/*.parquet') WHERE i % 97 = 0",
+        f"SELECT count(*), sum(i) FROM '{folder}/**/*.parquet'",
+        f"SELECT f, i FROM '{folder}/[ab].parquet' LIMIT 30",
+    ]
+    con = duckdb.connect()
+    with Session(con, device=device(name)) as session:
+        for change in ("", "add", "remove", "rewrite"):
+            if change == "add":
+                _file(folder / "d.parquet", "SELECT 'd' AS f, range AS i FROM range(77)")
+            elif change == "remove":
+                (folder / "a.parquet").unlink()
+            elif change == "rewrite":
+                _file(folder / "b.parquet", "SELECT 'b' AS f, range AS i FROM range(7)")
+            for sql in queries:
+                result = _sum(session, con, sql)
+                assert result.execution is not None and result.fallback is None, (change, sql)
+        assert session.row_counts[f"{folder}/*.parquet"] == 7 + 50 + 77
+    # DuckDB reads every file as the first one's types: a split would read each as its own.
+    _file(folder / "e.parquet", "SELECT 'e' AS f, range::INTEGER AS i FROM range(5)")
+    hive = _file(tmp_path / "k=1" / "t.parquet", "SELECT 1 AS i")
+    with Session(con, device=device(name)) as session:
+        sql = f"SELECT typeof(i), count(*) FROM '{folder}/*.parquet' GROUP BY 1"
+        result = _sum(session, con, sql)
+        assert result.refusal is not None and "Parquet files differ" in result.refusal
+        result = _sum(session, con, f"SELECT count(*) FROM '{hive.parent.parent}/k=*/*.parquet'")
+        assert result.execution is None
+    con.close()
 
 
 def test_files_another_reader_reads_otherwise_stay_duckdbs(tmp_path: Path) -> None:

@@ -21,6 +21,7 @@ otherwise watched, as a data folder's are not.
 from __future__ import annotations
 
 import functools
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -36,6 +37,8 @@ from dau_scheduler.tables import NOT_A_FILE, ParquetViewSource
 if TYPE_CHECKING:
     from dau_scheduler.session import Session
 
+#: What makes a path a glob DuckDB expands (its brace lists are not read here).
+_GLOB = re.compile(r"[*?\[]")
 #: The table functions whose one-literal call is DuckDB's replacement scan of the path.
 _READERS = frozenset(("read_parquet", "parquet_scan"))
 #: What may follow a table in FROM where it has no alias (the end of the text too: "").
@@ -66,16 +69,34 @@ def _literal(text: str) -> str | None:
     return body.replace("''", "'")
 
 
-def _plain_file(path: str) -> bool:
-    """Whether ``path`` names one local Parquet file DuckDB reads without a hive column."""
-    if not path.endswith(".parquet") or NOT_A_FILE.search(path) or path != path.lower():
-        # (The planner reads names without case, as DuckDB does: a path of capitals would be
-        # read as its lower-case spelling.)
-        return False
-    file = Path(path)
-    if not file.is_file():
-        return False
-    return not any("=" in part for part in file.resolve().parent.parts)
+def _plain_path(path: str) -> bool:
+    """Whether ``path`` names local Parquet files DuckDB reads by this text alone: one file or
+    a glob of them (no brace list, no URL), in lower case."""
+    # (The planner reads names without case, as DuckDB does: a path of capitals would be read
+    # as its lower-case spelling.)
+    return (
+        path.endswith(".parquet")
+        and path == path.lower()
+        and not NOT_A_FILE.search(_GLOB.sub("", path))
+    )
+
+
+def _files(cursor: duckdb.DuckDBPyConnection, path: str) -> tuple[Path, ...] | None:
+    """The files DuckDB reads for ``path``, in its order (a glob's by DuckDB's own ``glob``,
+    which the scan shares), or None: no file, or one under a ``key=value`` folder (DuckDB would
+    add a hive column)."""
+    if not _GLOB.search(path):
+        files: tuple[Path, ...] = (Path(path),) if Path(path).is_file() else ()
+    else:
+        try:
+            rows = cursor.execute("SELECT file FROM glob($1)", [path]).fetchall()
+        except duckdb.Error:
+            return None
+        files = tuple(Path(str(row[0])) for row in rows)
+    if not files or not all(file.is_file() for file in files):
+        return None
+    parents = {file.resolve().parent for file in files}
+    return None if any("=" in part for parent in parents for part in parent.parts) else files
 
 
 def as_paths(
@@ -107,7 +128,7 @@ def as_paths(
         if texts[i + 3] != ")":
             continue
         path = _literal(texts[i + 2])
-        if path is None or not _plain_file(path):
+        if path is None or not _plain_path(path) or _files(cursor, path) is None:
             continue
         following = texts[i + 4].lower() if i + 4 < len(texts) else ""
         aliased = following == "as" or (
@@ -171,13 +192,15 @@ def _catalog_names(cursor: duckdb.DuckDBPyConnection, names: list[str]) -> set[s
     return {str(row[0]) for row in rows}
 
 
-def _take(cursor: duckdb.DuckDBPyConnection, path: str) -> tuple[Taken, ParquetViewSource] | None:
-    """The file at ``path`` as a table, or None where another reader would read it otherwise
-    than DuckDB (names, or a file pyarrow cannot read)."""
+def _take(
+    cursor: duckdb.DuckDBPyConnection, path: str, files: tuple[Path, ...]
+) -> tuple[Taken, ParquetViewSource] | None:
+    """The ``files`` DuckDB reads for ``path`` as a table, or None where another reader would
+    read them otherwise than DuckDB (names, or a file pyarrow cannot read)."""
     literal = "'" + path.replace("'", "''") + "'"
     try:
         described = cursor.execute(f"DESCRIBE SELECT * FROM read_parquet({literal})").fetchall()
-        source = ParquetViewSource((Path(path),))
+        source = ParquetViewSource(files)
     except (duckdb.Error, SqlError):
         return None
     columns = {str(row[0]): str(row[1]) for row in described}
@@ -188,35 +211,42 @@ def _take(cursor: duckdb.DuckDBPyConnection, path: str) -> tuple[Taken, ParquetV
 
 def adopt(session: Session, sql: str) -> str | None:
     """Take the plain local Parquet files ``sql`` reads inline as tables of ``session`` (its
-    tables read again where one is new or changed); returns why they cannot split there, or
-    None."""
-    paths = [p for p in paths_read(sql) if _plain_file(p)]
+    tables read again where one is new or changed, or a glob matches other files); returns why
+    they cannot split there, or None."""
+    paths = [p for p in paths_read(sql) if _plain_path(p)]
     if not paths:
         return None
     if session.cluster is not None:
         return (
-            f"the query reads the file {paths[0]} inline; a Session over a cluster splits only "
-            "the tables its workers hold (give the file as a table)"
+            f"the query reads {paths[0]} inline; a Session over a cluster splits only the "
+            "tables its workers hold (give the files as a table)"
         )
     if not session.lazy and not session.on_user_connection:
         return (
-            f"the query reads the file {paths[0]} inline; a Session holding its tables in "
-            "memory splits only those (give the file as a table, or open the Session with "
-            "lazy=True)"
+            f"the query reads {paths[0]} inline; a Session holding its tables in memory splits "
+            "only those (give the files as a table, or open the Session with lazy=True)"
         )
-    # (Paths are lower case, _plain_file: each is its own key, as the planner reads names.)
+    # (Paths are lower case, _plain_path: each is its own key, as the planner reads names.)
     taken = session.inline_files
-    fresh = [
-        p
-        for p in paths
-        if p not in taken
-        or p not in session.row_counts
-        or not isinstance(source := session.source_of(p), ParquetViewSource)
-        or source.changed() is not None
-    ]
+    cursor = None
+    fresh = []
+    for path in paths:
+        source = session.source_of(path)
+        if (
+            path in taken
+            and path in session.row_counts
+            and isinstance(source, ParquetViewSource)
+            and source.changed() is None
+        ):
+            if not _GLOB.search(path):
+                continue
+            cursor = cursor or session.host.cursor()
+            if _files(cursor, path) == source.files:  # (no file matched since, nor gone)
+                continue
+        fresh.append(path)
     if not fresh:
         return None
-    cursor = session.host.cursor()
+    cursor = cursor or session.host.cursor()
     if any(not Path(p).is_absolute() for p in fresh):
         row = cursor.execute("SELECT current_setting('file_search_path')").fetchone()
         if row is not None and row[0]:
@@ -229,7 +259,8 @@ def adopt(session: Session, sql: str) -> str | None:
     for path in fresh:
         if path in shadowed or (path in sources and path not in taken):
             continue  # the catalog's table or view of that name is what DuckDB reads
-        found = _take(cursor, path)
+        files = _files(cursor, path)
+        found = None if files is None else _take(cursor, path, files)
         if found is None:  # (no longer readable alike: DuckDB's alone from now on)
             changed |= taken.pop(path, None) is not None
             sources.pop(path, None)
