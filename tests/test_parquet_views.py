@@ -15,7 +15,7 @@ import pytest
 from conftest import device
 from dau_scheduler import Session, tpch
 from dau_scheduler.compare import compare_tables
-from dau_scheduler.tables import parquet_view_files
+from dau_scheduler.tables import files_of, parquet_view_files
 
 TABLES = ["lineitem", "orders", "customer", "nation", "region", "part", "partsupp", "supplier"]
 
@@ -65,37 +65,38 @@ def test_a_redefined_view_is_read_again(con: duckdb.DuckDBPyConnection, tpch_dir
 def test_only_whole_plain_reads_of_local_files_are_split_as_files(tmp_path: Path) -> None:
     path = tmp_path / "t.parquet"
     duckdb.sql(f"COPY (SELECT i, i % 3 AS k FROM range(100) r(i)) TO '{path}'")
-    plain = [
-        f"CREATE VIEW v AS SELECT * FROM read_parquet('{path}');",
-        f'CREATE VIEW v AS SELECT * FROM "{path}";',
-        f"CREATE VIEW v AS SELECT * FROM read_parquet(list_value('{path}', '{path}'));",
-    ]
-    for sql in plain:
-        assert parquet_view_files(sql) is not None, sql
     others = [
         f"CREATE VIEW v AS SELECT * FROM read_parquet('{path}', filename = true);",
-        f"CREATE VIEW v AS SELECT * FROM read_parquet('{tmp_path}/*.parquet');",
         f"CREATE VIEW v AS SELECT i FROM read_parquet('{path}');",
         f"CREATE VIEW v AS SELECT * FROM read_parquet('{path}') WHERE i > 3;",
         f"CREATE VIEW v AS SELECT * EXCLUDE (k) FROM read_parquet('{path}');",
-        "CREATE VIEW v AS SELECT * FROM read_parquet('s3://bucket/t.parquet');",
-        f"CREATE VIEW v AS SELECT * FROM read_parquet('{tmp_path}/missing.parquet');",
         f"CREATE VIEW v AS SELECT * FROM read_parquet('{path}') LIMIT 5;",
     ]
     for sql in others:
         assert parquet_view_files(sql) is None, sql
+    assert files_of(duckdb.connect(), "s3://bucket/t.parquet") is None
+    assert files_of(duckdb.connect(), f"{tmp_path}/missing.parquet") is None
     con = duckdb.connect()
     con.execute(f"CREATE VIEW kept AS SELECT * FROM read_parquet('{path}') WHERE i > 3")
-    con.execute(f"CREATE VIEW whole AS FROM '{path}'")
+    views = {
+        "whole": f"FROM '{path}'",
+        "called": f"SELECT * FROM read_parquet('{path}')",
+        "twice": f"SELECT * FROM read_parquet(list_value('{path}', '{path}'))",
+        "globbed": f"FROM '{tmp_path}/*.parquet'",
+        "mixed": f"FROM read_parquet(['{tmp_path}/*.parquet', '{path}'])",
+    }
+    for name, body in views.items():
+        con.execute(f"CREATE VIEW {name} AS {body}")
     with Session(con, device="polars") as session:
-        assert "whole" in session.row_counts and "kept" not in session.row_counts
-        for sql in [
-            "SELECT k, sum(i) FROM kept GROUP BY k",
-            "SELECT k, sum(i) FROM whole GROUP BY k",
-        ]:
+        split = {"whole", "called", "twice", "globbed"}
+        assert split <= set(session.row_counts)
+        assert not {"kept", "mixed"} & set(session.row_counts)
+        for name in [*views, "kept"]:
+            sql = f"SELECT k, sum(i) FROM {name} GROUP BY k"
             expected = con.sql(sql).to_arrow_table()
             result = session.sql(sql, posture="collaborative", device_share=0.5)
             assert compare_tables(result.table, expected, ordered=False) is None, sql
+            assert (result.execution is not None) == (name in split), name
     con.close()
 
 
@@ -176,4 +177,31 @@ def test_a_file_rewritten_under_a_view_or_a_lazy_folder_is_read_again(
                 assert compare_tables(result.table, con.sql(sql).to_arrow_table()) is None, rows
                 assert result.execution is not None and result.fallback is None, rows
                 assert session.row_counts["t"] == rows
+    con.close()
+
+
+@pytest.mark.parametrize("name", ["duckdb", "polars"])
+def test_a_view_over_a_glob_reads_the_files_it_matches_now(tmp_path: Path, name: str) -> None:
+    """A view's glob is matched again before each query: a file added or removed since the
+    Session listed them is read as DuckDB reads it (the view's text is unchanged)."""
+    for part, rows in (("b", 300), ("a", 1000)):
+        duckdb.sql(
+            f"COPY (SELECT range AS x, '{part}' AS f FROM range({rows})) TO "
+            f"'{tmp_path}/{part}.parquet'"
+        )
+    con = duckdb.connect()
+    con.execute(f"CREATE VIEW t AS FROM '{tmp_path}/*.parquet'")
+    sql = "SELECT f, count(*), sum(x) FROM t GROUP BY f ORDER BY f"
+    with Session(con, device=device(name)) as session:
+        for change in ("", "add", "remove"):
+            if change == "add":
+                duckdb.sql(
+                    f"COPY (SELECT range AS x, 'c' AS f FROM range(70)) TO '{tmp_path}/c.parquet'"
+                )
+            elif change == "remove":
+                (tmp_path / "a.parquet").unlink()
+            result = session.sql(sql, posture="collaborative", device_share=0.5)
+            assert compare_tables(result.table, con.sql(sql).to_arrow_table()) is None, change
+            assert result.execution is not None and result.fallback is None, change
+        assert session.row_counts["t"] == 370
     con.close()

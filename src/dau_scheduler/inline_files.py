@@ -4,24 +4,24 @@ DuckDB's commonest idiom names a file where a table would stand: ``FROM 'lineite
 ``FROM read_parquet('lineitem.parquet')``. sqlglot reads the quoted path as a table named by
 the path, so the planner cuts it as it cuts any table once the Session holds a source of that
 name: :func:`adopt` gives it one (a :class:`~dau_scheduler.tables.ParquetViewSource` over the
-file, its DuckDB types read by DuckDB), and :func:`as_paths` writes a ``read_parquet`` of one
-file with no options as the quoted path DuckDB reads the same way (the alias the function gave
-the rows kept), so both spellings split.
+files, their DuckDB types read by DuckDB), and :func:`as_paths` writes a ``read_parquet`` of
+one path with no options as the quoted path DuckDB reads the same way (the alias the function
+gave the rows kept), so both spellings split.
 
-A file is taken only where DuckDB and the arms read the same rows under the same names: one
-local file (no glob, no URL, no list), named ``*.parquet`` (the quoted form is DuckDB's
-replacement scan by that suffix), under no ``key=value`` folder (DuckDB would add a hive
-column), no table or view of that name in the catalog (it would be read instead), a relative
-path only where ``file_search_path`` is unset, and the columns DuckDB names as pyarrow does.
-Anything else is left to DuckDB alone, as before. A file changed since it was taken (another
-inode, size or modification time) is taken again before the next query plans; the files are not
-otherwise watched, as a data folder's are not.
+Files are taken only where DuckDB and the arms read the same rows under the same names: local
+files (one, or a glob's matches as DuckDB's own ``glob`` lists them, in its order; no URL, no
+list), named ``*.parquet`` (the quoted form is DuckDB's replacement scan by that suffix), in
+lower case, under no ``key=value`` folder (DuckDB would add a hive column), no table or view of
+that name in the catalog (it would be read instead), a relative path only where
+``file_search_path`` is unset, and every file's columns named as DuckDB names them. Anything
+else is left to DuckDB alone, as before. A file changed since it was taken (another inode, size
+or modification time), or a glob that matches other files now, is taken again before the next
+query plans.
 """
 
 from __future__ import annotations
 
 import functools
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -32,13 +32,11 @@ from sqlglot import exp
 
 from dau_scheduler.errors import SqlError
 from dau_scheduler.rewrite.dialect import DIALECT, sqlglot_quiet
-from dau_scheduler.tables import NOT_A_FILE, ParquetViewSource
+from dau_scheduler.tables import GLOB, NOT_A_FILE, ParquetViewSource, files_of
 
 if TYPE_CHECKING:
     from dau_scheduler.session import Session
 
-#: What makes a path a glob DuckDB expands (its brace lists are not read here).
-_GLOB = re.compile(r"[*?\[]")
 #: The table functions whose one-literal call is DuckDB's replacement scan of the path.
 _READERS = frozenset(("read_parquet", "parquet_scan"))
 #: What may follow a table in FROM where it has no alias (the end of the text too: "").
@@ -77,26 +75,8 @@ def _plain_path(path: str) -> bool:
     return (
         path.endswith(".parquet")
         and path == path.lower()
-        and not NOT_A_FILE.search(_GLOB.sub("", path))
+        and not NOT_A_FILE.search(GLOB.sub("", path))
     )
-
-
-def _files(cursor: duckdb.DuckDBPyConnection, path: str) -> tuple[Path, ...] | None:
-    """The files DuckDB reads for ``path``, in its order (a glob's by DuckDB's own ``glob``,
-    which the scan shares), or None: no file, or one under a ``key=value`` folder (DuckDB would
-    add a hive column)."""
-    if not _GLOB.search(path):
-        files: tuple[Path, ...] = (Path(path),) if Path(path).is_file() else ()
-    else:
-        try:
-            rows = cursor.execute("SELECT file FROM glob($1)", [path]).fetchall()
-        except duckdb.Error:
-            return None
-        files = tuple(Path(str(row[0])) for row in rows)
-    if not files or not all(file.is_file() for file in files):
-        return None
-    parents = {file.resolve().parent for file in files}
-    return None if any("=" in part for parent in parents for part in parent.parts) else files
 
 
 def as_paths(
@@ -128,7 +108,7 @@ def as_paths(
         if texts[i + 3] != ")":
             continue
         path = _literal(texts[i + 2])
-        if path is None or not _plain_path(path) or _files(cursor, path) is None:
+        if path is None or not _plain_path(path) or files_of(cursor, path) is None:
             continue
         following = texts[i + 4].lower() if i + 4 < len(texts) else ""
         aliased = following == "as" or (
@@ -238,10 +218,10 @@ def adopt(session: Session, sql: str) -> str | None:
             and isinstance(source, ParquetViewSource)
             and source.changed() is None
         ):
-            if not _GLOB.search(path):
+            if not GLOB.search(path):
                 continue
             cursor = cursor or session.host.cursor()
-            if _files(cursor, path) == source.files:  # (no file matched since, nor gone)
+            if files_of(cursor, path) == source.files:  # (no file matched since, nor gone)
                 continue
         fresh.append(path)
     if not fresh:
@@ -259,7 +239,7 @@ def adopt(session: Session, sql: str) -> str | None:
     for path in fresh:
         if path in shadowed or (path in sources and path not in taken):
             continue  # the catalog's table or view of that name is what DuckDB reads
-        files = _files(cursor, path)
+        files = files_of(cursor, path)
         found = None if files is None else _take(cursor, path, files)
         if found is None:  # (no longer readable alike: DuckDB's alone from now on)
             changed |= taken.pop(path, None) is not None

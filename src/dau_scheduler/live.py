@@ -18,7 +18,13 @@ from sqlglot import exp
 from dau_scheduler.arms.duckdb import DuckDBArm
 from dau_scheduler.guards import arrow_for_device, load_resident
 from dau_scheduler.strategies import columns_read
-from dau_scheduler.tables import ConnectionSource, ParquetSource, resolve_sources
+from dau_scheduler.tables import (
+    ConnectionSource,
+    ParquetSource,
+    ParquetViewSource,
+    files_of,
+    resolve_sources,
+)
 
 if TYPE_CHECKING:
     from dau_scheduler.rewrite.planner import CompiledSplit
@@ -74,15 +80,20 @@ def rewritten(session: Session) -> dict[str, ParquetSource]:
     """The Parquet sources the Session's tables read as they are now (the connection's views,
     a lazy Session's folders), by name, whose files changed since their metadata was read
     (``ParquetSource.changed``): DuckDB reads each file as it is when the query runs, so counts
-    and row groups read before would cut its rows wrong. A file a query read inline is
-    ``inline_files.adopt``'s to take again."""
-    return {
-        name: source
-        for name, source in session.sources().items()
-        if isinstance(source, ParquetSource)
-        and name not in session.inline_files
-        and source.changed() is not None
-    }
+    and row groups read before would cut its rows wrong; a view's glob is matched again. A
+    file a query read inline is ``inline_files.adopt``'s to take again."""
+    found: dict[str, ParquetSource] = {}
+    cursor = None
+    for name, source in session.sources().items():
+        if not isinstance(source, ParquetSource) or name in session.inline_files:
+            continue
+        if source.changed() is not None:
+            found[name] = source
+        elif isinstance(source, ParquetViewSource) and source.pattern is not None:
+            cursor = cursor or session.host.cursor()
+            if files_of(cursor, source.pattern) != source.files:  # (a file added or gone)
+                found[name] = source
+    return found
 
 
 def refresh(session: Session, table: str | None) -> str | None:

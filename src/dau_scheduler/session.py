@@ -467,14 +467,17 @@ def run_sql(
     """A one-shot Session: run ``sql`` split over ``tables`` and close. Tables are read from
     their sources as the query needs them, not loaded whole (``Session(lazy=True)``); with
     ``cluster``, the host's share runs on that dask cluster (``Session(cluster=...)``)."""
-    with callers.kept(sys._getframe(1)), Session(
-        tables,
-        device=device,
-        mem_budget_mb=mem_budget_mb,
-        strategy=strategy,
-        lazy=True,
-        cluster=cluster,
-    ) as session:
+    with (
+        callers.kept(sys._getframe(1)),
+        Session(
+            tables,
+            device=device,
+            mem_budget_mb=mem_budget_mb,
+            strategy=strategy,
+            lazy=True,
+            cluster=cluster,
+        ) as session,
+    ):
         return session.sql(sql, **kwargs)
 
 

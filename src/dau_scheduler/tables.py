@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -186,20 +186,49 @@ class ConnectionSource:
         return self._in_rowid_order(columns, f" WHERE rowid >= {start} AND rowid < {stop}")
 
 
+@dataclass(frozen=True)
 class ParquetViewSource(ParquetSource):
     """A view of the user's connection that reads Parquet files whole (``CREATE VIEW t AS
-    FROM 'x.parquet'``), split as those files (a Session reads its views again when one is
-    redefined: ``live.follow``)."""
+    FROM 'x.parquet'``), or files a query reads inline, split as those files (a Session reads
+    its views again when one is redefined, or a file rewritten: ``live.follow``)."""
+
+    #: The glob DuckDB listed the files by, matched again before each query, or None.
+    pattern: str | None = field(default=None, compare=False)
 
 
 #: A path DuckDB would expand (a glob) or read from elsewhere than a local file.
 NOT_A_FILE = re.compile(r"[*?\[{]|^[a-z][a-z0-9+.-]*://", re.IGNORECASE)
+#: What makes a path a glob DuckDB expands (``*``, ``**``, ``?``, ``[...]``).
+GLOB = re.compile(r"[*?\[]")
 
 
-def parquet_view_files(sql: str) -> tuple[Path, ...] | None:
-    """The files a view definition reads, when it is ``SELECT * FROM`` one ``read_parquet`` of
-    literal local paths with no options, or one quoted ``.parquet`` path; None for anything
-    else."""
+def files_of(con: duckdb.DuckDBPyConnection, path: str) -> tuple[Path, ...] | None:
+    """The local files DuckDB reads for ``path``, in its order: the file, or a glob's matches
+    as DuckDB's own ``glob`` lists them (its scan lists them so: byte order); None for no
+    file, a URL, a ``{`` (not taken), or a file under a ``key=value`` folder (DuckDB reads the
+    folder as a hive partition: its value stands for the file's own column, which another
+    reader reads from the file; a=5/x.parquet holding a = 1 gave 500 for 300 on the Polars
+    device)."""
+    if NOT_A_FILE.search(GLOB.sub("", path)):
+        return None
+    if not GLOB.search(path):
+        files: tuple[Path, ...] = (Path(path),)
+    else:
+        try:
+            rows = con.execute("SELECT file FROM glob($1)", [path]).fetchall()
+        except duckdb.Error:
+            return None
+        files = tuple(Path(str(row[0])) for row in rows)
+    if not files or not all(file.is_file() for file in files):
+        return None
+    parents = {file.resolve().parent for file in files}
+    return None if any("=" in part for parent in parents for part in parent.parts) else files
+
+
+def parquet_view_files(sql: str) -> tuple[str, ...] | None:
+    """The paths a view definition reads, as written, when it is ``SELECT * FROM`` one
+    ``read_parquet`` of literal paths with no options, or one quoted ``.parquet`` path; None
+    for anything else."""
     import sqlglot
     from sqlglot import exp
 
@@ -232,10 +261,7 @@ def parquet_view_files(sql: str) -> tuple[Path, ...] | None:
         paths = list(only.expressions) if isinstance(only, exp.Array) else [only]
     if not paths or not all(isinstance(p, exp.Literal) and p.is_string for p in paths):
         return None
-    files = tuple(Path(p.name) for p in paths)
-    if any(NOT_A_FILE.search(str(f)) or not f.is_file() for f in files):
-        return None
-    return files
+    return tuple(p.name for p in paths)
 
 
 def connection_parquet_views(
@@ -246,17 +272,26 @@ def connection_parquet_views(
     column DuckDB adds from the path, a file under a `key=value` folder at all, or files whose
     columns differ, are left as views)."""
     found: dict[str, ParquetViewSource] = {}
+    searched: list[bool] = []  # (file_search_path set: a relative path may be read elsewhere)
     for key, view in connection_views(con, place).items():
-        files = parquet_view_files(view.sql)
-        if files is None or not _NAME.match(view.name):
+        paths = parquet_view_files(view.sql)
+        if paths is None or not _NAME.match(view.name):
             continue
-        if any("=" in part for f in files for part in f.parent.parts):
-            # DuckDB reads a `key=value` folder as a hive partition: its value stands for the
-            # file's own column `key`, which another reader reads from the file (a=5/x.parquet
-            # holding a = 1: 500 for 300 on the Polars device).
+        globs = [path for path in paths if GLOB.search(path)]
+        if globs and len(paths) > 1:
+            continue  # (a list holding a glob: not read here)
+        if any(not Path(path).is_absolute() for path in paths):
+            if not searched:
+                row = con.execute("SELECT current_setting('file_search_path')").fetchone()
+                searched.append(bool(row is not None and row[0]))
+            if searched[0]:
+                continue
+        listed = [files_of(con, path) for path in paths]
+        files = tuple(file for each in listed if each is not None for file in each)
+        if None in listed:
             continue
         try:
-            source = ParquetViewSource(files)
+            source = ParquetViewSource(files, pattern=globs[0] if globs else None)
         except SqlError:
             continue
         names = [list(m.schema.to_arrow_schema().names) for m in source._meta]
@@ -422,6 +457,7 @@ def resolve_tables(tables: Any) -> dict[str, pa.Table]:
 
 
 __all__ = [
+    "GLOB",
     "NOT_A_FILE",
     "ArrowSource",
     "ConnectionSource",
@@ -433,6 +469,7 @@ __all__ = [
     "connection_place",
     "connection_tables",
     "discover",
+    "files_of",
     "resolve_sources",
     "resolve_tables",
     "table_columns",
