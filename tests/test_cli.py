@@ -146,6 +146,24 @@ def test_data_may_be_a_duckdb_database_file(tpch_dir: Path, tmp_path: Path) -> N
     duckdb.connect(str(database)).close()
 
 
+def test_without_data_a_query_reads_its_files_inline(tpch_dir: Path) -> None:
+    """Without --data the command opens an empty DuckDB: the files a query reads inline (a
+    glob too) are its tables, split as any table (decision 028)."""
+    sql = (
+        f"SELECT l_returnflag, count(*) AS n, sum(l_quantity) AS q FROM '{tpch_dir}/line*.parquet'"
+        " GROUP BY 1 ORDER BY 1"
+    )
+    result = runner.invoke(
+        app, ["run", sql, "--device", "polars", "--share", "0.5", "--format", "json"]
+    )
+    assert result.exit_code == 0, result.output
+    expected = duckdb.sql(sql).fetchall()
+    assert [tuple(row.values()) for row in json.loads(result.stdout)] == [
+        (flag, n, str(q)) for flag, n, q in expected
+    ]
+    assert "device rows" in result.stderr and "refusal" not in result.stderr
+
+
 def test_data_that_is_neither_a_folder_nor_a_database_is_named(tmp_path: Path) -> None:
     text = tmp_path / "notes.txt"
     text.write_text("not a database\n")

@@ -33,9 +33,11 @@ app.add_typer(tpch_app, name="tpch")
 err = Console(stderr=True, soft_wrap=True)
 
 DataOpt = Annotated[
-    Path,
+    Path | None,
     typer.Option(
-        "--data", help="folder of <table>.parquet files, or a DuckDB database file (read-only)"
+        "--data",
+        help="folder of <table>.parquet files, or a DuckDB database file (read-only); without "
+        "it, an empty DuckDB whose queries read Parquet files inline (FROM 'dir/*.parquet')",
     ),
 ]
 DeviceOpt = Annotated[str, typer.Option("--device", help="auto, cudf, polars, duckdb or none")]
@@ -76,10 +78,19 @@ def _query_text(query: str) -> str:
 
 
 @contextmanager
-def _session(data: Path, **options: Any) -> Iterator[Session]:
+def _session(data: Path | None, **options: Any) -> Iterator[Session]:
     """A Session over ``--data``: a folder of Parquet files, or a DuckDB database file, whose
     tables the Session reads where they are through a read-only connection (as it reads a
-    connection a Python caller gives it), closed when the command ends."""
+    connection a Python caller gives it), closed when the command ends; without ``--data``,
+    an empty in-memory DuckDB (the query's files read inline are its tables: decision 028)."""
+    if data is None:
+        con = duckdb.connect()
+        try:
+            with Session(con, **options) as session:
+                yield session
+        finally:
+            con.close()
+        return
     if not data.is_file():
         with Session(data, **options) as session:
             yield session
@@ -107,7 +118,7 @@ def _fail(exc: Exception) -> typer.Exit:
 @app.command()
 def run(
     query: Annotated[str, typer.Argument(help="a .sql file, a TPC-H name (q01), or SQL text")],
-    data: DataOpt,
+    data: DataOpt = None,
     device: DeviceOpt = "auto",
     posture: Annotated[
         str, typer.Option(help="cpu, offload, collaborative, adaptive")
@@ -167,7 +178,7 @@ def run(
 @app.command()
 def explain(
     query: Annotated[str, typer.Argument(help="a .sql file, a TPC-H name (q01), or SQL text")],
-    data: DataOpt,
+    data: DataOpt = None,
     split_table: SplitOpt = None,
     cluster: ClusterOpt = None,
     param: ParamOpt = None,
@@ -302,7 +313,7 @@ def _demo_row(
 @app.command()
 def profile(
     query: Annotated[str, typer.Argument(help="a .sql file, a TPC-H name (q01), or SQL text")],
-    data: DataOpt,
+    data: DataOpt = None,
     arm: Annotated[str, typer.Option(help="host or device")] = "host",
     device: DeviceOpt = "auto",
     split_table: SplitOpt = None,
@@ -382,7 +393,7 @@ def profiles() -> None:
 @app.command()
 def plan(
     query: Annotated[str, typer.Argument(help="a .sql file, a TPC-H name (q01), or SQL text")],
-    data: DataOpt,
+    data: DataOpt = None,
     posture: Annotated[str, typer.Option(help="cpu, offload, collaborative, adaptive")] = (
         "collaborative"
     ),
@@ -444,7 +455,7 @@ def _catalog_path() -> Path:
 @app.command()
 def size(
     query: Annotated[str, typer.Argument(help="a .sql file, a TPC-H name (q01), or SQL text")],
-    data: DataOpt,
+    data: DataOpt = None,
     mem_budget: Annotated[float, typer.Option("--mem-budget", help="memory budget in MB")] = 2048,
     device: DeviceOpt = "auto",
     resources: Annotated[
@@ -508,7 +519,7 @@ def size(
 @app.command()
 def calibrate(
     query: Annotated[str, typer.Argument(help="a .sql file, a TPC-H name (q01), or SQL text")],
-    data: DataOpt,
+    data: DataOpt = None,
     device: DeviceOpt = "auto",
     sample_size: Annotated[int | None, typer.Option(help="rows (default 1% of the table)")] = None,
     repeats: Annotated[
