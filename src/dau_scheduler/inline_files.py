@@ -180,7 +180,7 @@ def _take(
     literal = "'" + path.replace("'", "''") + "'"
     try:
         described = cursor.execute(f"DESCRIBE SELECT * FROM read_parquet({literal})").fetchall()
-        source = ParquetViewSource(files)
+        source = ParquetViewSource(files, pattern=path if GLOB.search(path) else None)
     except (duckdb.Error, SqlError):
         return None
     columns = {str(row[0]): str(row[1]) for row in described}
@@ -208,25 +208,17 @@ def adopt(session: Session, sql: str) -> str | None:
         )
     # (Paths are lower case, _plain_path: each is its own key, as the planner reads names.)
     taken = session.inline_files
-    cursor = None
-    fresh = []
-    for path in paths:
-        source = session.source_of(path)
-        if (
-            path in taken
-            and path in session.row_counts
-            and isinstance(source, ParquetViewSource)
-            and source.changed() is None
-        ):
-            if not GLOB.search(path):
-                continue
-            cursor = cursor or session.host.cursor()
-            if files_of(cursor, path) == source.files:  # (no file matched since, nor gone)
-                continue
-        fresh.append(path)
+    fresh = [
+        path
+        for path in paths
+        if path not in taken
+        or path not in session.row_counts
+        or not isinstance(source := session.source_of(path), ParquetViewSource)
+        or source.stale(session.host.cursor)
+    ]
     if not fresh:
         return None
-    cursor = cursor or session.host.cursor()
+    cursor = session.host.cursor()
     if any(not Path(p).is_absolute() for p in fresh):
         row = cursor.execute("SELECT current_setting('file_search_path')").fetchone()
         if row is not None and row[0]:

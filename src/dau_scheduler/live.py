@@ -22,7 +22,6 @@ from dau_scheduler.tables import (
     ConnectionSource,
     ParquetSource,
     ParquetViewSource,
-    files_of,
     resolve_sources,
 )
 
@@ -82,18 +81,17 @@ def rewritten(session: Session) -> dict[str, ParquetSource]:
     (``ParquetSource.changed``): DuckDB reads each file as it is when the query runs, so counts
     and row groups read before would cut its rows wrong; a view's glob is matched again. A
     file a query read inline is ``inline_files.adopt``'s to take again."""
-    found: dict[str, ParquetSource] = {}
-    cursor = None
-    for name, source in session.sources().items():
-        if not isinstance(source, ParquetSource) or name in session.inline_files:
-            continue
-        if source.changed() is not None:
-            found[name] = source
-        elif isinstance(source, ParquetViewSource) and source.pattern is not None:
-            cursor = cursor or session.host.cursor()
-            if files_of(cursor, source.pattern) != source.files:  # (a file added or gone)
-                found[name] = source
-    return found
+    return {
+        name: source
+        for name, source in session.sources().items()
+        if isinstance(source, ParquetSource)
+        and name not in session.inline_files
+        and (
+            source.stale(session.host.cursor)
+            if isinstance(source, ParquetViewSource)
+            else source.changed() is not None
+        )
+    }
 
 
 def refresh(session: Session, table: str | None) -> str | None:

@@ -14,7 +14,7 @@ user's connection). ``resolve_tables`` reads every source whole, for the residen
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -194,6 +194,14 @@ class ParquetViewSource(ParquetSource):
 
     #: The glob DuckDB listed the files by, matched again before each query, or None.
     pattern: str | None = field(default=None, compare=False)
+
+    def stale(self, cursor: Callable[[], duckdb.DuckDBPyConnection]) -> bool:
+        """Whether DuckDB would read other files or rows now: a file changed since its
+        metadata was read (``changed``), or the glob matches other files (read on a
+        ``cursor()``, made only for a glob)."""
+        if self.changed() is not None:
+            return True
+        return self.pattern is not None and files_of(cursor(), self.pattern) != self.files
 
 
 #: A path DuckDB would expand (a glob) or read from elsewhere than a local file.
