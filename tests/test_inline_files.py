@@ -168,8 +168,11 @@ def test_files_another_reader_reads_otherwise_stay_duckdbs(tmp_path: Path) -> No
     capitals = _file(tmp_path / "Upper" / "t.parquet", rows)
     con = duckdb.connect()
     with Session(con, device="polars") as session:
-        for path in (hive, capitals):
+        # The refusal names the file and why it was not taken.
+        for path, why in ((hive, "key=value folder"), (capitals, "a path with capitals")):
             sql = f"SELECT k, count(*) FROM '{path}' GROUP BY k ORDER BY k"
             result = _sum(session, con, sql)
             assert result.execution is None, path
+            assert result.refusal is not None and f"reads {path} inline" in result.refusal
+            assert why in result.refusal
         assert not session.inline_files

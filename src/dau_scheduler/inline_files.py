@@ -189,13 +189,33 @@ def _take(
     return Taken(columns), source
 
 
+def _why_not(path: str, why: str) -> str:
+    return f"the query reads {path} inline, {why}: DuckDB's alone (decision 028)"
+
+
 def adopt(session: Session, sql: str) -> str | None:
     """Take the plain local Parquet files ``sql`` reads inline as tables of ``session`` (its
     tables read again where one is new or changed, or a glob matches other files); returns why
-    they cannot split there, or None."""
-    paths = [p for p in paths_read(sql) if _plain_path(p)]
+    they cannot split there, or why one was not taken, or None."""
+    read = [
+        p
+        for p in paths_read(sql)
+        if p.lower() not in session.row_counts or p in session.inline_files
+    ]
+    paths = [p for p in read if _plain_path(p)]
+    whys = [
+        _why_not(
+            p,
+            "a path with capitals (the planner reads names without case, as DuckDB "
+            "reads identifiers: the arms would read another file)",
+        )
+        if p != p.lower()
+        else _why_not(p, "not a local file or glob DuckDB reads by its text alone")
+        for p in read
+        if not _plain_path(p)
+    ]
     if not paths:
-        return None
+        return whys[0] if whys else None
     if session.cluster is not None:
         return (
             f"the query reads {paths[0]} inline; a Session over a cluster splits only the "
@@ -217,11 +237,13 @@ def adopt(session: Session, sql: str) -> str | None:
         or source.stale(session.host.cursor)
     ]
     if not fresh:
-        return None
+        return whys[0] if whys else None
     cursor = session.host.cursor()
     if any(not Path(p).is_absolute() for p in fresh):
         row = cursor.execute("SELECT current_setting('file_search_path')").fetchone()
         if row is not None and row[0]:
+            why = "a relative path DuckDB looks for along file_search_path"
+            whys += [_why_not(p, why) for p in fresh if not Path(p).is_absolute()]
             fresh = [p for p in fresh if Path(p).is_absolute()]
     # (The user's connection's temporary tables and views too: DuckDB reads one of the path's
     # name there before the file, and the cursors this reads the catalog on do not see it.)
@@ -234,6 +256,14 @@ def adopt(session: Session, sql: str) -> str | None:
         files = files_of(cursor, path)
         found = None if files is None else _take(cursor, path, files)
         if found is None:  # (no longer readable alike: DuckDB's alone from now on)
+            why = (
+                "which matches no file, or a file under a key=value folder (DuckDB adds a "
+                "hive column from it)"
+                if files is None
+                else "whose columns DuckDB names otherwise than pyarrow, or which hold "
+                "other columns file by file"
+            )
+            whys.append(_why_not(path, why))
             changed |= taken.pop(path, None) is not None
             sources.pop(path, None)
             continue
@@ -241,7 +271,7 @@ def adopt(session: Session, sql: str) -> str | None:
         changed = True
     if changed:
         session.retake(sources, session.shape)
-    return None
+    return whys[0] if whys else None
 
 
 __all__ = ["Taken", "adopt", "as_paths", "paths_read"]

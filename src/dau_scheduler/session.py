@@ -314,8 +314,9 @@ class Session:
             return cached
         compiled = compile_query(self, sql, split_table, vetted=vetted)
         if inline is not None and compiled.plan.refusal and compiled.plan.split_table is None:
+            why = f"{inline} ({compiled.plan.refusal})"  # (the file's reason, then the plan's)
             compiled = dataclasses.replace(
-                compiled, plan=compiled.plan.model_copy(update={"refusal": inline})
+                compiled, plan=compiled.plan.model_copy(update={"refusal": why})
             )
         with self._lock:
             self._plans[key] = compiled
