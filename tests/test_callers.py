@@ -56,3 +56,19 @@ def test_a_one_shot_query_reads_its_callers_objects() -> None:
     assert len(arrow_frame)
     result = run_sql("SELECT sum(x) FROM arrow_frame", {"base": pa.table({"y": [1]})})
     assert result.table.column(0).to_pylist() == [6] and result.refusal is not None
+
+
+def test_explain_and_plan_say_the_callers_object_is_duckdbs() -> None:
+    con = duckdb.connect()
+    con.execute("CREATE TABLE base AS SELECT range AS x FROM range(100)")
+    arrow_frame = pa.table({"x": list(range(50))})
+    assert len(arrow_frame)
+    sql = "SELECT count(*) FROM arrow_frame JOIN base USING (x)"
+    with Session(con, device="polars") as session:
+        plan = session.explain(sql)
+        assert plan.refusal is not None and "arrow_frame, a Python object" in plan.refusal
+        work = session.plan(sql)
+        assert work.device_share == 0.0 and "arrow_frame, a Python object" in work.rationale
+        with pytest.raises(SqlError, match="nothing_here does not exist"):
+            session.explain("SELECT * FROM nothing_here")
+    con.close()

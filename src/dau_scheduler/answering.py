@@ -374,8 +374,7 @@ def _elsewhere(session: Session, sql: str, error: str) -> SqlResult | None:
     why = (
         "the query reads what only the given connection sees (temporary objects)"
         if name is None
-        else f"the query reads {name}, a Python object of the calling code (DuckDB's "
-        "replacement scan), not a table of the Session: answered by DuckDB alone"
+        else callers.refusal(name)
     )
     return SqlResult(found, None, SplitPlan(refusal=why), refusal=why)
 

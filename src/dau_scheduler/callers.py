@@ -54,6 +54,21 @@ def object_read(error: str) -> str | None:
     return name if any(name in scope for scope in names) else None
 
 
+def refusal(name: str) -> str:
+    """Why a query reading the caller's object ``name`` is answered by DuckDB alone."""
+    return (
+        f"the query reads {name}, a Python object of the calling code (DuckDB's replacement "
+        "scan), not a table of the Session: answered by DuckDB alone"
+    )
+
+
+def unbound(error: str) -> str | None:
+    """:func:`refusal` where DuckDB's ``error`` names a caller's object as an unknown table,
+    else None."""
+    name = object_read(error)
+    return None if name is None else refusal(name)
+
+
 def run_seen(con: duckdb.DuckDBPyConnection, sql: str, params: Any = None) -> pa.Table:
     """``sql`` (with its ``params``) run on ``con`` from a frame whose names are the caller's
     (DuckDB's replacement scan reads the frame that calls it, and no other by default); as a
@@ -71,4 +86,4 @@ def run_seen(con: duckdb.DuckDBPyConnection, sql: str, params: Any = None) -> pa
     return table
 
 
-__all__ = ["kept", "object_read", "run_seen"]
+__all__ = ["kept", "object_read", "refusal", "run_seen", "unbound"]

@@ -13,6 +13,7 @@ import sys
 import threading
 from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 import duckdb
@@ -357,10 +358,27 @@ class Session:
         sql, unread = answering.written_in(self, sql, params)
         if unread is not None:
             return SplitPlan(refusal=unread)
-        compiled, refusal = answering.runs_with(self, self.compile(sql, split_table), split_table)
+        compiled = self._compiled(sql, split_table, sys._getframe(1))
+        if isinstance(compiled, str):
+            return SplitPlan(refusal=compiled)
+        compiled, refusal = answering.runs_with(self, compiled, split_table)
         if refusal is None or refusal == compiled.plan.refusal:
             return compiled.plan
         return compiled.plan.model_copy(update={"refusal": refusal})
+
+    def _compiled(
+        self, sql: str, split_table: str | None, frame: FrameType | None
+    ) -> CompiledSplit | str:
+        """:meth:`compile`, or why DuckDB alone reads the query: it names a Python object of
+        the code at ``frame`` (``callers``), which the Session's cursors cannot bind."""
+        with callers.kept(frame):
+            try:
+                return self.compile(sql, split_table)
+            except SqlError as exc:
+                why = callers.unbound(str(exc))
+                if why is None:
+                    raise
+                return why
 
     # -- running -----------------------------------------------------------------------------
 
@@ -447,8 +465,12 @@ class Session:
             return WorkSplit(
                 posture="cpu", device_share=0.0, rationale=f"refused, runs unsplit: {unread}"
             )
-        compiled, refusal = answering.runs_with(self, self.compile(sql, split_table), split_table)
-        if refusal is not None:
+        found = self._compiled(sql, split_table, sys._getframe(1))
+        compiled: CompiledSplit | None = None
+        refusal: str | None = found if isinstance(found, str) else None
+        if not isinstance(found, str):
+            compiled, refusal = answering.runs_with(self, found, split_table)
+        if compiled is None or refusal is not None:
             return WorkSplit(
                 posture="cpu", device_share=0.0, rationale=f"refused, runs unsplit: {refusal}"
             )
