@@ -6,6 +6,7 @@
     python bench-queries/coprocessing.py --benchmark tpcds --queries q05,q36 --scale 1 ...
     python bench-queries/coprocessing.py --connection ...   # over a user's DuckDB connection
     python bench-queries/coprocessing.py --inline ...       # TPC-H reading its files inline
+    python bench-queries/coprocessing.py --inline --parts 8 ...  # lineitem, orders by a glob
     python bench-queries/coprocessing.py --queries q10 --query-file bench-queries/sql/x.sql ...
 
 For each query (profiles of both arms measured first, not timed): host alone (share 0), device
@@ -290,6 +291,13 @@ def main(argv: list[str] | None = None) -> int:
         "DuckDB connection the Session is given (decision 028)",
     )
     parser.add_argument(
+        "--parts",
+        type=int,
+        default=0,
+        help="with --inline: lineitem and orders cut into this many files each, read by a glob "
+        "('parts-N/lineitem/*.parquet')",
+    )
+    parser.add_argument(
         "--processes",
         type=int,
         default=1,
@@ -316,7 +324,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.inline:
         if args.benchmark != "tpch" or args.connection:
             raise SystemExit("--inline reads TPC-H's files on a connection of its own")
-        queries = {name: tpch.read_inline(sql, data) for name, sql in queries.items()}
+        globs = _parts(data, args.parts) if args.parts else None
+        queries = {name: tpch.read_inline(sql, data, globs=globs) for name, sql in queries.items()}
     rows = []
     with _session(
         data, args.device, args.host_threads, cache, args.connection, empty=args.inline
@@ -326,6 +335,33 @@ def main(argv: list[str] | None = None) -> int:
             # Each query's figures as it ends: a run cut short by a time limit still says them.
             print(f"{name}: {_brief(rows[-1])}", file=sys.stderr, flush=True)
     return report(rows, args, " ".join(sys.argv))
+
+
+def _parts(data: Path, parts: int) -> dict[str, str]:
+    """lineitem and orders of ``data`` cut into ``parts`` files each, in row order, under
+    ``data/parts-N/<table>/`` (made once), as the globs that read them."""
+    import duckdb
+
+    globs = {}
+    for table in ("lineitem", "orders"):
+        folder = data / f"parts-{parts}" / table
+        if not folder.is_dir():
+            staging = folder.with_name(f".{table}-staging")
+            staging.mkdir(parents=True, exist_ok=True)
+            con = duckdb.connect()
+            source = f"read_parquet('{data / f'{table}.parquet'}', file_row_number = true)"
+            rows = con.execute(f"SELECT count(*) FROM {source}").fetchall()[0][0]
+            step = -(-rows // parts)
+            for k in range(parts):
+                con.execute(
+                    f"COPY (SELECT * EXCLUDE (file_row_number) FROM {source} WHERE "
+                    f"file_row_number >= {k * step} AND file_row_number < {(k + 1) * step} "
+                    f"ORDER BY file_row_number) TO '{staging / f'{table}-{k:03d}.parquet'}'"
+                )
+            con.close()
+            staging.rename(folder)
+        globs[table] = f"{folder}/*.parquet"
+    return globs
 
 
 def _brief(row: dict[str, Any]) -> str:
@@ -347,6 +383,7 @@ def report(rows: list[dict[str, Any]], args: argparse.Namespace, command: str) -
         "data": str(args.data or f"{args.benchmark} sf{args.scale:g}"),
         "connection": bool(getattr(args, "connection", False)),
         "inline": bool(getattr(args, "inline", False)),
+        "parts": getattr(args, "parts", 0),
         "device": args.device,
         "runs": args.runs,
         "processes": args.processes,

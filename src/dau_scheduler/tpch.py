@@ -77,12 +77,15 @@ _TABLE_AT = (
 )
 
 
-def read_inline(sql: str, folder: Path, spelling: str = "quoted") -> str:
+def read_inline(
+    sql: str, folder: Path, spelling: str = "quoted", globs: Mapping[str, str] | None = None
+) -> str:
     """TPC-H query ``sql`` reading each table's file in ``folder`` inline where it names the
-    table, spelled ``'path'`` (``quoted``) or ``read_parquet('path')``, with the table's name
-    as its alias where the query gave none (decision 028)."""
+    table (or the glob ``globs`` gives the table), spelled ``'path'`` (``quoted``) or
+    ``read_parquet('path')``, with the table's name as its alias where the query gave none
+    (decision 028)."""
     for name in TABLES:
-        path = folder / f"{name}.parquet"
+        path = (globs or {}).get(name) or folder / f"{name}.parquet"
         read = f"'{path}'" if spelling == "quoted" else f"read_parquet('{path}')"
 
         def written(m: re.Match[str], read: str = read, name: str = name) -> str:
