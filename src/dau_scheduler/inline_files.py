@@ -69,7 +69,7 @@ def _literal(text: str) -> str | None:
 
 def _plain_path(path: str) -> bool:
     """Whether ``path`` names local Parquet files DuckDB reads by this text alone: one file or
-    a glob of them (no brace list, no URL), in lower case."""
+    a glob of them (no `{`, no URL), in lower case."""
     # (The planner reads names without case, as DuckDB does: a path of capitals would be read
     # as its lower-case spelling.)
     return (
