@@ -346,6 +346,29 @@ def test_a_file_pyarrow_cannot_read_is_a_named_error_for_the_device(
         Session(tmp_path, device="polars", cluster=client)
 
 
+def test_a_file_changed_under_the_workers_is_answered_unsplit(client: Any, tmp_path: Path) -> None:
+    """The workers hold the rows they read at opening; DuckDB reads a file as it is when the
+    query runs. A query over a file rewritten since gave 1,000 rows for DuckDB's 100,000,
+    split; it is answered unsplit now, by name."""
+    path = tmp_path / "t.parquet"
+    rows = "SELECT range AS x, range % 3 AS g FROM range({})"
+    duckdb.sql(f"COPY ({rows.format(1000)}) TO '{path}'")
+    sql = "SELECT count(*), sum(x) FROM t"
+    with Session(tmp_path, device=None, cluster=client) as s:
+        assert s.sql(sql).execution is not None
+        duckdb.sql(f"COPY ({rows.format(100_000)}) TO '{path}'")
+        result = s.sql(sql)
+        assert (
+            compare_tables(
+                result.table, duckdb.sql(f"SELECT count(*), sum(x) FROM '{path}'").to_arrow_table()
+            )
+            is None
+        )
+        assert result.refusal is not None and "changed since the cluster's workers" in (
+            result.refusal
+        )
+
+
 def test_rows_a_worker_cannot_read_are_answered_unsplit(client: Any, tmp_path: Path) -> None:
     """A worker reads its range with DuckDB's scan of every column; where that fails (text that
     is not UTF-8, an encrypted column: DuckDB's invalid_utf8_*.parquet), DuckDB on the driver

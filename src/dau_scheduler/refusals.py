@@ -290,8 +290,23 @@ class Refusals:
             # DuckDB cannot number the files' rows (a column named file_row_number).
             refusal = source.reader_forms().read_otherwise(columns_read(s, compiled, cut or ""))
         if refusal is None and s.cluster is not None:
-            refusal = s.cluster.refusal(compiled)
+            refusal = self.held_files_changed(compiled) or s.cluster.refusal(compiled)
         return refusal
+
+    def held_files_changed(self, compiled: CompiledSplit) -> str | None:
+        """A cluster's workers hold the rows they read at opening, while DuckDB reads a
+        table's files as they are when the query runs: where one changed since
+        (``ParquetSource.changed``), the query is answered unsplit (1,000 rows for DuckDB's
+        100,000 after a COPY over the file, split)."""
+        tables = {*self._read(compiled).tables, (compiled.plan.split_table or "").lower()}
+        for name in sorted(tables):
+            source = self.session.source_of(name)
+            if isinstance(source, ParquetSource) and (file := source.changed()) is not None:
+                return (
+                    f"table {name}'s file {file.name} changed since the cluster's workers read "
+                    "it: DuckDB reads it as it is now (open the Session again to split it)"
+                )
+        return None
 
     def device_arm(self, compiled: CompiledSplit) -> str | None:
         """Why the device arm cannot run ``compiled``'s partial (it is then answered unsplit),
