@@ -187,6 +187,23 @@ def test_a_glob_splits_over_the_files_duckdb_globs_as_they_are_now(
     con.close()
 
 
+def test_a_glob_not_taken_is_not_read_again_until_a_file_changes(tmp_path: Path) -> None:
+    """Files whose columns differ are not taken (DuckDB reads them by the first one's names);
+    what was read to learn it is not read again each query, only when a file changes."""
+    for part, extra in (("a", ""), ("b", ", 1 AS y")):
+        _file(tmp_path / f"{part}.parquet", f"SELECT range AS i{extra} FROM range(10)")
+    sql = f"SELECT count(*), sum(i) FROM '{tmp_path}/*.parquet'"
+    con = duckdb.connect()
+    with Session(con, device="polars") as session:
+        for _ in range(2):
+            result = _sum(session, con, sql)
+            assert result.refusal is not None and "other columns" in result.refusal
+            assert list(session.inline_left) == [f"{tmp_path}/*.parquet"]
+        _file(tmp_path / "b.parquet", "SELECT range AS i FROM range(7)")
+        result = _sum(session, con, sql)
+        assert result.execution is not None and not session.inline_left
+
+
 def test_files_another_reader_reads_otherwise_stay_duckdbs(tmp_path: Path) -> None:
     rows = "SELECT range AS i, range % 3 AS k FROM range(500)"
     hive = _file(tmp_path / "k=1" / "t.parquet", rows)  # DuckDB reads k from the folder

@@ -31,6 +31,7 @@ import sqlglot
 from sqlglot import exp
 
 from dau_scheduler.errors import SqlError
+from dau_scheduler.parquet_source import file_stamp
 from dau_scheduler.rewrite.dialect import DIALECT, sqlglot_quiet
 from dau_scheduler.tables import GLOB, NOT_A_FILE, ParquetViewSource, files_of
 
@@ -254,19 +255,28 @@ def adopt(session: Session, sql: str) -> str | None:
         if path in shadowed or (path in sources and path not in taken):
             continue  # the catalog's table or view of that name is what DuckDB reads
         files = files_of(cursor, path)
+        stamps = None if files is None else tuple(file_stamp(f) for f in files)
+        left = session.inline_left.get(path)
+        if left is not None and left[0] == stamps:  # (not taken last time; nothing changed)
+            whys.append(left[1])
+            continue
         found = None if files is None else _take(cursor, path, files)
         if found is None:  # (no longer readable alike: DuckDB's alone from now on)
-            why = (
+            why = _why_not(
+                path,
                 "which matches no file, or a file under a key=value folder (DuckDB adds a "
                 "hive column from it)"
                 if files is None
                 else "whose columns DuckDB names otherwise than pyarrow, or which hold "
-                "other columns file by file"
+                "other columns file by file",
             )
-            whys.append(_why_not(path, why))
+            whys.append(why)
+            if stamps is not None:  # (files' metadata read for nothing: not read again)
+                session.inline_left[path] = (stamps, why)
             changed |= taken.pop(path, None) is not None
             sources.pop(path, None)
             continue
+        session.inline_left.pop(path, None)
         taken[path], sources[path] = found
         changed = True
     if changed:

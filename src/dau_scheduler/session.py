@@ -162,6 +162,8 @@ class Session:
         self.shape = live.shape(self) if given is not None else frozenset()
         #: Parquet files queries read inline, taken as tables (``inline_files.adopt``).
         self.inline_files: dict[str, inline_files.Taken] = {}
+        #: Those not taken after their metadata was read: the files' stamps then, and why.
+        self.inline_left: dict[str, tuple[tuple[Any, ...], str]] = {}
         self._take(sources)
         self.cluster: ClusterArm | None = None
         if connection is not None:
