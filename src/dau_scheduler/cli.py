@@ -83,20 +83,12 @@ def _session(data: Path | None, **options: Any) -> Iterator[Session]:
     tables the Session reads where they are through a read-only connection (as it reads a
     connection a Python caller gives it), closed when the command ends; without ``--data``,
     an empty in-memory DuckDB (the query's files read inline are its tables: decision 028)."""
-    if data is None:
-        con = duckdb.connect()
-        try:
-            with Session(con, **options) as session:
-                yield session
-        finally:
-            con.close()
-        return
-    if not data.is_file():
+    if data is not None and not data.is_file():
         with Session(data, **options) as session:
             yield session
         return
     try:
-        con = duckdb.connect(str(data), read_only=True)
+        con = duckdb.connect() if data is None else duckdb.connect(str(data), read_only=True)
     except duckdb.Error as exc:
         first = str(exc).strip().splitlines()[0]
         raise DauError(

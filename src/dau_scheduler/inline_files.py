@@ -33,7 +33,7 @@ from sqlglot import exp
 from dau_scheduler.errors import SqlError
 from dau_scheduler.parquet_source import file_stamp
 from dau_scheduler.rewrite.dialect import DIALECT, sqlglot_quiet
-from dau_scheduler.tables import GLOB, NOT_A_FILE, ParquetViewSource, files_of
+from dau_scheduler.tables import GLOB, NOT_A_FILE, ParquetViewSource, files_of, searches_paths
 
 if TYPE_CHECKING:
     from dau_scheduler.session import Session
@@ -240,12 +240,10 @@ def adopt(session: Session, sql: str) -> str | None:
     if not fresh:
         return whys[0] if whys else None
     cursor = session.host.cursor()
-    if any(not Path(p).is_absolute() for p in fresh):
-        row = cursor.execute("SELECT current_setting('file_search_path')").fetchone()
-        if row is not None and row[0]:
-            why = "a relative path DuckDB looks for along file_search_path"
-            whys += [_why_not(p, why) for p in fresh if not Path(p).is_absolute()]
-            fresh = [p for p in fresh if Path(p).is_absolute()]
+    if any(not Path(p).is_absolute() for p in fresh) and searches_paths(cursor):
+        why = "a relative path DuckDB looks for along file_search_path"
+        whys += [_why_not(p, why) for p in fresh if not Path(p).is_absolute()]
+        fresh = [p for p in fresh if Path(p).is_absolute()]
     # (The user's connection's temporary tables and views too: DuckDB reads one of the path's
     # name there before the file, and the cursors this reads the catalog on do not see it.)
     shadowed = _catalog_names(cursor, fresh) | session.host.temporary()

@@ -18,12 +18,7 @@ from sqlglot import exp
 from dau_scheduler.arms.duckdb import DuckDBArm
 from dau_scheduler.guards import arrow_for_device, load_resident
 from dau_scheduler.strategies import columns_read
-from dau_scheduler.tables import (
-    ConnectionSource,
-    ParquetSource,
-    ParquetViewSource,
-    resolve_sources,
-)
+from dau_scheduler.tables import ConnectionSource, ParquetSource, resolve_sources
 
 if TYPE_CHECKING:
     from dau_scheduler.rewrite.planner import CompiledSplit
@@ -86,11 +81,7 @@ def rewritten(session: Session) -> dict[str, ParquetSource]:
         for name, source in session.sources().items()
         if isinstance(source, ParquetSource)
         and name not in session.inline_files
-        and (
-            source.stale(session.host.cursor)
-            if isinstance(source, ParquetViewSource)
-            else source.changed() is not None
-        )
+        and source.stale(session.host.cursor)
     }
 
 

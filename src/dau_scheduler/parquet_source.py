@@ -4,7 +4,7 @@ form DuckDB's scan gives (``reader_forms``). Re-exported by :mod:`dau_scheduler.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -69,6 +69,12 @@ class ParquetSource:
             if stamp is None or file_stamp(file) != stamp:
                 return file
         return None
+
+    def stale(self, cursor: Callable[[], Any]) -> bool:
+        """Whether DuckDB would read other rows now than the metadata read says: a file
+        changed since (:meth:`changed`); a view over a glob asks more (``ParquetViewSource``;
+        ``cursor()`` is made only there)."""
+        return self.changed() is not None
 
     @property
     def num_rows(self) -> int:

@@ -7,7 +7,7 @@ connection. None means the split may run."""
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -202,22 +202,28 @@ class Refusals:
             if kind.upper() in _FLOATS
         }
 
+    def _parquet_tables(self, compiled: CompiledSplit) -> Iterator[tuple[str, ParquetSource]]:
+        """The tables ``compiled`` reads (the split table too) that are Parquet files, by name."""
+        tables = {*self._read(compiled).tables, (compiled.plan.split_table or "").lower()}
+        for name in sorted(tables):
+            source = self.session.source_of(name)
+            if isinstance(source, ParquetSource):
+                yield name, source
+
     def files_read_otherwise(self, compiled: CompiledSplit) -> str | None:
         """Where DuckDB reads a table's Parquet files otherwise than the arms: the connection
         lets DuckDB read them from its cache unvalidated (``DuckDBArm.file_cache_changed``),
         or the files' columns' types differ (``ParquetSource.mixed_types``: DuckDB casts every
         file to the first one's types, the arms read each as its own; ``typeof(x)`` grouped
         over a folder's parts of INT32 and INT64 gave two rows for DuckDB's one)."""
-        tables = {*self._read(compiled).tables, (compiled.plan.split_table or "").lower()}
         cached = self.session.host.file_cache_changed()
-        for name in sorted(tables):
-            source = self.session.source_of(name)
-            if isinstance(source, ParquetSource) and cached:
+        for name, source in self._parquet_tables(compiled):
+            if cached:
                 return (
                     f"the connection sets {cached[0]}: DuckDB may read table {name}'s Parquet "
                     "files from its cache as they were, the arms read them as they are"
                 )
-            if isinstance(source, ParquetSource) and len(source.files) > 1:
+            if len(source.files) > 1:
                 why = source.mixed_types()
                 if why is not None:
                     return (
@@ -298,10 +304,8 @@ class Refusals:
         table's files as they are when the query runs: where one changed since
         (``ParquetSource.changed``), the query is answered unsplit (1,000 rows for DuckDB's
         100,000 after a COPY over the file, split)."""
-        tables = {*self._read(compiled).tables, (compiled.plan.split_table or "").lower()}
-        for name in sorted(tables):
-            source = self.session.source_of(name)
-            if isinstance(source, ParquetSource) and (file := source.changed()) is not None:
+        for name, source in self._parquet_tables(compiled):
+            if (file := source.changed()) is not None:
                 return (
                     f"table {name}'s file {file.name} changed since the cluster's workers read "
                     "it: DuckDB reads it as it is now (open the Session again to split it)"

@@ -464,19 +464,19 @@ class Session:
         checks.options(posture, profile)
         sql, unread = answering.written_in(self, sql, params)
         if unread is not None:
-            return WorkSplit(
-                posture="cpu", device_share=0.0, rationale=f"refused, runs unsplit: {unread}"
-            )
+            return _unsplit(unread)
         found = self._compiled(sql, split_table, sys._getframe(1))
-        compiled: CompiledSplit | None = None
-        refusal: str | None = found if isinstance(found, str) else None
-        if not isinstance(found, str):
-            compiled, refusal = answering.runs_with(self, found, split_table)
-        if compiled is None or refusal is not None:
-            return WorkSplit(
-                posture="cpu", device_share=0.0, rationale=f"refused, runs unsplit: {refusal}"
-            )
+        if isinstance(found, str):
+            return _unsplit(found)
+        compiled, refusal = answering.runs_with(self, found, split_table)
+        if refusal is not None:
+            return _unsplit(refusal)
         return deciding.decide_for(self, compiled, posture, None, auto=profile == "auto").split
+
+
+def _unsplit(why: str) -> WorkSplit:
+    """The work split of a query refused for splitting because ``why``: the host alone."""
+    return WorkSplit(posture="cpu", device_share=0.0, rationale=f"refused, runs unsplit: {why}")
 
 
 def run_sql(

@@ -13,6 +13,7 @@ user's connection). ``resolve_tables`` reads every source whole, for the residen
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -199,7 +200,7 @@ class ParquetViewSource(ParquetSource):
         """Whether DuckDB would read other files or rows now: a file changed since its
         metadata was read (``changed``), or the glob matches other files (read on a
         ``cursor()``, made only for a glob)."""
-        if self.changed() is not None:
+        if super().stale(cursor):
             return True
         # (The same names, each file unchanged: files_of's checks would pass as before.)
         return self.pattern is not None and _globbed(cursor(), self.pattern) != self.files
@@ -236,6 +237,13 @@ def files_of(con: duckdb.DuckDBPyConnection, path: str) -> tuple[Path, ...] | No
     parents = {file.parent for file in files}
     parts = {part for parent in parents for part in (*parent.parts, *parent.resolve().parts)}
     return None if any("=" in part for part in parts) else files
+
+
+def searches_paths(con: duckdb.DuckDBPyConnection) -> bool:
+    """Whether the connection sets ``file_search_path``: DuckDB then looks for a relative path
+    along it, where the arms would read it from the working folder."""
+    row = con.execute("SELECT current_setting('file_search_path')").fetchone()
+    return bool(row is not None and row[0])
 
 
 def parquet_view_files(sql: str) -> tuple[str, ...] | None:
@@ -285,7 +293,7 @@ def connection_parquet_views(
     column DuckDB adds from the path, a file under a `key=value` folder at all, or files whose
     columns differ, are left as views)."""
     found: dict[str, ParquetViewSource] = {}
-    searched: list[bool] = []  # (file_search_path set: a relative path may be read elsewhere)
+    searched = functools.cache(lambda: searches_paths(con))  # (asked once, where needed)
     for key, view in connection_views(con, place).items():
         paths = parquet_view_files(view.sql)
         if paths is None or not _NAME.match(view.name):
@@ -293,12 +301,8 @@ def connection_parquet_views(
         globs = [path for path in paths if GLOB.search(path)]
         if globs and len(paths) > 1:
             continue  # (a list holding a glob: not read here)
-        if any(not Path(path).is_absolute() for path in paths):
-            if not searched:
-                row = con.execute("SELECT current_setting('file_search_path')").fetchone()
-                searched.append(bool(row is not None and row[0]))
-            if searched[0]:
-                continue
+        if any(not Path(path).is_absolute() for path in paths) and searched():
+            continue
         listed = [files_of(con, path) for path in paths]
         files = tuple(file for each in listed if each is not None for file in each)
         if None in listed:
@@ -485,5 +489,6 @@ __all__ = [
     "files_of",
     "resolve_sources",
     "resolve_tables",
+    "searches_paths",
     "table_columns",
 ]
