@@ -1,7 +1,8 @@
 """A query that reads a Parquet file inline (``FROM 'x.parquet'``, ``read_parquet('x.parquet')``)
 splits over that file as a table of the Session (decision 028): the 22 TPC-H queries written
 so equal DuckDB's answers, split, on every CPU device; a file read otherwise (options, a glob,
-a list, a hive folder, a path of capitals, a name the catalog holds) is DuckDB's alone."""
+a list, a hive folder, a name the catalog holds) is DuckDB's alone. A path with capitals splits
+over the files as written (the arms' SQL keeps its case)."""
 
 from __future__ import annotations
 
@@ -207,14 +208,41 @@ def test_a_glob_not_taken_is_not_read_again_until_a_file_changes(tmp_path: Path)
 def test_files_another_reader_reads_otherwise_stay_duckdbs(tmp_path: Path) -> None:
     rows = "SELECT range AS i, range % 3 AS k FROM range(500)"
     hive = _file(tmp_path / "k=1" / "t.parquet", rows)  # DuckDB reads k from the folder
-    capitals = _file(tmp_path / "Upper" / "t.parquet", rows)
     con = duckdb.connect()
     with Session(con, device="polars") as session:
         # The refusal names the file and why it was not taken.
-        for path, why in ((hive, "key=value folder"), (capitals, "a path with capitals")):
+        for path, why in ((hive, "key=value folder"),):
             sql = f"SELECT k, count(*) FROM '{path}' GROUP BY k ORDER BY k"
             result = _sum(session, con, sql)
             assert result.execution is None, path
             assert result.refusal is not None and f"reads {path} inline" in result.refusal
             assert why in result.refusal
         assert not session.inline_files
+
+
+@pytest.mark.parametrize("name", ["duckdb", "polars"])
+def test_a_path_with_capitals_is_read_as_written(tmp_path: Path, name: str) -> None:
+    """sqlglot reads every name in lower case, as DuckDB compares identifiers; DuckDB reads a
+    path as written. Two folders whose names differ only in case hold other rows: each
+    spelling splits over its own files, and both in one query are DuckDB's alone."""
+    upper = _file(tmp_path / "Data" / "T.parquet", "SELECT range AS i FROM range(1000)")
+    lower = _file(tmp_path / "data" / "t.parquet", "SELECT range * 7 AS i FROM range(300)")
+    small = _file(tmp_path / "Keys.parquet", "SELECT range * 3 AS i FROM range(400)")
+    con = duckdb.connect()
+    with Session(con, device=device(name)) as session:
+        for path in (upper, lower, upper):
+            sql = f"SELECT count(*), sum(i) FROM '{path}'"
+            assert _sum(session, con, sql).execution is not None, path
+            glob = str(path.parent / "*.parquet")
+            sql = f"SELECT count(*), sum(i) FROM read_parquet('{glob}')"
+            assert _sum(session, con, sql).execution is not None, glob
+        # Beside a table read unsplit (the join's other side, by its path in the arms' SQL).
+        sql = (
+            f"SELECT count(*), sum(t.i) FROM '{upper}' t JOIN '{small}' k ON t.i = k.i "
+            f"WHERE t.i IN (SELECT i FROM '{small}' WHERE i % 2 = 0)"
+        )
+        assert _sum(session, con, sql).execution is not None
+        both = f"SELECT (SELECT count(*) FROM '{upper}'), (SELECT count(*) FROM '{lower}')"
+        result = _sum(session, con, both)
+        assert result.execution is None
+        assert result.refusal is not None and "beside another spelling" in result.refusal

@@ -10,18 +10,25 @@ gave the rows kept), so both spellings split.
 
 Files are taken only where DuckDB and the arms read the same rows under the same names: local
 files (one, or a glob's matches as DuckDB's own ``glob`` lists them, in its order; no URL, no
-list), named ``*.parquet`` (the quoted form is DuckDB's replacement scan by that suffix), in
-lower case, under no ``key=value`` folder (DuckDB would add a hive column), no table or view of
+list), named ``*.parquet`` (the quoted form is DuckDB's replacement scan by that suffix),
+under no ``key=value`` folder (DuckDB would add a hive column), no table or view of
 that name in the catalog (it would be read instead), a relative path only where
 ``file_search_path`` is unset, and every file's columns named as DuckDB names them. Anything
 else is left to DuckDB alone, as before. A file changed since it was taken (another inode, size
 or modification time), or a glob that matches other files now, is taken again before the next
 query plans.
+
+A path with capitals is a table of the lower-case name, as the planner reads every name
+(``'Data/X.parquet'`` is the table ``data/x.parquet``), holding the files of the path as
+written; the SQL written for the arms keeps the path's spelling (``rewrite/dialect.py``). Two
+spellings of one name in a query (``'A.parquet'`` beside ``'a.parquet'``, two files) are
+DuckDB's alone.
 """
 
 from __future__ import annotations
 
 import functools
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -52,9 +59,10 @@ _ENDS_A_TABLE = frozenset((
 
 @dataclass(frozen=True)
 class Taken:
-    """A file a query read inline, as the Session took it (keyed by its path as the query
-    wrote it): its columns' DuckDB types."""
+    """A file a query read inline, as the Session took it (keyed by its path in lower case, as
+    the planner reads names): the path as the query wrote it, and its columns' DuckDB types."""
 
+    path: str
     columns: dict[str, str]
 
 
@@ -70,14 +78,8 @@ def _literal(text: str) -> str | None:
 
 def _plain_path(path: str) -> bool:
     """Whether ``path`` names local Parquet files DuckDB reads by this text alone: one file or
-    a glob of them (no `{`, no URL), in lower case."""
-    # (The planner reads names without case, as DuckDB does: a path of capitals would be read
-    # as its lower-case spelling.)
-    return (
-        path.endswith(".parquet")
-        and path == path.lower()
-        and not NOT_A_FILE.search(GLOB.sub("", path))
-    )
+    a glob of them (no `{`, no URL)."""
+    return path.endswith(".parquet") and not NOT_A_FILE.search(GLOB.sub("", path))
 
 
 def as_paths(
@@ -187,7 +189,7 @@ def _take(
     columns = {str(row[0]): str(row[1]) for row in described}
     if any(list(m.schema.to_arrow_schema().names) != list(columns) for m in source._meta):
         return None
-    return Taken(columns), source
+    return Taken(path, columns), source
 
 
 def _why_not(path: str, why: str) -> str:
@@ -201,20 +203,31 @@ def adopt(session: Session, sql: str) -> str | None:
     read = [
         p
         for p in paths_read(sql)
-        if p.lower() not in session.row_counts or p in session.inline_files
+        if p.lower() not in session.row_counts or p.lower() in session.inline_files
     ]
-    paths = [p for p in read if _plain_path(p)]
+    spellings = Counter(p.lower() for p in read)
     whys = [
         _why_not(
             p,
-            "a path with capitals (the planner reads names without case, as DuckDB "
-            "reads identifiers: the arms would read another file)",
+            "beside another spelling of it in other case (the planner reads names without "
+            "case, as DuckDB reads identifiers: one table for two paths)",
         )
-        if p != p.lower()
-        else _why_not(p, "not a local file or glob DuckDB reads by its text alone")
+        for p in read
+        if spellings[p.lower()] > 1
+    ]
+    whys += [
+        _why_not(p, "not a local file or glob DuckDB reads by its text alone")
         for p in read
         if not _plain_path(p)
     ]
+    paths = [p for p in read if _plain_path(p) and spellings[p.lower()] == 1]
+    twice = {p.lower() for p in read if spellings[p.lower()] > 1} & set(session.inline_files)
+    if twice:  # (a table taken under that name would be read for both: not one of them)
+        sources = session.sources()
+        for key in twice:
+            del session.inline_files[key]
+            sources.pop(key, None)
+        session.retake(sources, session.shape)
     if not paths:
         return whys[0] if whys else None
     if session.cluster is not None:
@@ -227,14 +240,16 @@ def adopt(session: Session, sql: str) -> str | None:
             f"the query reads {paths[0]} inline; a Session holding its tables in memory splits "
             "only those (give the files as a table, or open the Session with lazy=True)"
         )
-    # (Paths are lower case, _plain_path: each is its own key, as the planner reads names.)
+    # (Each path is the table of its lower-case name, as the planner reads names, holding the
+    # files of the path as written: another spelling of it is taken again.)
     taken = session.inline_files
     fresh = [
         path
         for path in paths
-        if path not in taken
-        or path not in session.row_counts
-        or not isinstance(source := session.source_of(path), ParquetViewSource)
+        if (key := path.lower()) not in taken
+        or taken[key].path != path
+        or key not in session.row_counts
+        or not isinstance(source := session.source_of(key), ParquetViewSource)
         or source.stale(session.host.cursor)
     ]
     if not fresh:
@@ -246,11 +261,12 @@ def adopt(session: Session, sql: str) -> str | None:
         fresh = [p for p in fresh if Path(p).is_absolute()]
     # (The user's connection's temporary tables and views too: DuckDB reads one of the path's
     # name there before the file, and the cursors this reads the catalog on do not see it.)
-    shadowed = _catalog_names(cursor, fresh) | session.host.temporary()
+    keys = [p.lower() for p in fresh]
+    shadowed = _catalog_names(cursor, keys) | session.host.temporary()
     sources = session.sources()
     changed = False
-    for path in fresh:
-        if path in shadowed or (path in sources and path not in taken):
+    for path, key in zip(fresh, keys, strict=True):
+        if key in shadowed or (key in sources and key not in taken):
             continue  # the catalog's table or view of that name is what DuckDB reads
         files = files_of(cursor, path)
         stamps = None if files is None else tuple(file_stamp(f) for f in files)
@@ -271,11 +287,11 @@ def adopt(session: Session, sql: str) -> str | None:
             whys.append(why)
             if stamps is not None:  # (files' metadata read for nothing: not read again)
                 session.inline_left[path] = (stamps, why)
-            changed |= taken.pop(path, None) is not None
-            sources.pop(path, None)
+            changed |= taken.pop(key, None) is not None
+            sources.pop(key, None)
             continue
         session.inline_left.pop(path, None)
-        taken[path], sources[path] = found
+        taken[key], sources[key] = found
         changed = True
     if changed:
         session.retake(sources, session.shape)

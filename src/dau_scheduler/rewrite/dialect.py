@@ -29,6 +29,11 @@ wrong answer once a rewrite set something beside it, ``tests/slt/number_spelling
 ``1e0+1`` as one number, ``.5`` as ``0.5`` (another type, another text), the cast after a
 typed literal (``DATE '2020-01-01'::VARCHAR``) as the string's, and the prefix ``@`` as taking
 bitwise operators and ``||``. Each is read here as DuckDB reads it.
+
+sqlglot lower-cases every name as the rewrite qualifies the query, as DuckDB compares them; but
+DuckDB reads a quoted name that is no table's, ``FROM 'Data/T.parquet'``, as a path, case and
+all (fifty-first session: a path with capitals would have been read as another file). A quoted
+table name with capitals keeps its spelling in what is written back.
 """
 
 from __future__ import annotations
@@ -50,6 +55,23 @@ EXPLICIT_NULLS = "dau_explicit_nulls"
 #: Meta key set on an ``Interval`` read from one string (``INTERVAL '2 days'``): the amount and
 #: unit it was read as and the string, written back as it was while they are unchanged.
 IN_STRING = "dau_interval_in_string"
+#: Meta key set on a quoted table name with capitals: its spelling as written, which the SQL
+#: written for the arms keeps (a path DuckDB reads by its text; case matters there).
+AS_WRITTEN = "dau_as_written"
+
+
+def _keep_path_case(table: exp.Table) -> None:
+    """Note the spelling of a quoted table name with capitals, such as a Parquet file read
+    inline (``FROM 'Data/X.parquet'``): sqlglot lower-cases names as DuckDB compares them, but
+    DuckDB reads a path that is no table's name as written, and so must every arm's SQL."""
+    name = table.this
+    if (
+        isinstance(name, exp.Identifier)
+        and name.quoted
+        and not table.args.get("db")
+        and name.this != name.this.lower()
+    ):
+        name.meta[AS_WRITTEN] = name.this
 
 
 def _as_written(name: str) -> Callable[[list[exp.Expr]], exp.Expr]:
@@ -163,6 +185,8 @@ class DauDuckDB(DuckDB):
                             meta.pop(key, None)
                         if not meta:
                             node._meta = None
+                    if isinstance(node, exp.Table):
+                        _keep_path_case(node)
             return trees
 
         #: DuckDB's prefix ``@`` (abs) takes sums and products but not bitwise operators nor
@@ -293,6 +317,14 @@ class DauDuckDB(DuckDB):
             return interval
 
     class Generator(DuckDB.Generator):  # type: ignore[misc,valid-type]
+        def identifier_sql(self, expression: exp.Identifier) -> str:
+            written = expression.meta.get(AS_WRITTEN) if expression._meta else None
+            if written is not None and expression.this == written.lower():
+                # (the path as written, where only sqlglot's lower-casing changed it)
+                expression = exp.Identifier(this=written, quoted=True)
+            text: str = super().identifier_sql(expression)
+            return text
+
         def interval_sql(self, expression: exp.Interval) -> str:
             this, unit = expression.this, expression.args.get("unit")
             written = expression.meta.get(IN_STRING)
@@ -331,4 +363,4 @@ class DauDuckDB(DuckDB):
 #: What ``read=`` and ``dialect=`` take wherever the rewrite parses or writes SQL.
 DIALECT: Any = DauDuckDB
 
-__all__ = ["DIALECT", "EXPLICIT_NULLS", "IN_STRING", "DauDuckDB"]
+__all__ = ["AS_WRITTEN", "DIALECT", "EXPLICIT_NULLS", "IN_STRING", "DauDuckDB"]
