@@ -7,6 +7,7 @@
     python bench-queries/coprocessing.py --connection ...   # over a user's DuckDB connection
     python bench-queries/coprocessing.py --inline ...       # TPC-H reading its files inline
     python bench-queries/coprocessing.py --inline --parts 8 ...  # lineitem, orders by a glob
+    python bench-queries/coprocessing.py --inline --hive ...     # ... as PARTITION_BY folders
     python bench-queries/coprocessing.py --queries q10 --query-file bench-queries/sql/x.sql ...
 
 For each query (profiles of both arms measured first, not timed): host alone (share 0), device
@@ -298,6 +299,13 @@ def main(argv: list[str] | None = None) -> int:
         "('parts-N/lineitem/*.parquet')",
     )
     parser.add_argument(
+        "--hive",
+        action="store_true",
+        help="with --inline: lineitem and orders written by COPY ... PARTITION_BY (their flags "
+        "and statuses as key=value folders), read by a glob ('hive/lineitem/**/*.parquet') "
+        "with DuckDB's hive columns (decision 030)",
+    )
+    parser.add_argument(
         "--processes",
         type=int,
         default=1,
@@ -324,7 +332,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.inline:
         if args.benchmark != "tpch" or args.connection:
             raise SystemExit("--inline reads TPC-H's files on a connection of its own")
-        globs = _parts(data, args.parts) if args.parts else None
+        globs = _hive(data) if args.hive else _parts(data, args.parts) if args.parts else None
         queries = {name: tpch.read_inline(sql, data, globs=globs) for name, sql in queries.items()}
     rows = []
     with _session(
@@ -364,6 +372,26 @@ def _parts(data: Path, parts: int) -> dict[str, str]:
     return globs
 
 
+def _hive(data: Path) -> dict[str, str]:
+    """lineitem and orders of ``data`` written by ``COPY ... PARTITION_BY`` under
+    ``data/hive/<table>/`` (made once), as the globs that read them."""
+    import duckdb
+
+    globs = {}
+    keys = {"lineitem": "l_returnflag, l_linestatus", "orders": "o_orderstatus"}
+    for table, by in keys.items():
+        folder = data / "hive" / table
+        if not folder.is_dir():
+            staging = folder.with_name(f".{table}-staging")
+            duckdb.sql(
+                f"COPY (FROM '{data / f'{table}.parquet'}') TO '{staging}' "
+                f"(FORMAT parquet, PARTITION_BY ({by}), OVERWRITE_OR_IGNORE)"
+            )
+            staging.rename(folder)
+        globs[table] = f"{folder}/**/*.parquet"
+    return globs
+
+
 def _brief(row: dict[str, Any]) -> str:
     if "refused" in row:
         return f"refused: {row['refused']}"
@@ -384,6 +412,7 @@ def report(rows: list[dict[str, Any]], args: argparse.Namespace, command: str) -
         "connection": bool(getattr(args, "connection", False)),
         "inline": bool(getattr(args, "inline", False)),
         "parts": getattr(args, "parts", 0),
+        "hive": bool(getattr(args, "hive", False)),
         "device": args.device,
         "runs": args.runs,
         "processes": args.processes,

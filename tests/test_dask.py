@@ -416,3 +416,19 @@ def test_the_sqllogictest_corpus_over_the_workers(client: Any) -> None:
             for kind, count in report.outcomes.items():
                 outcomes[kind] = outcomes.get(kind, 0) + count
     assert outcomes.get("equal", 0) > 0 and outcomes.get("raised", 0) >= 8
+
+
+def test_a_view_over_hive_folders_is_answered_unsplit(client: Any, tmp_path: Path) -> None:
+    """DuckDB reads a `key=value` folder's value as a column of every row under it; the
+    workers read the files' own columns. Such a view is answered unsplit over a cluster."""
+    duckdb.sql(
+        f"COPY (SELECT range AS x, range % 3 AS g FROM range(3000)) TO '{tmp_path / 'h'}' "
+        "(FORMAT parquet, PARTITION_BY (g))"
+    )
+    con = duckdb.connect()
+    con.execute(f"CREATE VIEW v AS FROM '{tmp_path / 'h'}/*/*.parquet'")
+    sql = "SELECT g, count(*), sum(x) FROM v GROUP BY g ORDER BY g"
+    with Session(con, device=None, cluster=client) as s:
+        result = s.sql(sql)
+        assert compare_tables(result.table, con.sql(sql).to_arrow_table()) is None
+        assert result.refusal is not None and "hive columns" in result.refusal

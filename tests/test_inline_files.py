@@ -28,14 +28,29 @@ from dau_scheduler.inline_files import as_paths, paths_read
         ("polars", "read_parquet"),
         ("polars", "glob"),
         ("duckdb", "glob"),
+        ("polars", "hive"),
+        ("duckdb", "hive"),
     ],
 )
 def test_tpch_reading_files_inline_splits_exactly(
     tpch_dir: Path, tmp_path: Path, name: str, spelling: str
 ) -> None:
     """The 22 queries reading their files inline; ``glob``: lineitem and orders as three
-    files each, read by a glob (``'lineitem/*.parquet'``), in row order."""
+    files each, read by a glob (``'lineitem/*.parquet'``), in row order; ``hive``: lineitem and
+    orders written by ``COPY ... PARTITION_BY`` (their flags, statuses and, for orders, the
+    priority as `key=value` folders, read back as DuckDB's hive columns)."""
     globs = {}
+    if spelling == "hive":
+        keys = {
+            "lineitem": "l_returnflag, l_linestatus",
+            "orders": "o_orderstatus, o_orderpriority",
+        }
+        for table, by in keys.items():
+            duckdb.sql(
+                f"COPY (FROM '{tpch_dir / f'{table}.parquet'}') TO '{tmp_path / table}' "
+                f"(FORMAT parquet, PARTITION_BY ({by}))"
+            )
+            globs[table] = f"{tmp_path / table}/**/*.parquet"
     if spelling == "glob":
         for table in ("lineitem", "orders"):
             source = f"read_parquet('{tpch_dir / f'{table}.parquet'}', file_row_number = true)"
@@ -151,8 +166,8 @@ def test_a_glob_splits_over_the_files_duckdb_globs_as_they_are_now(
 ) -> None:
     """A glob is taken as one table of the files DuckDB's own ``glob`` lists, in its order
     (byte order: ``C`` before ``a``), matched again before each query: a file added, removed
-    or rewritten since is read as DuckDB reads it. A glob under a ``key=value`` folder, or
-    over files whose types differ, is DuckDB's alone."""
+    or rewritten since is read as DuckDB reads it. A glob under a ``key=value`` folder whose key
+    names a file column, or over files whose types differ, is DuckDB's alone."""
     folder = tmp_path / "g"
     for part, rows in (("b", 300), ("a", 1000), ("C", 50)):
         _file(folder / f"{part}.parquet", f"SELECT '{part}' AS f, range AS i FROM range({rows})")
@@ -178,7 +193,7 @@ def test_a_glob_splits_over_the_files_duckdb_globs_as_they_are_now(
         assert session.row_counts[f"{folder}/*.parquet"] == 7 + 50 + 77
     # DuckDB reads every file as the first one's types: a split would read each as its own.
     _file(folder / "e.parquet", "SELECT 'e' AS f, range::INTEGER AS i FROM range(5)")
-    hive = _file(tmp_path / "k=1" / "t.parquet", "SELECT 1 AS i")
+    hive = _file(tmp_path / "k=1" / "t.parquet", "SELECT 2 AS k")  # (DuckDB reads k = 1)
     with Session(con, device=device(name)) as session:
         sql = f"SELECT typeof(i), count(*) FROM '{folder}/*.parquet' GROUP BY 1"
         result = _sum(session, con, sql)

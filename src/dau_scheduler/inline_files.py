@@ -11,7 +11,7 @@ gave the rows kept), so both spellings split.
 Files are taken only where DuckDB and the arms read the same rows under the same names: local
 files (one, or a glob's matches as DuckDB's own ``glob`` lists them, in its order; no URL, no
 list), named ``*.parquet`` (the quoted form is DuckDB's replacement scan by that suffix),
-under no ``key=value`` folder (DuckDB would add a hive column), no table or view of
+``key=value`` folders read as DuckDB's hive columns (``hive.py``), no table or view of
 that name in the catalog (it would be read instead), a relative path only where
 ``file_search_path`` is unset, and every file's columns named as DuckDB names them. Anything
 else is left to DuckDB alone, as before. A file changed since it was taken (another inode, size
@@ -40,13 +40,22 @@ from sqlglot import exp
 from dau_scheduler.errors import SqlError
 from dau_scheduler.parquet_source import file_stamp
 from dau_scheduler.rewrite.dialect import DIALECT, sqlglot_quiet
-from dau_scheduler.tables import GLOB, NOT_A_FILE, ParquetViewSource, files_of, searches_paths
+from dau_scheduler.tables import (
+    GLOB,
+    NOT_A_FILE,
+    ParquetViewSource,
+    files_of,
+    searches_paths,
+    with_partitions,
+)
 
 if TYPE_CHECKING:
     from dau_scheduler.session import Session
 
 #: The table functions whose one-literal call is DuckDB's replacement scan of the path.
 _READERS = frozenset(("read_parquet", "parquet_scan"))
+#: ``hive_partitioning``'s values (DuckDB's own default is to look at the paths).
+_SAID_HIVE = tuple([value, ")"] for value in ("true", "false", "1", "0"))
 #: What may follow a table in FROM where it has no alias (the end of the text too: "").
 # fmt: off
 _ENDS_A_TABLE = frozenset((
@@ -86,10 +95,12 @@ def as_paths(
     sql: str, cursor: duckdb.DuckDBPyConnection, temporary: frozenset[str] = frozenset()
 ) -> str:
     """``sql`` with each ``read_parquet('x.parquet')`` (or ``parquet_scan``) of one plain
-    local file and no options written as ``"x.parquet" AS read_parquet`` (the alias DuckDB
-    gives the function's rows; a given alias kept), which DuckDB reads alike where no table or
-    view of the catalog has that name (nor one of ``temporary``, the user's connection's own
-    temporary tables and views, which its cursors do not see); else as it is."""
+    local file or glob and no options written as ``"x.parquet" AS read_parquet`` (the alias
+    DuckDB gives the function's rows; a given alias kept), which DuckDB reads alike where no
+    table or view of the catalog has that name (nor one of ``temporary``, the user's
+    connection's own temporary tables and views, which its cursors do not see); so too with
+    ``hive_partitioning = true`` (or false) where DuckDB reads the same columns without it;
+    else as it is."""
     if not isinstance(sql, str) or "parquet" not in sql.lower():
         return sql  # (not text: named where the query is checked)
     try:
@@ -108,20 +119,27 @@ def as_paths(
             continue
         if texts[i + 1] != "(" or kinds[i + 2] != duckdb.token_type.string_const:
             continue
-        if texts[i + 3] != ")":
+        hive = [t.lower() for t in texts[i + 3 : i + 8]]
+        if texts[i + 3] == ")":
+            close = i + 3
+        elif hive[:3] == [",", "hive_partitioning", "="] and hive[3:] in _SAID_HIVE:
+            close = i + 7  # (the option, where it reads what DuckDB would read without it)
+        else:
             continue
         path = _literal(texts[i + 2])
         if path is None or not _plain_path(path) or files_of(cursor, path) is None:
             continue
-        following = texts[i + 4].lower() if i + 4 < len(texts) else ""
+        if close > i + 3 and not _same_without(cursor, path, sql[tokens[i + 3][0] : ends[i + 6]]):
+            continue
+        following = texts[close + 1].lower() if close + 1 < len(texts) else ""
         aliased = following == "as" or (
-            i + 4 < len(kinds) and kinds[i + 4] == duckdb.token_type.identifier
+            close + 1 < len(kinds) and kinds[close + 1] == duckdb.token_type.identifier
         )
         if not aliased and following not in _ENDS_A_TABLE:
             continue  # (WITH ORDINALITY, a sample: what a table function takes, a path not)
         quoted = '"' + path.replace('"', '""') + '"'
         written = quoted if aliased else f"{quoted} AS {texts[i]}"
-        edits.append((tokens[i][0], tokens[i + 3][0] + 1, written, path))
+        edits.append((tokens[i][0], tokens[close][0] + 1, written, path))
     if edits:
         shadowed = _catalog_names(cursor, [path.lower() for *_, path in edits]) | temporary
         edits = [edit for edit in edits if edit[3].lower() not in shadowed]
@@ -133,6 +151,20 @@ def as_paths(
     except duckdb.Error:  # (a spelling the rules above missed: the text as written)
         return sql
     return written_sql
+
+
+def _same_without(cursor: duckdb.DuckDBPyConnection, path: str, option: str) -> bool:
+    """Whether DuckDB reads ``path`` with ``option`` (``, hive_partitioning = true``) under
+    the names and types it reads it without: the option then says what DuckDB would do."""
+    literal = "'" + path.replace("'", "''") + "'"
+    try:
+        said, plain = (
+            cursor.execute(f"DESCRIBE SELECT * FROM read_parquet({literal}{o})").fetchall()
+            for o in (option, "")
+        )
+    except duckdb.Error:
+        return False
+    return said == plain
 
 
 @functools.lru_cache(maxsize=256)
@@ -180,16 +212,12 @@ def _take(
 ) -> tuple[Taken, ParquetViewSource] | None:
     """The ``files`` DuckDB reads for ``path`` as a table, or None where another reader would
     read them otherwise than DuckDB (names, or a file pyarrow cannot read)."""
-    literal = "'" + path.replace("'", "''") + "'"
     try:
-        described = cursor.execute(f"DESCRIBE SELECT * FROM read_parquet({literal})").fetchall()
         source = ParquetViewSource(files, pattern=path if GLOB.search(path) else None)
-    except (duckdb.Error, SqlError):
+    except SqlError:
         return None
-    columns = {str(row[0]): str(row[1]) for row in described}
-    if any(list(m.schema.to_arrow_schema().names) != list(columns) for m in source._meta):
-        return None
-    return Taken(path, columns), source
+    taken = with_partitions(cursor, [path], source)
+    return None if taken is None else (Taken(path, taken[1]), taken[0])
 
 
 def _why_not(path: str, why: str) -> str:
@@ -278,11 +306,11 @@ def adopt(session: Session, sql: str) -> str | None:
         if found is None:  # (no longer readable alike: DuckDB's alone from now on)
             why = _why_not(
                 path,
-                "which matches no file, or a file under a key=value folder (DuckDB adds a "
-                "hive column from it)"
+                "which matches no file (or one under a key=value folder reached through a link)"
                 if files is None
-                else "whose columns DuckDB names otherwise than pyarrow, or which hold "
-                "other columns file by file",
+                else "whose columns DuckDB names otherwise than pyarrow, which hold other "
+                "columns file by file, or whose key=value folders DuckDB reads otherwise than "
+                "as a column each (other keys file by file, a key of a file column's name)",
             )
             whys.append(why)
             if stamps is not None:  # (files' metadata read for nothing: not read again)

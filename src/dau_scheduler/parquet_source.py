@@ -80,6 +80,15 @@ class ParquetSource:
     def num_rows(self) -> int:
         return sum(_file_rows(m) for m in self._meta)
 
+    def file_rows(self) -> list[int]:
+        """Each file's rows (its row groups' counts), in file order."""
+        return [_file_rows(m) for m in self._meta]
+
+    def scan_options(self) -> str:
+        """DuckDB's ``read_parquet`` options that read the files as the arms do: each file's
+        own columns (a `key=value` folder is no partition here)."""
+        return "hive_partitioning = false"
+
     @property
     def totals_agree(self) -> bool:
         """Whether each file's own row total is its row groups' (Polars' reader reads a file
@@ -209,10 +218,10 @@ class ParquetSource:
             if lo < hi:
                 pieces.append((str(path).replace("'", "''"), lo - offset, hi - offset))
             offset += size
-        options = "hive_partitioning = false, file_row_number = true"
+        options = f"{self.scan_options()}, file_row_number = true"
         if not pieces:
             listed = str(self.files[0]).replace("'", "''")
-            return f"SELECT * FROM read_parquet('{listed}', hive_partitioning = false) WHERE false"
+            return f"SELECT * FROM read_parquet('{listed}', {self.scan_options()}) WHERE false"
         if len(pieces) == 1:
             only, lo, hi = pieces[0]
             return (

@@ -303,12 +303,19 @@ class Refusals:
         """A cluster's workers hold the rows they read at opening, while DuckDB reads a
         table's files as they are when the query runs: where one changed since
         (``ParquetSource.changed``), the query is answered unsplit (1,000 rows for DuckDB's
-        100,000 after a COPY over the file, split)."""
+        100,000 after a COPY over the file, split). So too a view over files under
+        `key=value` folders (DuckDB's hive columns, ``hive.py``; the workers read none)."""
         for name, source in self._parquet_tables(compiled):
             if (file := source.changed()) is not None:
                 return (
                     f"table {name}'s file {file.name} changed since the cluster's workers read "
                     "it: DuckDB reads it as it is now (open the Session again to split it)"
+                )
+            if isinstance(source, ParquetViewSource) and source.hive is not None:
+                return (
+                    f"table {name} holds hive columns DuckDB reads from its files' folders "
+                    f"({', '.join(source.hive.types)}); the cluster's workers read the files' "
+                    "own columns"
                 )
         return None
 

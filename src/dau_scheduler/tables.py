@@ -25,6 +25,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from dau_scheduler.errors import SqlError
+from dau_scheduler.hive import Partitions, appended, partition_values
 from dau_scheduler.parquet_source import SAMPLE_ROWS, ParquetSource, wanted_columns
 from dau_scheduler.rewrite.views import View
 
@@ -195,6 +196,63 @@ class ParquetViewSource(ParquetSource):
 
     #: The glob DuckDB listed the files by, matched again before each query, or None.
     pattern: str | None = field(default=None, compare=False)
+    #: The hive columns DuckDB adds from the files' `key=value` folders, or None (``hive``).
+    hive: Partitions | None = field(default=None, compare=False)
+
+    def scan_options(self) -> str:
+        return super().scan_options() if self.hive is None else self.hive.scan_options()
+
+    def arrow_schema_names(self) -> list[str]:
+        names = super().arrow_schema_names()
+        return names if self.hive is None else names + list(self.hive.types)
+
+    def _own(self, columns: Collection[str] | None) -> list[str] | None:
+        """Those of ``columns`` the files hold themselves (None: all)."""
+        if columns is None or self.hive is None:
+            return None if columns is None else list(columns)
+        return [name for name in columns if name not in self.hive.types]
+
+    def column_nbytes(self, columns: Collection[str] | None = None) -> dict[str, int]:
+        sizes = super().column_nbytes(columns)
+        wanted = wanted_columns(columns)
+        for name, values in zip(
+            self.hive.values.column_names if self.hive else (),
+            self.hive.values.columns if self.hive else (),
+            strict=True,
+        ):
+            if wanted is None or name.lower() in wanted:
+                sizes[name.lower()] = values.nbytes * self.num_rows // max(len(values), 1)
+        return sizes
+
+    def arrow(self, columns: list[str] | None = None) -> pa.Table:
+        if self.hive is None:
+            return super().arrow(columns)
+        return self.rows(columns, 0, self.num_rows)
+
+    def rows(self, columns: list[str] | None, start: int, stop: int) -> pa.Table:
+        if self.hive is None:
+            return super().rows(columns, start, stop)
+        own = self._own(columns)
+        if own == []:  # (the hive columns alone: rows counted, no file read)
+            count = max(0, min(stop, self.num_rows) - start)
+            table = pa.table({"": pa.nulls(count)})
+        else:
+            table = super().rows(own, start, stop)
+        return appended(table, self.hive.values, self.file_rows(), start, columns)
+
+    def batches(self, columns: list[str], rows: int) -> Iterator[pa.Table]:
+        if self.hive is None:
+            yield from super().batches(columns, rows)
+            return
+        own, total = self._own(columns), self.num_rows
+        if own == []:
+            for start in range(0, total, rows):
+                yield self.rows(columns, start, min(start + rows, total))
+            return
+        start, counts = 0, self.file_rows()
+        for batch in super().batches(own or [], rows):
+            yield appended(batch, self.hive.values, counts, start, columns)
+            start += batch.num_rows
 
     def stale(self, cursor: Callable[[], duckdb.DuckDBPyConnection]) -> bool:
         """Whether DuckDB would read other files or rows now: a file changed since its
@@ -224,19 +282,46 @@ def _globbed(con: duckdb.DuckDBPyConnection, pattern: str) -> tuple[Path, ...]:
 def files_of(con: duckdb.DuckDBPyConnection, path: str) -> tuple[Path, ...] | None:
     """The local files DuckDB reads for ``path``, in its order: the file, or a glob's matches
     as DuckDB's own ``glob`` lists them (its scan lists them so: byte order); None for no
-    file, a URL, a ``{`` (not taken), or a file under a ``key=value`` folder (DuckDB reads the
-    folder as a hive partition: its value stands for the file's own column, which another
-    reader reads from the file; a=5/x.parquet holding a = 1 gave 500 for 300 on the Polars
-    device)."""
+    file, a URL, a ``{`` (not taken), or a ``key=value`` folder reached through a link or
+    ``..``. DuckDB reads a ``key=value`` folder as a hive column (:func:`with_partitions`
+    says which; a key of a file column's name stands for the file's own column, which
+    another reader reads from the file: a=5/x.parquet holding a = 1 gave 500 for 300)."""
     if NOT_A_FILE.search(GLOB.sub("", path)):
         return None
     files = _globbed(con, path) if GLOB.search(path) else (Path(path),)
     if not files or not all(file.is_file() for file in files):
         return None
-    # (Each folder resolved once: a glob of a thousand files lies in a few.)
+    # (Each folder resolved once: a glob of a thousand files lies in a few.) A `key=value`
+    # folder reached through a link or `..`: which keys DuckDB reads is not told here.
     parents = {file.parent for file in files}
-    parts = {part for parent in parents for part in (*parent.parts, *parent.resolve().parts)}
-    return None if any("=" in part for part in parts) else files
+    named = {part for parent in parents for part in parent.parts}
+    resolved = {part for parent in parents for part in parent.resolve().parts}
+    return None if any("=" in part for part in resolved - named) else files
+
+
+def with_partitions(
+    con: duckdb.DuckDBPyConnection, paths: Collection[str], source: ParquetViewSource
+) -> tuple[ParquetViewSource, dict[str, str]] | None:
+    """``source`` (the files DuckDB reads for ``paths``) with the hive columns DuckDB adds
+    from their `key=value` folders (``hive.py``), and DuckDB's columns and types; or None
+    where DuckDB reads them under other names than every file's own columns (and those keys)
+    in order."""
+    quoted = ["'" + path.replace("'", "''") + "'" for path in paths]
+    read = quoted[0] if len(quoted) == 1 else "[" + ", ".join(quoted) + "]"
+    try:
+        described = con.execute(f"DESCRIBE SELECT * FROM read_parquet({read})").fetchall()
+    except duckdb.Error:
+        return None
+    own = [list(m.schema.to_arrow_schema().names) for m in source._meta]
+    if any(names != own[0] for names in own):
+        return None
+    columns = [(str(row[0]), str(row[1])) for row in described]
+    parts = partition_values(con, read, source.files, source.file_rows(), own[0], columns)
+    if parts is None:
+        return None
+    if parts is not False:
+        object.__setattr__(source, "hive", parts)  # (once, before anything reads the source)
+    return source, dict(columns)
 
 
 def searches_paths(con: duckdb.DuckDBPyConnection) -> bool:
@@ -311,10 +396,10 @@ def connection_parquet_views(
             source = ParquetViewSource(files, pattern=globs[0] if globs else None)
         except SqlError:
             continue
-        names = [list(m.schema.to_arrow_schema().names) for m in source._meta]
-        if any(n != list(view.columns) for n in names):
+        taken = with_partitions(con, paths, source)
+        if taken is None or taken[0].arrow_schema_names() != list(view.columns):
             continue
-        found[key] = source
+        found[key] = taken[0]
     return found
 
 

@@ -39,9 +39,10 @@ from dau_scheduler.arms.polars_values import (
 )
 from dau_scheduler.errors import SqlError
 from dau_scheduler.guards import arrow_for_device
+from dau_scheduler.hive import polars_frame
 from dau_scheduler.lazy import LazyModule, empty_table
 from dau_scheduler.rewrite.planner import PLACEHOLDER, CompiledSplit
-from dau_scheduler.tables import ConnectionSource, ParquetSource, Source
+from dau_scheduler.tables import ConnectionSource, ParquetSource, ParquetViewSource, Source
 
 if TYPE_CHECKING:
     import polars as pl
@@ -274,7 +275,13 @@ class PolarsArm(TableFacts):
                 return
             if self._as_arrow(scan, source.files):
                 self._scans_as_arrow.add(name)
-            self._hold(name, self._without_beyond(name, scan, source.files))
+            scan = self._without_beyond(name, scan, source.files)
+            hive = source.hive if isinstance(source, ParquetViewSource) else None
+            if hive is not None:  # (DuckDB's hive columns: per-file constants, hive.py)
+                kept = set(scan.collect_schema().names())
+                dropped = [c for c in pq.read_schema(source.files[0]).names if c not in kept]
+                scan = polars_frame(source.files, hive.values, dropped)
+            self._hold(name, scan)
         elif isinstance(source, ConnectionSource):
             empty = arrow_for_device(name, source, self, limit=0)
             self._hold(name, self._import(name, empty).lazy())
