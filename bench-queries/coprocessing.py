@@ -332,7 +332,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.inline:
         if args.benchmark != "tpch" or args.connection:
             raise SystemExit("--inline reads TPC-H's files on a connection of its own")
-        globs = _hive(data) if args.hive else _parts(data, args.parts) if args.parts else None
+        globs = (
+            tpch.partitioned(data, data / "hive")
+            if args.hive
+            else _parts(data, args.parts)
+            if args.parts
+            else None
+        )
         queries = {name: tpch.read_inline(sql, data, globs=globs) for name, sql in queries.items()}
     rows = []
     with _session(
@@ -369,26 +375,6 @@ def _parts(data: Path, parts: int) -> dict[str, str]:
             con.close()
             staging.rename(folder)
         globs[table] = f"{folder}/*.parquet"
-    return globs
-
-
-def _hive(data: Path) -> dict[str, str]:
-    """lineitem and orders of ``data`` written by ``COPY ... PARTITION_BY`` under
-    ``data/hive/<table>/`` (made once), as the globs that read them."""
-    import duckdb
-
-    globs = {}
-    keys = {"lineitem": "l_returnflag, l_linestatus", "orders": "o_orderstatus"}
-    for table, by in keys.items():
-        folder = data / "hive" / table
-        if not folder.is_dir():
-            staging = folder.with_name(f".{table}-staging")
-            duckdb.sql(
-                f"COPY (FROM '{data / f'{table}.parquet'}') TO '{staging}' "
-                f"(FORMAT parquet, PARTITION_BY ({by}), OVERWRITE_OR_IGNORE)"
-            )
-            staging.rename(folder)
-        globs[table] = f"{folder}/**/*.parquet"
     return globs
 
 

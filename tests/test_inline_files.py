@@ -37,20 +37,11 @@ def test_tpch_reading_files_inline_splits_exactly(
 ) -> None:
     """The 22 queries reading their files inline; ``glob``: lineitem and orders as three
     files each, read by a glob (``'lineitem/*.parquet'``), in row order; ``hive``: lineitem and
-    orders written by ``COPY ... PARTITION_BY`` (their flags, statuses and, for orders, the
-    priority as `key=value` folders, read back as DuckDB's hive columns)."""
+    orders written by ``COPY ... PARTITION_BY`` (their flags and statuses as `key=value`
+    folders, read back as DuckDB's hive columns: ``tpch.partitioned``)."""
     globs = {}
     if spelling == "hive":
-        keys = {
-            "lineitem": "l_returnflag, l_linestatus",
-            "orders": "o_orderstatus, o_orderpriority",
-        }
-        for table, by in keys.items():
-            duckdb.sql(
-                f"COPY (FROM '{tpch_dir / f'{table}.parquet'}') TO '{tmp_path / table}' "
-                f"(FORMAT parquet, PARTITION_BY ({by}))"
-            )
-            globs[table] = f"{tmp_path / table}/**/*.parquet"
+        globs = tpch.partitioned(tpch_dir, tmp_path)
     if spelling == "glob":
         for table in ("lineitem", "orders"):
             source = f"read_parquet('{tpch_dir / f'{table}.parquet'}', file_row_number = true)"

@@ -174,6 +174,31 @@ def cached(scale: float) -> Path:
     return cache_folder(f"tpch-sf{scale:g}", TABLES, lambda out: generate(scale, out))
 
 
+#: The keys :func:`partitioned` writes lineitem and orders under (few values, each a folder).
+PARTITION_KEYS = {"lineitem": "l_returnflag, l_linestatus", "orders": "o_orderstatus"}
+
+
+def partitioned(folder: Path, out: Path) -> dict[str, str]:
+    """lineitem and orders of TPC-H ``folder`` written by ``COPY ... PARTITION_BY`` under
+    ``out/<table>/`` (``PARTITION_KEYS`` as `key=value` folders; made once), as the globs that
+    read them back with DuckDB's hive columns (decision 030)."""
+    import duckdb
+
+    globs = {}
+    for table, keys in PARTITION_KEYS.items():
+        written = out / table
+        if not written.is_dir():
+            out.mkdir(parents=True, exist_ok=True)
+            staging = out / f".{table}-staging"
+            duckdb.sql(
+                f"COPY (FROM '{folder / f'{table}.parquet'}') TO '{staging}' "
+                f"(FORMAT parquet, PARTITION_BY ({keys}), OVERWRITE_OR_IGNORE)"
+            )
+            staging.rename(written)
+        globs[table] = f"{written}/**/*.parquet"
+    return globs
+
+
 def reference(name: str, scale: float) -> tuple[list[str], list[list[str]]]:
     """The reference answer to query ``name`` at ``scale``: its header and rows, as text; an
     empty field is NULL (Q17 at SF 0.01 averages no rows: its one row is an empty line)."""
@@ -344,9 +369,11 @@ def main(argv: list[str] | None = None) -> int:
 __all__ = [
     "ANSWER_SCALES",
     "GENERATED_TEXT",
+    "PARTITION_KEYS",
     "TABLES",
     "TEXT_DEPENDENT",
     "cached",
+    "partitioned",
     "check",
     "check_queries",
     "compare_reference",
