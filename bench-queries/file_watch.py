@@ -23,7 +23,7 @@ import duckdb
 from dau_scheduler import Session, live, tpch
 
 
-def _median(work: Callable[[], object], runs: int) -> float:
+def median(work: Callable[[], object], runs: int) -> float:
     times = []
     for _ in range(runs):
         start = time.perf_counter()
@@ -52,8 +52,8 @@ def main() -> None:
     ):
         with Session(tables, device="polars", lazy=lazy) as session:
             assert live.rewritten(session) == {}
-            query = _median(lambda s=session: s.sql(q06, device_share=0.5), 5)
-            check = _median(lambda s=session: live.rewritten(s), args.checks)
+            query = median(lambda s=session: s.sql(q06, device_share=0.5), 5)
+            check = median(lambda s=session: live.rewritten(s), args.checks)
             print(f"| {label} | {check / query:.5f} | {check * 1e6:.1f} us |")
 
 

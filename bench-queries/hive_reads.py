@@ -16,24 +16,13 @@ process, side by side, each as a ratio:
 from __future__ import annotations
 
 import argparse
-import statistics
-import time
 import warnings
-from collections.abc import Callable
 
 import duckdb
+from file_watch import median  # (this folder's: each script runs from it)
 
 from dau_scheduler import Session, tpch
 from dau_scheduler.tables import ParquetViewSource, files_of, with_partitions
-
-
-def _median(work: Callable[[], object], runs: int) -> float:
-    times = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        work()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
 
 
 def _take(con: duckdb.DuckDBPyConnection, glob: str) -> None:
@@ -55,8 +44,8 @@ def main() -> None:
     con = duckdb.connect()
     q01, q06 = tpch.queries()["q01"], tpch.queries()["q06"]
     on_glob = tpch.read_inline(q01, data, globs={"lineitem": glob})
-    take = _median(lambda: _take(con, glob), args.runs)
-    duck = _median(lambda: con.sql(on_glob).to_arrow_table(), args.runs)
+    take = median(lambda: _take(con, glob), args.runs)
+    duck = median(lambda: con.sql(on_glob).to_arrow_table(), args.runs)
     files = files_of(con, glob) or ()
     print(f"lineitem at SF {args.scale:g}: {len(files)} files under key=value folders")
     print(f"| take / Q1 on DuckDB | {take / duck:.3f} | take {take * 1e3:.1f} ms |")
@@ -72,7 +61,7 @@ def main() -> None:
                 seconds = {}
                 for path, text in spelled.items():
                     session.sql(text, device_share=share)  # (taken, planned, warmed)
-                    seconds[path] = _median(
+                    seconds[path] = median(
                         lambda t=text, s=share: session.sql(t, device_share=s), args.runs
                     )
                 print(f"| {name} | {share:.1f} | {seconds[glob] / seconds[single]:.3f} |")
