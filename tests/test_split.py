@@ -250,3 +250,71 @@ def test_exclusive_adaptive_still_covers_every_row(data: list[int], dm: int, hm:
         exclusive=True,
     )
     assert ex.result == {"s": sum(data) if data else None, "n": len(data)}
+
+
+def _spans_a_file_part_way(start: int, stop: int, files: list[int], n: int) -> bool:
+    """Whether ``[start, stop)`` reaches past a file boundary with an end inside a file."""
+    bounds = {0, n, *files}
+    inside = any(start < b < stop for b in files)
+    return inside and not (start in bounds and stop in bounds)
+
+
+@given(
+    st.lists(st.integers(-5, 5), max_size=90),
+    st.lists(st.integers(1, 89), max_size=6),
+    st.integers(1, 30),
+    st.integers(1, 30),
+)
+def test_adaptive_morsels_keep_to_whole_files_or_one_file(
+    data: list[int], starts: list[int], dm: int, hm: int
+) -> None:
+    """A host range that reaches part way into another file reads that file whole; with the
+    files' boundaries given, no morsel does, and every row is still covered once."""
+    n = len(data)
+    files = sorted({s for s in starts if 0 < s < n})
+    dev: list[tuple[int, int]] = []
+    host: list[tuple[int, int]] = []
+    ex = execute_adaptive(
+        "q",
+        RowRange(0, n),
+        TOTALS,
+        device=summing_arm(data, dev),
+        host=summing_arm(data, host),
+        device_morsel=dm,
+        host_morsel=hm,
+        growth=2.0,
+        files=files,
+    )
+    assert ex.result == {"s": sum(data) if data else None, "n": n}
+    covered = sorted(dev + host)
+    assert sum(b - a for a, b in covered) == n
+    assert not [m for m in covered if _spans_a_file_part_way(*m, files, n)]
+
+
+@pytest.mark.parametrize(
+    ("share", "files", "cut"),
+    [
+        (0.48, [100 * k for k in range(1, 8)], 400),  # Q6 over eight files: the boundary
+        (0.5, [100 * k for k in range(1, 8)], 400),  # already one
+        (0.3, [400], 240),  # the host wastes less reading part of a file than a share's move
+        (0.3, [], 240),
+        (0.0, [400], 0),
+        (1.0, [400], 800),
+    ],
+)
+def test_a_split_cut_moves_to_a_file_boundary_where_that_ends_sooner(
+    share: float, files: list[int], cut: int
+) -> None:
+    data = list(range(800))
+    calls: list[tuple[int, int]] = []
+    ex = execute_split(
+        "q",
+        RowRange(0, 800),
+        WorkSplit(posture="collaborative", device_share=share, rationale="test"),
+        TOTALS,
+        device=summing_arm(data, calls),
+        host=summing_arm(data, calls),
+        files=files,
+    )
+    assert ex.result == {"s": sum(data), "n": 800}
+    assert ex.device_rows == cut
