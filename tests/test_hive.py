@@ -148,3 +148,29 @@ def test_what_duckdb_reads_otherwise_stays_duckdbs(tmp_path: Path) -> None:
             assert (result.execution is not None) == split, (sql, result.refusal)
             if not split:
                 assert result.refusal is not None and "key=value" in result.refusal
+
+
+def test_the_polars_frame_reads_duckdbs_values_or_gives_them_file_by_file(tmp_path: Path) -> None:
+    """Polars reads the folders itself where it reads DuckDB's values (checked on a row of
+    each file); where it would read others, each file's values are given as literals."""
+    import polars as pl
+
+    from dau_scheduler.hive import polars_frame
+
+    glob = _partitioned(tmp_path / "h", 3_000)
+    con = duckdb.connect()
+    files = files_of(con, glob)
+    assert files is not None
+    taken = with_partitions(con, [glob], ParquetViewSource(files, pattern=glob))
+    assert taken is not None and taken[0].hive is not None
+    source, values = taken[0], taken[0].hive.values
+    expected = con.sql(f"FROM '{glob}'").to_arrow_table()
+    native = polars_frame(source.files, source.file_rows(), values, [])
+    assert "UNION" not in native.explain().upper()  # (one scan: slices reach the files)
+    assert native.collect().to_arrow().cast(expected.schema).equals(expected)
+    # Values Polars would not read from these folders: given file by file instead.
+    other = values.set_column(1, "k", pa.array([7] * values.num_rows, pa.int64()))
+    given = polars_frame(source.files, source.file_rows(), other, ["f"]).collect()
+    assert given["k"].unique().to_list() == [7]
+    assert given.columns == ["i", "d", "k", "s"] and given.height == expected.num_rows
+    assert isinstance(given, pl.DataFrame)

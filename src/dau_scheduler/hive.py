@@ -17,6 +17,7 @@ DuckDB alone.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -119,21 +120,42 @@ def appended(
     return table if columns is None else table.select(list(columns))
 
 
-def polars_frame(files: Sequence[Path], values: pa.Table, drop: Sequence[str]) -> pl.LazyFrame:
-    """Polars' scan of ``files`` (less ``drop``) with each file's hive values as constant
-    columns of the types Arrow gives DuckDB's, files in order."""
+def polars_frame(
+    files: Sequence[Path], counts: Sequence[int], values: pa.Table, drop: Sequence[str]
+) -> pl.LazyFrame:
+    """Polars' scan of ``files`` (``counts`` rows each; less ``drop``) with each file's hive
+    values as columns of the types Arrow gives DuckDB's, files in order.
+
+    Polars' own hive reading (one scan of every file, typed by DuckDB's types) where it reads
+    every file's values as DuckDB does, checked on one row of each file: a scan per file with
+    the values as literals is 2.4x as slow over lineitem's four partitions, and its slices are
+    not pushed into the files (a third of the rows from the middle took 8.6x as long). Else,
+    those per-file scans."""
     import polars as pl
 
-    frame = pl.from_arrow(values)
-    assert isinstance(frame, pl.DataFrame)
+    typed = pl.from_arrow(values)
+    assert isinstance(typed, pl.DataFrame)
+    keys = typed.columns
+    try:
+        native = pl.scan_parquet(
+            [str(file) for file in files], hive_partitioning=True, hive_schema=dict(typed.schema)
+        )
+        own = [c for c in native.collect_schema().names() if c not in keys and c not in drop]
+        native = native.select([*own, *keys])
+        starts = list(itertools.accumulate(counts, initial=0))[:-1]
+        probes = [
+            native.slice(at, 1).select(keys) for at, n in zip(starts, counts, strict=True) if n
+        ]
+        read = pl.concat(probes).collect() if probes else typed.clear()
+        if read.equals(typed.filter(pl.Series([n > 0 for n in counts]))):
+            return native
+    except (pl.exceptions.PolarsError, pl.exceptions.PanicException, OSError, ValueError):
+        pass  # (Polars reads the folders otherwise: the values as literals, file by file)
     scans = [
         pl.scan_parquet(str(file))
         .drop(list(drop))
         .with_columns(
-            [
-                pl.lit(frame[name][index], dtype=frame.schema[name]).alias(name)
-                for name in frame.columns
-            ]
+            [pl.lit(typed[name][index], dtype=typed.schema[name]).alias(name) for name in keys]
         )
         for index, file in enumerate(files)
     ]

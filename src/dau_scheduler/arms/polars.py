@@ -280,7 +280,7 @@ class PolarsArm(TableFacts):
             if hive is not None:  # (DuckDB's hive columns: per-file constants, hive.py)
                 kept = set(scan.collect_schema().names())
                 dropped = [c for c in pq.read_schema(source.files[0]).names if c not in kept]
-                scan = polars_frame(source.files, hive.values, dropped)
+                scan = polars_frame(source.files, source.file_rows(), hive.values, dropped)
             self._hold(name, scan)
         elif isinstance(source, ConnectionSource):
             empty = arrow_for_device(name, source, self, limit=0)
