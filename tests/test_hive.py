@@ -148,6 +148,17 @@ def test_what_duckdb_reads_otherwise_stays_duckdbs(tmp_path: Path) -> None:
             assert (result.execution is not None) == split, (sql, result.refusal)
             if not split:
                 assert result.refusal is not None and "key=value" in result.refusal
+        # The option said otherwise than DuckDB's default stays as written: a file's own
+        # column of a folder's key, same type, read from the file (100), not the folder (500).
+        (tmp_path / "own" / "a=5").mkdir(parents=True)
+        own = tmp_path / "own" / "a=5" / "y.parquet"
+        duckdb.sql(f"COPY (SELECT 1::BIGINT AS a, range AS i FROM range(100)) TO '{own}'")
+        for said in ("false", "true"):
+            glob = f"{tmp_path}/own/*/*.parquet"
+            sql = f"SELECT sum(a) FROM read_parquet('{glob}', hive_partitioning = {said})"
+            result = session.sql(sql, posture="collaborative", device_share=0.5)
+            assert compare_tables(result.table, con.sql(sql).to_arrow_table()) is None, sql
+            assert result.table.column(0).to_pylist() == [100 if said == "false" else 500]
 
 
 def test_the_polars_frame_reads_duckdbs_values_or_gives_them_file_by_file(tmp_path: Path) -> None:

@@ -38,6 +38,7 @@ import sqlglot
 from sqlglot import exp
 
 from dau_scheduler.errors import SqlError
+from dau_scheduler.hive import keys_of
 from dau_scheduler.parquet_source import file_stamp
 from dau_scheduler.rewrite.dialect import DIALECT, sqlglot_quiet
 from dau_scheduler.tables import (
@@ -54,8 +55,10 @@ if TYPE_CHECKING:
 
 #: The table functions whose one-literal call is DuckDB's replacement scan of the path.
 _READERS = frozenset(("read_parquet", "parquet_scan"))
-#: ``hive_partitioning``'s values (DuckDB's own default is to look at the paths).
-_SAID_HIVE = tuple([value, ")"] for value in ("true", "false", "1", "0"))
+#: ``hive_partitioning`` set on (DuckDB's own default is to look at the paths). Not ``false``:
+#: where a folder's key names a file column, DuckDB reads the file's value with it and the
+#: folder's without it, under the same names and types (500 for 100).
+_SAID_HIVE = (["true", ")"], ["1", ")"])
 #: What may follow a table in FROM where it has no alias (the end of the text too: "").
 # fmt: off
 _ENDS_A_TABLE = frozenset((
@@ -99,7 +102,7 @@ def as_paths(
     DuckDB gives the function's rows; a given alias kept), which DuckDB reads alike where no
     table or view of the catalog has that name (nor one of ``temporary``, the user's
     connection's own temporary tables and views, which its cursors do not see); so too with
-    ``hive_partitioning = true`` (or false) where DuckDB reads the same columns without it;
+    ``hive_partitioning = true`` where DuckDB reads hive columns without it (:func:`_hive_said`);
     else as it is."""
     if not isinstance(sql, str) or "parquet" not in sql.lower():
         return sql  # (not text: named where the query is checked)
@@ -129,7 +132,7 @@ def as_paths(
         path = _literal(texts[i + 2])
         if path is None or not _plain_path(path) or files_of(cursor, path) is None:
             continue
-        if close > i + 3 and not _same_without(cursor, path, sql[tokens[i + 3][0] : ends[i + 6]]):
+        if close > i + 3 and not _hive_said(cursor, path, sql[tokens[i + 3][0] : ends[i + 6]]):
             continue
         following = texts[close + 1].lower() if close + 1 < len(texts) else ""
         aliased = following == "as" or (
@@ -153,9 +156,14 @@ def as_paths(
     return written_sql
 
 
-def _same_without(cursor: duckdb.DuckDBPyConnection, path: str, option: str) -> bool:
-    """Whether DuckDB reads ``path`` with ``option`` (``, hive_partitioning = true``) under
-    the names and types it reads it without: the option then says what DuckDB would do."""
+def _hive_said(cursor: duckdb.DuckDBPyConnection, path: str, option: str) -> bool:
+    """Whether ``option`` (``, hive_partitioning = true``) says what DuckDB does without it:
+    every file of ``path`` lies under folders of the same keys (so DuckDB reads them as hive
+    columns unasked), and DuckDB reads the same names and types either way."""
+    files = files_of(cursor, path) or ()
+    keys = {tuple(sorted(set(keys_of(file)))) for file in files}
+    if len(keys) != 1 or keys == {()}:
+        return False
     literal = "'" + path.replace("'", "''") + "'"
     try:
         said, plain = (
