@@ -7,7 +7,7 @@ ordered as DuckDB orders the keys. Other readers read the files' own columns onl
 such column is a per-file constant, read from DuckDB itself (its values and types, one row per
 file: :func:`partition_values`) and appended to every read of the files' rows
 (:func:`appended`, :func:`polars_frame`; DuckDB's own range scan names the types,
-:func:`scan_options`).
+:meth:`Partitions.scan_options`).
 
 Taken only where DuckDB's columns are the files' own followed by exactly the keys every file's
 folders name: a key of a file column's name (DuckDB reads the folder's value for it, the file's
