@@ -60,17 +60,17 @@ def partition_values(
     counts: Sequence[int],
     own: Sequence[str],
     columns: Sequence[tuple[str, str]],
-) -> Partitions | bool | None:
+) -> Partitions | None:
     """The hive columns DuckDB adds reading ``files`` (``counts`` rows each, by ``read``, the
     ``read_parquet`` call's first argument as SQL; ``columns``: its columns' names and DuckDB
-    types): False where it adds none, None where it reads them otherwise than as the files'
+    types), none where it adds none; None where it reads them otherwise than as the files'
     ``own`` columns followed by the keys every file's folders name."""
     if [name for name, _ in columns[: len(own)]] != list(own):
         return None
     added = dict(columns[len(own) :])
     keys = {tuple(sorted(set(keys_of(file)))) for file in files}
     if not added:  # (a folder's key of a file column's name: DuckDB reads the folder's value)
-        return False if keys == {()} else None
+        return Partitions({}, pa.table({})) if keys == {()} else None
     if keys != {tuple(sorted(name.lower() for name in added))} or "filename" in {
         name.lower() for name in own
     }:

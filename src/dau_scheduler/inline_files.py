@@ -130,9 +130,11 @@ def as_paths(
         else:
             continue
         path = _literal(texts[i + 2])
-        if path is None or not _plain_path(path) or files_of(cursor, path) is None:
+        files = None if path is None or not _plain_path(path) else files_of(cursor, path)
+        if path is None or files is None:
             continue
-        if close > i + 3 and not _hive_said(cursor, path, sql[tokens[i + 3][0] : ends[i + 6]]):
+        option = sql[tokens[i + 3][0] : ends[close - 1]]  # (", hive_partitioning = true")
+        if close > i + 3 and not _hive_said(cursor, path, files, option):
             continue
         following = texts[close + 1].lower() if close + 1 < len(texts) else ""
         aliased = following == "as" or (
@@ -156,11 +158,12 @@ def as_paths(
     return written_sql
 
 
-def _hive_said(cursor: duckdb.DuckDBPyConnection, path: str, option: str) -> bool:
+def _hive_said(
+    cursor: duckdb.DuckDBPyConnection, path: str, files: tuple[Path, ...], option: str
+) -> bool:
     """Whether ``option`` (``, hive_partitioning = true``) says what DuckDB does without it:
-    every file of ``path`` lies under folders of the same keys (so DuckDB reads them as hive
-    columns unasked), and DuckDB reads the same names and types either way."""
-    files = files_of(cursor, path) or ()
+    every file of ``path`` (``files``) lies under folders of the same keys (so DuckDB reads
+    them as hive columns unasked), and DuckDB reads the same names and types either way."""
     keys = {tuple(sorted(set(keys_of(file)))) for file in files}
     if len(keys) != 1 or keys == {()}:
         return False

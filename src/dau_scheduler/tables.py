@@ -215,13 +215,11 @@ class ParquetViewSource(ParquetSource):
     def column_nbytes(self, columns: Collection[str] | None = None) -> dict[str, int]:
         sizes = super().column_nbytes(columns)
         wanted = wanted_columns(columns)
-        for name, values in zip(
-            self.hive.values.column_names if self.hive else (),
-            self.hive.values.columns if self.hive else (),
-            strict=True,
-        ):
+        values = self.hive.values if self.hive is not None else pa.table({})
+        for name in values.column_names:
             if wanted is None or name.lower() in wanted:
-                sizes[name.lower()] = values.nbytes * self.num_rows // max(len(values), 1)
+                per_file = values.column(name)
+                sizes[name.lower()] = per_file.nbytes * self.num_rows // max(len(per_file), 1)
         return sizes
 
     def arrow(self, columns: list[str] | None = None) -> pa.Table:
@@ -319,7 +317,7 @@ def with_partitions(
     parts = partition_values(con, read, source.files, source.file_rows(), own[0], columns)
     if parts is None:
         return None
-    if parts is not False:
+    if parts.types:
         object.__setattr__(source, "hive", parts)  # (once, before anything reads the source)
     return source, dict(columns)
 
