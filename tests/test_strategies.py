@@ -322,10 +322,22 @@ def test_split_rows_are_read_from_the_files_by_row_number(tmp_path: Path) -> Non
         start += size
     source = resolve_sources(folder)["t"]
     con = duckdb.connect()
+    con.execute("SET threads = 4")
     for lo, hi in [(0, 4000), (0, 0), (17, 1299), (1299, 1301), (1300, 1301), (640, 3999)]:
         sql = source.range_sql(lo, hi)
         assert sql is not None
         assert con.sql(f"SELECT k FROM ({sql})").fetchall() == [(k,) for k in range(lo, hi)]
+        # What keeps the order rows arrive in keeps the files' order across their pieces.
+        numbered = f"SELECT k, row_number() OVER () FROM ({sql}) LIMIT 50 OFFSET 3"
+        assert con.sql(numbered).fetchall() == [(k, k - lo + 1) for k in range(lo, hi)][3:53]
+    # A file read part way is a scan of its own, under a row-number range DuckDB skips row
+    # groups by; the files read whole between are one scan without one.
+    pieces = (source.range_sql(640, 3999) or "").split(" UNION ALL ")
+    assert [("file_row_number >=" in p, p.count(".parquet'")) for p in pieces] == [
+        (True, 1),
+        (False, 1),
+        (True, 1),
+    ]
     # (A filter on the float v would be answered unsplit: DuckDB prunes by statistics, which
     # skip NaN; test_filters_on_a_parquet_float_column_...)
     query = (

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from typing import Any
 
 from dau_scheduler.errors import SplitError
@@ -21,12 +21,8 @@ from dau_scheduler.split import SplitArm, SplitExecution, _granularity, overlap,
 class _Meeting:
     """The shared cursors: ``front`` rises as the device takes rows, ``back`` falls for the host."""
 
-    def __init__(self, n: int, files: Sequence[int] = ()) -> None:
+    def __init__(self, n: int) -> None:
         self.front, self.back = 0, n
-        #: Where the rows' files start (inside ``(0, n)``): a morsel ends at one rather than
-        #: reach into the next file part way (:meth:`_within`).
-        self.files = sorted(files)
-        self._bounds = {0, n, *self.files}
         self.lock = threading.Lock()
         self.failed = threading.Event()
         #: Arms that stopped taking morsels (finished, or quit as the slower of two on shared
@@ -63,25 +59,11 @@ class _Meeting:
         with self.lock:
             self.stopped.add(name)
 
-    def _within(self, start: int, stop: int, fixed: int) -> int:
-        """The other end of a morsel ``[start, stop)`` whose end ``fixed`` stays, moved to a
-        file boundary inside it where the morsel would read part of a file beside others (a
-        host's range reads such a file whole: ``split.cut_at_files``). With ``fixed`` at a
-        boundary the morsel keeps whole files; else it keeps to ``fixed``'s file."""
-        inside = [b for b in self.files if start < b < stop]
-        if not inside:
-            return start if fixed == stop else stop
-        if fixed == stop:
-            return inside[0] if stop in self._bounds else inside[-1]
-        return inside[-1] if start in self._bounds else inside[0]
-
     def take_front(self, size: int, grain: int) -> tuple[int, int] | None:
         with self.lock:
             if self.failed.is_set() or self.front >= self.back:
                 return None
             stop = min(self.front + size, self.back)
-            if grain == 1:
-                stop = self._within(self.front, stop, self.front)
             if (stop - self.front) % grain:
                 stop = self.front + ((stop - self.front) // grain) * grain
                 if stop == self.front:
@@ -93,7 +75,7 @@ class _Meeting:
         with self.lock:
             if self.failed.is_set() or self.front >= self.back:
                 return None
-            start = self._within(max(self.back - size, self.front), self.back, self.back)
+            start = max(self.back - size, self.front)
             stop, self.back = self.back, start
             return start, stop
 
@@ -117,7 +99,6 @@ def execute_adaptive(
     max_morsel: int | None = None,
     exclusive: bool = False,
     aggregates: Iterable[tuple[str, str]] = (),
-    files: Sequence[int] = (),
 ) -> SplitExecution:
     """Run ``query`` by meet-in-the-middle morsels and merge the partials in row order.
 
@@ -129,9 +110,6 @@ def execute_adaptive(
     ``exclusive`` says the arms compute on the same cores, so running both adds no compute: once
     each has finished a morsel, the one with the lower measured rate stops. Whenever one arm has
     stopped, the other takes everything left in one morsel (no more per-morsel fixed costs).
-
-    ``files`` (where the rows' files start): a morsel that would reach part way into another
-    file ends at the boundary instead (whole files, or within one), as a host range reads them.
 
     If either arm raises, the other stops taking morsels, both are waited for, and
     :class:`ArmError` names the failed arm: a failure never yields a short answer.
@@ -151,7 +129,7 @@ def execute_adaptive(
         rows = as_row_source(rows)
         materialize = time.perf_counter() - t0
     source = rows
-    meeting = _Meeting(len(source), files)
+    meeting = _Meeting(len(source))
     cap = max_morsel if max_morsel is not None else len(source) or 1
     outputs: dict[str, list[tuple[int, int, Any]]] = {"device": [], "host": []}
     spans: dict[str, list[float]] = {"device": [], "host": []}

@@ -8,7 +8,6 @@ place of the first two. ``merge_rule`` is how every path folds its partials.
 
 from __future__ import annotations
 
-import itertools
 import math
 import time
 from collections.abc import Callable, Sequence
@@ -222,7 +221,6 @@ def run(
     """
     n = session.row_counts[compiled.plan.split_table or ""]
     rule = merge_rule(session, compiled, early=True)
-    files = _file_starts(session, compiled, n) if host is None and session.lazy else ()
     host = _arm_call(host if host is not None else session.host, compiled)
     device = _arm_call(session.device, compiled) if session.device is not None else host
     if decision.adaptive:
@@ -237,7 +235,6 @@ def run(
             growth=2.0,
             max_morsel=max(1, math.ceil(n / ADAPTIVE_LARGEST)),
             aggregates=compiled.plan.aggregates,
-            files=files,
         )
     return execute_split(
         compiled,
@@ -247,19 +244,7 @@ def run(
         device=device,
         host=host,
         aggregates=compiled.plan.aggregates,
-        files=files,
     )
-
-
-def _file_starts(session: Session, compiled: CompiledSplit, n: int) -> tuple[int, ...]:
-    """Where each file of a split table read from several Parquet files by row number starts
-    (inside ``(0, n)``): the host reads a range that starts or ends part way into a file with
-    the whole file (``split.cut_at_files``)."""
-    source = session.source_of(compiled.plan.split_table)
-    if not isinstance(source, ParquetSource) or len(source.files) < 2:
-        return ()
-    starts = itertools.accumulate(source.file_rows()[:-1])
-    return tuple(sorted({start for start in starts if 0 < start < n}))
 
 
 def on_cluster(

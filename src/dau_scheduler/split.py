@@ -174,28 +174,6 @@ def device_cut(share: float, rows: int, granularity: int = 1) -> int:
     return cut
 
 
-def cut_at_files(cut: int, n: int, files: Sequence[int]) -> int:
-    """``cut`` (the device's rows ``[0, cut)``, the host's ``[cut, n)``) moved to the file
-    boundary ``files`` (row positions where a file starts, ascending, inside ``(0, n)``) where
-    that ends sooner. The host reads a range by its files' row numbers, and a range that starts
-    inside a file reads that file whole (DuckDB cannot skip its row groups under the filter
-    that keeps the other files whole): Q6 over eight files cut at 0.48 took 81 ms where a cut
-    at the boundary 0.5 took 68 (fiftieth session). The arms' rates are read off ``cut`` (the
-    share a posture balanced them at): the device's rows cost ``(n - cut) / cut`` of a host
-    row, and a row the host reads only to filter it out costs what a row it keeps does."""
-    if not files or not 0 < cut < n:
-        return cut
-    rate = (n - cut) / cut
-
-    def wall(at: int) -> float:
-        starts = [b for b in files if b <= at]
-        wasted = at - starts[-1] if starts else at
-        return max(at * rate, n - at + (0 if at in files else wasted))
-
-    nearest = [b for b in files if b <= cut][-1:] + [b for b in files if b > cut][:1]
-    return min([cut, *nearest], key=lambda at: (wall(at), at != cut))
-
-
 class _Timed:
     """Runs one arm, recording its interval and outcome."""
 
@@ -255,15 +233,12 @@ def execute_split(
     host: SplitArm,
     build_rows: RowSource | Iterable[Any] | None = None,
     aggregates: Iterable[tuple[str, str]] = (),
-    files: Sequence[int] = (),
 ) -> SplitExecution:
     """Run ``split``'s share of the rows on the device arm and the rest on the host, concurrently.
 
     ``query`` goes to both arms untouched. The device arm takes ``[0, cut)``, the host ``[cut, n)``;
     an arm with no rows is not launched, so shares 0 and 1 run exactly the unsplit path. A device
     arm's ``row_granularity`` snaps the cut to its nearest multiple; ``device_rows`` reports it.
-    ``files``: where the rows' files start, to which the cut moves where that ends sooner
-    (:func:`cut_at_files`; not under a granularity).
     ``aggregates`` are checked against ``merge`` before anything runs. An iterable that is not a
     :class:`RowSource` is materialized once and charged to ``materialize_seconds``.
 
@@ -289,8 +264,6 @@ def execute_split(
 
     n = len(rows)
     cut = device_cut(split.device_share, n, grain)
-    if grain == 1:
-        cut = cut_at_files(cut, n, files)
     jobs: list[_Timed] = []
     if cut > 0:
         jobs.append(_Timed("device", device, (query, rows.slice(0, cut)), extra))
@@ -329,4 +302,4 @@ def execute_split(
     )
 
 
-__all__ = ["SplitArm", "SplitExecution", "cut_at_files", "device_cut", "execute_split"]
+__all__ = ["SplitArm", "SplitExecution", "device_cut", "execute_split"]
