@@ -428,6 +428,28 @@ def test_over_arrow_copies_the_oracle_over_them_is_asked_whether_duckdb_varies()
     assert outcome == "unstable"
 
 
+def test_a_posture_that_gives_the_device_no_rows_runs_duckdbs_own_plan(tmp_path: Path) -> None:
+    """A split that gives the device no rows runs the query as it is on the host
+    (``SplitExecution.unsplit``): an answer apart from the one DuckDB gave first is then
+    DuckDB's own variation, asked as for a refused query (DISTINCT ON ties over a view of
+    several Parquet files, whose scan threads pick the row, were counted wrong under the
+    adaptive posture); a real split apart from it is wrong."""
+    import duckdb
+    import pyarrow as pa
+
+    con = duckdb.connect()
+    con.execute("CREATE TABLE t AS SELECT * FROM range(1, 4) r(a)")
+    record = slt.Record("query", "SELECT count(*) AS n FROM t", 1)
+    other = pa.table({"n": pa.array([99], pa.int64())})
+    outcomes = {}
+    for share in (0.0, 0.5):
+        session, outcomes[share], _ = slt._one(con, con, None, record, other, "duckdb", share, {})
+        result = session.sql(record.sql, device_share=share)
+        assert result.execution is not None and result.execution.unsplit is (share == 0.0)
+        session.close()
+    assert outcomes == {0.0: "unstable", 0.5: "wrong"}
+
+
 def test_a_cancelling_sum_apart_from_duckdbs_is_told_from_a_wrong_one(tmp_path: Path) -> None:
     """A floating-point SUM that cancels is off its exact value by the rounding of its largest
     terms in any order (DuckDB's own between thread counts): a split answer no further from the

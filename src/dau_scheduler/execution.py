@@ -281,6 +281,7 @@ def host_only(session: Session, compiled: CompiledSplit, decision: Decision) -> 
         merge_seconds=0.0,
         result=table,
         spans=(("host", 0.0, seconds, n),),
+        unsplit=True,
     )
 
 

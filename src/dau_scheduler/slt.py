@@ -19,7 +19,9 @@ top-level ORDER BY). Each query is reported as:
 - ``answered``: an answer where DuckDB raises (its error is its answer: a defect too);
 - ``raised``: DuckDB raises on the query (a ``statement error`` too), and so does the Session;
 - ``skipped``: not a plain SELECT, a volatile call, or DuckDB's result not Arrow's;
-- ``unstable``: refused and answered unsplit, and DuckDB's own answers differ between runs;
+- ``unstable``: answered by DuckDB's own plan (refused and answered unsplit, or a posture that
+  gave the device no rows: ``SplitExecution.unsplit``), and DuckDB's own answers differ
+  between runs;
 - ``cancelled``: split, its floats beyond the tolerance from DuckDB's but no further from the
   compensated sums than DuckDB's own (a sum that cancels: ``slt_order.summed_apart``).
 
@@ -325,9 +327,10 @@ def _one(
     outcome = "equal" if diff is None else "wrong"
     if diff is None and result.execution is None:
         outcome = "refused"
+    own_plan = result.execution is None or result.execution.unsplit  # (DuckDB's plan ran)
     if (
         diff is not None
-        and result.execution is None
+        and own_plan
         and (
             spelled_apart(result.table, expected, in_order)
             or unstable(oracle, record.sql, expected, in_order=in_order)

@@ -59,6 +59,9 @@ class SplitExecution(BaseModel):
     #: With a dask cluster as the host: seconds the workers' tree fold of the shards' partials
     #: ran after the last shard ended (in the host's seconds; Spark folds on the driver: 0).
     worker_fold_seconds: float = 0.0
+    #: The query ran as DuckDB's own unsplit plan on the host (the posture gave the device no
+    #: rows): no partial, no fold, so the answer is DuckDB's, row order and ties included.
+    unsplit: bool = False
 
     def to_chrome_trace(self, path: str | Path) -> Path:
         """Write the spans as Trace Event Format JSON (Perfetto, chrome://tracing): one track
