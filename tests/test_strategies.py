@@ -353,6 +353,39 @@ def test_split_rows_are_read_from_the_files_by_row_number(tmp_path: Path) -> Non
     con.close()
 
 
+def test_files_with_a_column_named_filename_are_read_in_place(tmp_path: Path) -> None:
+    """A range reads no ``filename`` of DuckDB's, so files holding a column of that name are
+    read where they are too, their own column's values kept; only a column named
+    ``file_row_number`` keeps DuckDB from numbering the rows."""
+    import duckdb
+
+    from dau_scheduler.execution import reads_in_place
+    from dau_scheduler.tables import resolve_sources
+
+    folder = tmp_path / "data"
+    (folder / "t").mkdir(parents=True)
+    con = duckdb.connect()
+    for k in range(3):
+        con.execute(
+            f"COPY (SELECT range AS x, 'f' || (range % 4) AS filename FROM range({k * 900}, "
+            f"{(k + 1) * 900})) TO '{folder / 't' / f'p{k}.parquet'}' (ROW_GROUP_SIZE 128)"
+        )
+    assert resolve_sources(folder)["t"].range_sql(100, 2000) is not None
+    query = "SELECT filename, count(*), sum(x) FROM t GROUP BY filename ORDER BY filename"
+    expected = con.sql(query.replace("FROM t", f"FROM '{folder}/t/*.parquet'")).to_arrow_table()
+    for device in ("polars", "duckdb"):
+        with Session(folder, device=device, lazy=True) as session:
+            assert reads_in_place(session, session.compile(query))
+            result = session.sql(query, device_share=0.4)
+            assert result.execution is not None and result.execution.device_rows > 0
+            assert compare_tables(result.table, expected) is None
+    con.execute(f"COPY (SELECT 1 AS file_row_number) TO '{tmp_path / 'n.parquet'}'")
+    (tmp_path / "n").mkdir()
+    (tmp_path / "n.parquet").rename(tmp_path / "n" / "n.parquet")
+    assert resolve_sources(tmp_path / "n")["n"].range_sql(0, 1) is None
+    con.close()
+
+
 @pytest.mark.parametrize("strategy", ["chunked", "streamed"])
 @pytest.mark.parametrize("device", ["duckdb", "polars"])
 def test_chunks_read_by_pyarrow_stand_for_duckdbs_scan(

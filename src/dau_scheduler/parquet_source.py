@@ -206,7 +206,7 @@ class ParquetSource:
 
     def range_sql(self, start: int, stop: int) -> str | None:
         """DuckDB's query of rows ``[start, stop)`` of the files, scanned where they are; None
-        where a column of the files is itself named ``file_row_number`` or ``filename``.
+        where a column of the files is itself named ``file_row_number``.
 
         A file read part way is a scan of that file alone under a ``file_row_number`` range
         (DuckDB skips the row groups outside it); the files read whole between are one scan;
@@ -214,7 +214,7 @@ class ParquetSource:
         in order. One scan of all the files under a filter on ``filename`` and
         ``file_row_number`` together read every row group of a file read part way (a 10%
         range across one boundary took 1.54x the whole file, fifty-first session)."""
-        if {"file_row_number", "filename"} & {n.lower() for n in self.arrow_schema_names()}:
+        if "file_row_number" in {n.lower() for n in self.arrow_schema_names()}:
             return None
         options = f"{self.scan_options()}, file_row_number = true"
         pieces: list[str] = []

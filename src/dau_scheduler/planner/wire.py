@@ -95,7 +95,7 @@ def hold_rows(con: Any, name: str, source: ParquetSource, start: int, stop: int)
     """On a worker: rows ``[start, stop)`` of ``source`` read into ``con`` as table ``name``
     by DuckDB's own scan, as the host reads them (pyarrow reads some types otherwise: a
     TIMESTAMP(MILLIS) as TIMESTAMP_MS, an INTERVAL as raw bytes); by pyarrow, conformed,
-    only where a column named ``file_row_number`` or ``filename`` keeps DuckDB from
+    only where a column named ``file_row_number`` keeps DuckDB from
     numbering the rows."""
     scan = source.range_sql(start, stop)
     if scan is not None:
