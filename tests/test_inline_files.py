@@ -182,6 +182,10 @@ def test_a_glob_splits_over_the_files_duckdb_globs_as_they_are_now(
                 result = _sum(session, con, sql)
                 assert result.execution is not None and result.fallback is None, (change, sql)
         assert session.row_counts[f"{folder}/*.parquet"] == 7 + 50 + 77
+        for virtual in ("filename", "file_row_number", "file_index"):  # DuckDB's, not the files'
+            sql = f"SELECT {virtual} IS NULL, count(*) FROM '{folder}/*.parquet' GROUP BY 1"
+            refusal = _sum(session, con, sql).refusal
+            assert refusal is not None and f"virtual column {virtual} of a file" in refusal
     # DuckDB reads every file as the first one's types: a split would read each as its own.
     _file(folder / "e.parquet", "SELECT 'e' AS f, range::INTEGER AS i FROM range(5)")
     hive = _file(tmp_path / "k=1" / "t.parquet", "SELECT 2 AS k")  # (DuckDB reads k = 1)

@@ -28,10 +28,22 @@ UNANALYSABLE = (
 _UNDERLINE = re.compile(r"\x1b\[\d+m")
 
 
+#: DuckDB's virtual columns of a file scan, which ``SELECT *`` leaves out and no schema holds.
+_FILE_SCAN_COLUMNS = re.compile(
+    r"Column '(filename|file_row_number|file_index)' could not be resolved", re.IGNORECASE
+)
+
+
 def unanalysable(exc: BaseException) -> str:
     """The refusal for a query sqlglot cannot analyse (``exc``, one of ``UNANALYSABLE``), on one
     line and without the terminal codes a parse error underlines its token with."""
     said = " ".join(_UNDERLINE.sub("", str(exc)).split())
+    virtual = _FILE_SCAN_COLUMNS.search(said)
+    if virtual is not None:
+        return (
+            f"the query reads DuckDB's virtual column {virtual.group(1)} of a file scan, "
+            "which the arms' reads of the files' rows do not carry"
+        )
     return f"the query could not be analysed for splitting: {said}"
 
 
