@@ -109,6 +109,27 @@ def test_only_one_plain_local_file_is_written_as_its_path(tmp_path: Path) -> Non
         assert not session.inline_files
 
 
+def test_a_reader_call_left_as_written_is_refused_naming_it(tmp_path: Path) -> None:
+    """A ``read_parquet`` of a list of files, or with options the arms do not read alike, stays
+    DuckDB's, and the refusal says which call and why (it said only that the query reads no
+    table both arms hold)."""
+    path = _file(tmp_path / "t.parquet", "SELECT range AS i FROM range(10)")
+    con = duckdb.connect()
+    said = {
+        f"SELECT count(*) FROM read_parquet(['{path}', '{path}'])": "read_parquet([...]) inline, "
+        "a list of files",
+        f"SELECT count(*) FROM read_parquet('{path}', union_by_name = true)": f"read_parquet("
+        f"'{path}', ...) inline, with options",
+        f"SELECT count(*) FROM parquet_scan('{path}', filename = true)": "parquet_scan(",
+    }
+    with Session(con, device="polars") as session:
+        for sql, why in said.items():
+            result = session.sql(sql, device_share=0.5)
+            assert result.execution is None and why in (result.refusal or ""), sql
+            assert compare_tables(result.table, con.sql(sql).to_arrow_table()) is None
+    con.close()
+
+
 def _sum(session: Session, con: duckdb.DuckDBPyConnection, sql: str) -> pa.Table:
     result = session.sql(sql, posture="collaborative", device_share=0.5)
     assert compare_tables(result.table, con.sql(sql).to_arrow_table()) is None, sql

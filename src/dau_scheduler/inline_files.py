@@ -235,6 +235,45 @@ def _why_not(path: str, why: str) -> str:
     return f"the query reads {path} inline, {why}: DuckDB's alone (decision 028)"
 
 
+def _readers_left(sql: str) -> list[str]:
+    """Why each ``read_parquet``/``parquet_scan`` call :func:`as_paths` left as written in
+    ``sql`` stays DuckDB's: a list of files, options, or a path or form no quoted path
+    stands for."""
+    if "parquet" not in sql.lower():
+        return []
+    try:
+        tokens = duckdb.tokenize(sql)
+    except (duckdb.Error, TypeError):
+        return []
+    ends = [offset for offset, _ in tokens[1:]] + [len(sql)]
+    texts = [sql[o:e].strip() for (o, _), e in zip(tokens, ends, strict=True)]
+    whys = []
+    for i in range(len(tokens) - 3):
+        name = texts[i].lower()
+        if tokens[i][1] != duckdb.token_type.identifier or name not in _READERS:
+            continue
+        if (i > 0 and texts[i - 1] == ".") or texts[i + 1] != "(":
+            continue
+        if texts[i + 2] == "[":
+            why = "a list of files (a view over the list splits)"
+            whys.append(_why_not(f"{name}([...])", why))
+            continue
+        path = (
+            _literal(texts[i + 2]) if tokens[i + 2][1] == duckdb.token_type.string_const else None
+        )
+        if path is None:
+            continue
+        why = (
+            "a path or form no quoted path stands for (not a local file or glob, a name the "
+            "catalog holds, WITH ORDINALITY, a sample)"
+            if texts[i + 3] == ")"
+            else "with options the arms do not read alike (hive_partitioning = true alone "
+            "is read, where every file lies under folders of the same keys)"
+        )
+        whys.append(_why_not(f"{name}('{path}'{'' if texts[i + 3] == ')' else ', ...'})", why))
+    return whys
+
+
 def adopt(session: Session, sql: str) -> str | None:
     """Take the plain local Parquet files ``sql`` reads inline as tables of ``session`` (its
     tables read again where one is new or changed, or a glob matches other files); returns why
@@ -259,6 +298,7 @@ def adopt(session: Session, sql: str) -> str | None:
         for p in read
         if not _plain_path(p)
     ]
+    whys += _readers_left(sql)
     paths = [p for p in read if _plain_path(p) and spellings[p.lower()] == 1]
     twice = {p.lower() for p in read if spellings[p.lower()] > 1} & set(session.inline_files)
     if twice:  # (a table taken under that name would be read for both: not one of them)
