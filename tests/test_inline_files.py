@@ -118,7 +118,7 @@ def test_a_reader_call_left_as_written_is_refused_naming_it(tmp_path: Path) -> N
     said = {
         f"SELECT count(*) FROM read_parquet(['{path}', '{path}'])": "read_parquet([...]) inline, "
         "a list of files",
-        f"SELECT count(*) FROM read_parquet('{path}', union_by_name = true)": f"read_parquet("
+        f"SELECT count(*) FROM read_parquet('{path}', binary_as_string = true)": f"read_parquet("
         f"'{path}', ...) inline, with options",
         f"SELECT count(*) FROM parquet_scan('{path}', filename = true)": "parquet_scan(",
     }
@@ -127,6 +127,35 @@ def test_a_reader_call_left_as_written_is_refused_naming_it(tmp_path: Path) -> N
             result = session.sql(sql, device_share=0.5)
             assert result.execution is None and why in (result.refusal or ""), sql
             assert compare_tables(result.table, con.sql(sql).to_arrow_table()) is None
+    con.close()
+
+
+def test_union_by_name_over_files_of_one_schema_splits_as_the_path(tmp_path: Path) -> None:
+    """``union_by_name = true`` over files that hold the same columns, named and typed alike,
+    in one order reads what the plain path reads: written as the path, it splits. Over files
+    whose columns differ (another order, another type) it is left as written, DuckDB's alone,
+    and the refusal names the call."""
+    for k in range(3):
+        _file(
+            tmp_path / "same" / f"p{k}.parquet",
+            f"SELECT range AS i, range % 7 AS g FROM range({k * 400}, {(k + 1) * 400})",
+        )
+    _file(tmp_path / "other" / "a.parquet", "SELECT range AS i, range % 7 AS g FROM range(50)")
+    _file(tmp_path / "other" / "b.parquet", "SELECT range % 7 AS g, range AS i FROM range(50)")
+    con = duckdb.connect()
+    cursor = con.cursor()
+    same = f"read_parquet('{tmp_path}/same/*.parquet', union_by_name = true)"
+    other = f"read_parquet('{tmp_path}/other/*.parquet', union_by_name = 1)"
+    assert as_paths(f"SELECT * FROM {same}", cursor) == (
+        f'SELECT * FROM "{tmp_path}/same/*.parquet" AS read_parquet'
+    )
+    assert as_paths(f"SELECT * FROM {other}", cursor) == f"SELECT * FROM {other}"
+    with Session(con, device="polars") as session:
+        sql = f"SELECT g, count(*), sum(i) FROM {same} GROUP BY g ORDER BY g"
+        assert _sum(session, con, sql).execution is not None
+        sql = f"SELECT g, count(*), sum(i) FROM {other} GROUP BY g ORDER BY g"
+        refusal = _sum(session, con, sql).refusal
+        assert refusal is not None and "with options the arms do not read alike" in refusal
     con.close()
 
 

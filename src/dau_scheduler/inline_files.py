@@ -5,8 +5,9 @@ DuckDB's commonest idiom names a file where a table would stand: ``FROM 'lineite
 the path, so the planner cuts it as it cuts any table once the Session holds a source of that
 name: :func:`adopt` gives it one (a :class:`~dau_scheduler.tables.ParquetViewSource` over the
 files, their DuckDB types read by DuckDB), and :func:`as_paths` writes a ``read_parquet`` of
-one path with no options as the quoted path DuckDB reads the same way (the alias the function
-gave the rows kept), so both spellings split.
+one path with no options (or with ``hive_partitioning`` or ``union_by_name`` set on where
+DuckDB reads the same without it) as the quoted path DuckDB reads the same way (the alias the
+function gave the rows kept), so both spellings split.
 
 Files are taken only where DuckDB and the arms read the same rows under the same names: local
 files (one, or a glob's matches as DuckDB's own ``glob`` lists them, in its order; no URL, no
@@ -34,6 +35,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import duckdb
+import pyarrow as pa
+import pyarrow.parquet as pq
 import sqlglot
 from sqlglot import exp
 
@@ -55,10 +58,14 @@ if TYPE_CHECKING:
 
 #: The table functions whose one-literal call is DuckDB's replacement scan of the path.
 _READERS = frozenset(("read_parquet", "parquet_scan"))
-#: ``hive_partitioning`` set on (DuckDB's own default is to look at the paths). Not ``false``:
-#: where a folder's key names a file column, DuckDB reads the file's value with it and the
-#: folder's without it, under the same names and types (500 for 100).
-_SAID_HIVE = (["true", ")"], ["1", ")"])
+#: The options a one-path call may set on and still be written as its path, where DuckDB
+#: reads the same without them (:func:`_said`): ``hive_partitioning`` (DuckDB's own default
+#: is to look at the paths) and ``union_by_name`` (the same over files of one schema). Not
+#: ``hive_partitioning = false``: where a folder's key names a file column, DuckDB reads the
+#: file's value with it and the folder's without it, under the same names and types (500 for
+#: 100).
+_SAID_OPTIONS = ("hive_partitioning", "union_by_name")
+_SAID_ON = (["true", ")"], ["1", ")"])
 #: What may follow a table in FROM where it has no alias (the end of the text too: "").
 # fmt: off
 _ENDS_A_TABLE = frozenset((
@@ -102,8 +109,8 @@ def as_paths(
     DuckDB gives the function's rows; a given alias kept), which DuckDB reads alike where no
     table or view of the catalog has that name (nor one of ``temporary``, the user's
     connection's own temporary tables and views, which its cursors do not see); so too with
-    ``hive_partitioning = true`` where DuckDB reads hive columns without it (:func:`_hive_said`);
-    else as it is."""
+    ``hive_partitioning = true`` or ``union_by_name = true`` where DuckDB reads the same
+    without it (:func:`_said`); else as it is."""
     if not isinstance(sql, str) or "parquet" not in sql.lower():
         return sql  # (not text: named where the query is checked)
     try:
@@ -122,10 +129,14 @@ def as_paths(
             continue
         if texts[i + 1] != "(" or kinds[i + 2] != duckdb.token_type.string_const:
             continue
-        hive = [t.lower() for t in texts[i + 3 : i + 8]]
+        given = [t.lower() for t in texts[i + 3 : i + 8]]
         if texts[i + 3] == ")":
             close = i + 3
-        elif hive[:3] == [",", "hive_partitioning", "="] and hive[3:] in _SAID_HIVE:
+        elif (
+            given[0] == ","
+            and given[1] in _SAID_OPTIONS
+            and given[2:] in (["=", *on] for on in _SAID_ON)
+        ):
             close = i + 7  # (the option, where it reads what DuckDB would read without it)
         else:
             continue
@@ -134,7 +145,7 @@ def as_paths(
         if path is None or files is None:
             continue
         option = sql[tokens[i + 3][0] : ends[close - 1]]  # (", hive_partitioning = true")
-        if close > i + 3 and not _hive_said(cursor, path, files, option):
+        if close > i + 3 and not _said(cursor, path, files, given[1], option):
             continue
         following = texts[close + 1].lower() if close + 1 < len(texts) else ""
         aliased = following == "as" or (
@@ -158,15 +169,29 @@ def as_paths(
     return written_sql
 
 
-def _hive_said(
-    cursor: duckdb.DuckDBPyConnection, path: str, files: tuple[Path, ...], option: str
+def _said(
+    cursor: duckdb.DuckDBPyConnection,
+    path: str,
+    files: tuple[Path, ...],
+    name: str,
+    option: str,
 ) -> bool:
-    """Whether ``option`` (``, hive_partitioning = true``) says what DuckDB does without it:
-    every file of ``path`` (``files``) lies under folders of the same keys (so DuckDB reads
-    them as hive columns unasked), and DuckDB reads the same names and types either way."""
-    keys = {tuple(sorted(set(keys_of(file)))) for file in files}
-    if len(keys) != 1 or keys == {()}:
-        return False
+    """Whether ``option`` (``, hive_partitioning = true``: the option ``name`` set on) says
+    what DuckDB does without it, and DuckDB reads the same names and types either way:
+    ``hive_partitioning`` where every file of ``path`` (``files``) lies under folders of the
+    same keys (so DuckDB reads them as hive columns unasked); ``union_by_name`` where every
+    file holds the same columns, named and typed alike, in the same order."""
+    if name == "hive_partitioning":
+        keys = {tuple(sorted(set(keys_of(file)))) for file in files}
+        if len(keys) != 1 or keys == {()}:
+            return False
+    else:
+        try:
+            schemas = {tuple((f.name, str(f.type)) for f in pq.read_schema(file)) for file in files}
+        except (OSError, pa.ArrowException):
+            return False
+        if len(schemas) != 1:
+            return False
     literal = "'" + path.replace("'", "''") + "'"
     try:
         said, plain = (
@@ -267,8 +292,8 @@ def _readers_left(sql: str) -> list[str]:
             "a path or form no quoted path stands for (not a local file or glob, a name the "
             "catalog holds, WITH ORDINALITY, a sample)"
             if texts[i + 3] == ")"
-            else "with options the arms do not read alike (hive_partitioning = true alone "
-            "is read, where every file lies under folders of the same keys)"
+            else "with options the arms do not read alike (hive_partitioning = true or "
+            "union_by_name = true alone is read, where DuckDB reads the same without it)"
         )
         whys.append(_why_not(f"{name}('{path}'{'' if texts[i + 3] == ')' else ', ...'})", why))
     return whys
