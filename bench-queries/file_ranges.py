@@ -3,9 +3,10 @@
 The host arm reads its rows of a split table held in Parquet files by row number
 (``ParquetSource.range_sql``, decision 024). lineitem at SF 1 is cut into eight files in row
 order (``coprocessing.py --parts 8``'s copy, made once) and each range below, as a fraction of
-the rows, is read by DuckDB under TPC-H Q6's filter and sums, at one thread: over the eight
-files against the same rows of the single lineitem.parquet, side by side in one process, as a
-ratio. A range that starts or ends inside a file is where the form of the query matters.
+the rows, is read under TPC-H Q6's filter and sums, at one thread, by DuckDB (the host's range,
+``ParquetSource.range_sql``) and by Polars (the device's: a slice of one scan of the files):
+over the eight files against the same rows of the single lineitem.parquet, side by side in one
+process, as ratios. A range that starts or ends inside a file is where the form matters.
 
     python bench-queries/file_ranges.py --scale 1
 """
@@ -13,6 +14,8 @@ ratio. A range that starts or ends inside a file is where the form of the query 
 from __future__ import annotations
 
 import argparse
+import datetime
+import os
 from pathlib import Path
 
 import duckdb
@@ -35,6 +38,18 @@ def main() -> None:
     parser.add_argument("--scale", type=float, default=1.0)
     parser.add_argument("--runs", type=int, default=7)
     args = parser.parse_args()
+    os.environ["POLARS_MAX_THREADS"] = "1"
+    import polars as pl
+
+    def polars_q6(scan: pl.LazyFrame) -> pl.LazyFrame:
+        return scan.filter(
+            pl.col("l_shipdate").is_between(
+                datetime.date(1994, 1, 1), datetime.date(1995, 1, 1), closed="left"
+            )
+            & pl.col("l_discount").is_between(0.05, 0.07)
+            & (pl.col("l_quantity") < 24)
+        ).select((pl.col("l_extendedprice") * pl.col("l_discount")).sum())
+
     data = tpch.cached(args.scale)
     parts = sorted(Path(_parts(data, 8)["lineitem"]).parent.glob("*.parquet"))
     over = {"parts": ParquetSource(parts), "single": ParquetSource([data / "lineitem.parquet"])}
@@ -42,8 +57,8 @@ def main() -> None:
     con = duckdb.connect()
     con.execute("SET threads = 1")
     print(f"lineitem at SF {args.scale:g}: {len(parts)} files of {n:,} rows in all")
-    print("| range (fraction of the rows) | over 8 files / over the single file |")
-    print("| --- | --- |")
+    print("| range (fraction of the rows) | DuckDB: 8 files / single file | Polars: the same |")
+    print("| --- | --- | --- |")
     for lo, hi in RANGES:
         seconds = {}
         answers = set()
@@ -52,7 +67,13 @@ def main() -> None:
             answers.add(con.sql(sql).fetchall()[0][0])
             seconds[name] = median(lambda s=sql: con.sql(s).fetchall(), args.runs)
         assert len(answers) == 1, (lo, hi, answers)
-        print(f"| {lo:.2f} to {hi:.2f} | {seconds['parts'] / seconds['single']:.3f} |")
+        slices = {}
+        for name, source in over.items():
+            start, stop = round(lo * n), round(hi * n)
+            frame = pl.scan_parquet([str(f) for f in source.files]).slice(start, stop - start)
+            slices[name] = median(lambda f=frame: polars_q6(f).collect(), args.runs)
+        duck, polars = seconds["parts"] / seconds["single"], slices["parts"] / slices["single"]
+        print(f"| {lo:.2f} to {hi:.2f} | {duck:.3f} | {polars:.3f} |")
 
 
 if __name__ == "__main__":
