@@ -21,7 +21,8 @@ top-level ORDER BY). Each query is reported as:
 - ``skipped``: not a plain SELECT, a volatile call, or DuckDB's result not Arrow's;
 - ``unstable``: answered by DuckDB's own plan (refused and answered unsplit, or a posture that
   gave the device no rows: ``SplitExecution.unsplit``), and DuckDB's own answers differ
-  between runs;
+  between runs; or split, and one of DuckDB's own answers in more runs is the split's (a
+  DISTINCT ON over ties that DuckDB's final query computes over a view of several files);
 - ``cancelled``: split, its floats beyond the tolerance from DuckDB's but no further from the
   compensated sums than DuckDB's own (a sum that cancels: ``slt_order.summed_apart``).
 
@@ -63,7 +64,14 @@ import duckdb
 
 from dau_scheduler.guards import VOLATILE, called_names, function_kinds, is_query
 from dau_scheduler.rewrite.volatility import NONDETERMINISTIC
-from dau_scheduler.slt_order import only_ties, ordered, spelled_apart, summed_apart, unstable
+from dau_scheduler.slt_order import (
+    among_duckdbs,
+    only_ties,
+    ordered,
+    spelled_apart,
+    summed_apart,
+    unstable,
+)
 from dau_scheduler.slt_text import Record, keywords, loaded_extensions, parse
 
 #: A statement that may create a macro (the file's volatile macros are read again after it).
@@ -344,6 +352,9 @@ def _one(
         and summed_apart(oracle, record.sql, result.table, expected, in_order)
     ):
         return session, "cancelled", f"a sum that cancels, added in another order: {diff}"
+    if diff is not None and ran_split and among_duckdbs(oracle, record.sql, result.table, in_order):
+        why = f"split; DuckDB's own answers differ and one of them is the split's: {diff}"
+        return session, "unstable", why
     return session, outcome, diff or result.refusal or result.fallback
 
 

@@ -7,6 +7,8 @@ differ only in how intervals DuckDB holds equal are spelled (``spelled_apart``).
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Generator
 from typing import Any
 
 
@@ -230,39 +232,69 @@ def _spread_of(con: Any, tree: Any, spread: Any, values: Any) -> float:
     return min(found, 1e-6)
 
 
+def _reruns(con: Any, sql: str, runs: int) -> Generator[Any, None, None]:
+    """DuckDB's answers to ``sql`` in ``runs`` more runs on the connection, then two more at
+    one thread and at two (DuckDB's runs hold one answer for dozens of runs, then the other:
+    its threads decide); None for a run that raised, and no more after it. The connection's
+    threads are set back when the runs end or are left."""
+    import duckdb
+
+    threads = con.execute("SELECT current_setting('threads')").fetchall()
+    try:
+        for run in range(runs + 2):
+            if run >= runs:
+                con.execute(f"SET threads = {run - runs + 1}").fetchall()
+            try:
+                yield con.sql(sql).to_arrow_table()
+            except duckdb.Error:
+                yield None
+                return
+    finally:
+        con.execute(f"SET threads = {int(threads[0][0])}").fetchall()
+
+
 def unstable(con: Any, sql: str, expected: Any, runs: int = 32, in_order: bool = False) -> bool:
     """Whether DuckDB itself answers ``sql`` otherwise than ``expected`` in one of ``runs`` more
     runs on the connection (``mode`` over tied counts, ``list(DISTINCT x)``: its threads decide;
     a UNION of intervals spelled apart keeps '24:00:00' for '1 day' in 22% of DuckDB's runs, so
     8 runs missed it one time in 40 and failed ``interval_spellings.test`` on an unsplit answer,
-    and 32 one time in 7: DuckDB's runs hold one answer for dozens of runs, then the other, so
-    the last runs take one thread, then two;
+    and 32 one time in 7, hence the last runs at one thread, then two;
     with ``in_order``, rows in another order than ties allow: an ORDER BY over a float whose
-    last bit moves between runs). Asked only of an answer the Session gave unsplit, so only
-    DuckDB's own plan ran."""
+    last bit moves between runs). Asked only of an answer DuckDB's own plan gave."""
     import duckdb
 
     from dau_scheduler.compare import compare_tables
 
     if not isinstance(con, duckdb.DuckDBPyConnection):
         return False
-    threads = con.execute("SELECT current_setting('threads')").fetchall()
-    try:
-        for run in range(runs + 2):
-            if run >= runs:  # DuckDB's threads decide: one thread, then two
-                con.execute(f"SET threads = {run - runs + 1}").fetchall()
-            try:
-                again = con.sql(sql).to_arrow_table()
-            except duckdb.Error:
-                return True
-            if compare_tables(again, expected, ordered=False) is not None:
+    with contextlib.closing(_reruns(con, sql, runs)) as answers:
+        for again in answers:
+            if again is None or compare_tables(again, expected, ordered=False) is not None:
                 return True
             moved = in_order and compare_tables(again, expected, ordered=True) is not None
             if moved and not only_ties(sql, again, expected):
                 return True
+    return False
+
+
+def among_duckdbs(con: Any, sql: str, got: Any, in_order: bool = False, runs: int = 64) -> bool:
+    """Whether DuckDB itself answers ``sql`` with ``got`` in one of ``runs`` more runs on the
+    connection: an answer DuckDB gives is DuckDB's, so a split's answer equal to one of them is
+    no wrong answer, however DuckDB answered first (a DISTINCT ON whose first rows tie, computed
+    by DuckDB's final query over a view of several Parquet files whose scan threads pick the
+    row: six answers in 40 runs, the split's among them). Asked only of a split answer that
+    differs from the one DuckDB gave first."""
+    import duckdb
+
+    from dau_scheduler.compare import compare_tables
+
+    if not isinstance(con, duckdb.DuckDBPyConnection):
         return False
-    finally:
-        con.execute(f"SET threads = {int(threads[0][0])}").fetchall()
+    with contextlib.closing(_reruns(con, sql, runs)) as answers:
+        for again in answers:
+            if again is not None and compare_tables(got, again, ordered=in_order) is None:
+                return True
+    return False
 
 
 #: Nanoseconds in a day; DuckDB compares a month as 30 days and a day as 24 hours.
@@ -303,4 +335,4 @@ def spelled_apart(got: Any, expected: Any, in_order: bool = False) -> bool:
     return compare_tables(totals(got), totals(expected), ordered=in_order) is None
 
 
-__all__ = ["only_ties", "ordered", "spelled_apart", "summed_apart", "unstable"]
+__all__ = ["among_duckdbs", "only_ties", "ordered", "spelled_apart", "summed_apart", "unstable"]
