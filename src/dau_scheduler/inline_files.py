@@ -32,7 +32,7 @@ import functools
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import duckdb
 import pyarrow as pa
@@ -101,6 +101,31 @@ def _plain_path(path: str) -> bool:
     return path.endswith(".parquet") and not NOT_A_FILE.search(GLOB.sub("", path))
 
 
+def _reader_calls(
+    sql: str,
+) -> tuple[list[tuple[int, Any]], list[int], list[str], list[int]] | None:
+    """DuckDB's tokens of ``sql``, where each ends, their texts, and the tokens that start a
+    ``read_parquet``/``parquet_scan`` call of DuckDB's own (a name not qualified by a schema,
+    then ``(``); None where the query names no Parquet or DuckDB cannot tokenize it."""
+    if "parquet" not in sql.lower():
+        return None
+    try:
+        tokens = duckdb.tokenize(sql)
+    except (duckdb.Error, TypeError):
+        return None
+    ends = [offset for offset, _ in tokens[1:]] + [len(sql)]
+    texts = [sql[o:e].strip() for (o, _), e in zip(tokens, ends, strict=True)]
+    calls = [
+        i
+        for i in range(len(tokens) - 3)
+        if tokens[i][1] == duckdb.token_type.identifier
+        and texts[i].lower() in _READERS
+        and not (i > 0 and texts[i - 1] == ".")  # (a qualified name: some schema's own function)
+        and texts[i + 1] == "("
+    ]
+    return tokens, ends, texts, calls
+
+
 def as_paths(
     sql: str, cursor: duckdb.DuckDBPyConnection, temporary: frozenset[str] = frozenset()
 ) -> str:
@@ -111,23 +136,16 @@ def as_paths(
     connection's own temporary tables and views, which its cursors do not see); so too with
     ``hive_partitioning = true`` or ``union_by_name = true`` where DuckDB reads the same
     without it (:func:`_said`); else as it is."""
-    if not isinstance(sql, str) or "parquet" not in sql.lower():
+    if not isinstance(sql, str):
         return sql  # (not text: named where the query is checked)
-    try:
-        tokens = duckdb.tokenize(sql)
-    except (duckdb.Error, TypeError):
+    found = _reader_calls(sql)
+    if found is None:
         return sql
-    ends = [offset for offset, _ in tokens[1:]] + [len(sql)]
-    texts = [sql[o:e].strip() for (o, _), e in zip(tokens, ends, strict=True)]
+    tokens, ends, texts, calls = found
     kinds = [kind for _, kind in tokens]
     edits: list[tuple[int, int, str, str]] = []
-    for i in range(len(tokens) - 3):
-        name = texts[i].lower()
-        if kinds[i] != duckdb.token_type.identifier or name not in _READERS:
-            continue
-        if i > 0 and texts[i - 1] == ".":  # a qualified name: some schema's own function
-            continue
-        if texts[i + 1] != "(" or kinds[i + 2] != duckdb.token_type.string_const:
+    for i in calls:
+        if kinds[i + 2] != duckdb.token_type.string_const:
             continue
         given = [t.lower() for t in texts[i + 3 : i + 8]]
         if texts[i + 3] == ")":
@@ -264,21 +282,13 @@ def _readers_left(sql: str) -> list[str]:
     """Why each ``read_parquet``/``parquet_scan`` call :func:`as_paths` left as written in
     ``sql`` stays DuckDB's: a list of files, options, or a path or form no quoted path
     stands for."""
-    if "parquet" not in sql.lower():
+    found = _reader_calls(sql)
+    if found is None:
         return []
-    try:
-        tokens = duckdb.tokenize(sql)
-    except (duckdb.Error, TypeError):
-        return []
-    ends = [offset for offset, _ in tokens[1:]] + [len(sql)]
-    texts = [sql[o:e].strip() for (o, _), e in zip(tokens, ends, strict=True)]
+    tokens, _, texts, calls = found
     whys = []
-    for i in range(len(tokens) - 3):
+    for i in calls:
         name = texts[i].lower()
-        if tokens[i][1] != duckdb.token_type.identifier or name not in _READERS:
-            continue
-        if (i > 0 and texts[i - 1] == ".") or texts[i + 1] != "(":
-            continue
         if texts[i + 2] == "[":
             why = "a list of files (a view over the list splits)"
             whys.append(_why_not(f"{name}([...])", why))
