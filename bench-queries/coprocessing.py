@@ -22,7 +22,8 @@ processes' ratios (the figures docs/benchmarks.md records).
 
 ``--device-threads`` sets ``POLARS_MAX_THREADS`` before Polars is imported, so it must be given
 here (a fresh process), not set afterwards. ``polars-separate`` is the Polars CPU arm declared as
-its own hardware: the posture path a GPU takes.
+its own hardware: the posture path a GPU takes; ``duckdb-separate`` is DuckDB's own device arm
+declared so (two equal engines, each on its own core at ``--host-threads 1``).
 """
 
 from __future__ import annotations
@@ -61,8 +62,10 @@ def _session(
     arm: Any = device
     if device == "polars-separate":
         arm = PolarsArm(own_cores=True)
+    if device == "duckdb-separate":
+        arm = "duckdb"
     if not connection and not empty:
-        return Session(data, device=arm, threads=host_threads, cache=cache)
+        return _separate(Session(data, device=arm, threads=host_threads, cache=cache), device)
     import duckdb
 
     from dau_scheduler.tables import discover
@@ -73,7 +76,16 @@ def _session(
     for name, path in ({} if empty else discover(data)).items():
         files = f"{path}/*.parquet" if path.is_dir() else str(path)
         con.execute(f"CREATE TABLE {name} AS FROM read_parquet('{files}')")
-    return Session(con, device=arm, cache=cache)
+    return _separate(Session(con, device=arm, cache=cache), device)
+
+
+def _separate(session: Any, device: str) -> Any:
+    """``duckdb-separate``: the Session's DuckDB device declared as hardware of its own, two
+    equal engines (each query's calling thread runs it: at one DuckDB thread, each arm on a
+    core of its own), so a split's gain is the model's to find, not the engines' difference."""
+    if device == "duckdb-separate":
+        session.device.shares_host_cores = False
+    return session
 
 
 def _both_at_once(session: Any, compiled: Any, n: int) -> float:

@@ -311,7 +311,8 @@ def profile(
     split_table: SplitOpt = None,
     param: ParamOpt = None,
 ) -> None:
-    """Measure one arm's profile for a query (row prefixes of the split table) and cache it."""
+    """Measure one arm's profile for a query (the split table's first rows for the device, its
+    last for the host, the side of a cut each takes) and cache it."""
     try:
         with _session(data, device=_device(device)) as session:
             measured = session.profile(
@@ -327,6 +328,7 @@ def profile(
         ("rows", str(measured.rows)),
         ("fixed s", f"{measured.fixed_seconds:.6f}"),
         ("per-row s", f"{measured.per_row_seconds:.3e}"),
+        *((f"rows {a}-{b} s", f"{seconds:.6f}") for a, b, seconds in measured.ranges),
         ("engine", measured.engine_version),
         ("cache", str(where)),
     ]:

@@ -18,6 +18,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from dau_scheduler import sides
 from dau_scheduler.posture import WorkSplit, plan_split
 from dau_scheduler.profile import QueryProfile
 
@@ -119,9 +120,11 @@ def balance(
 ) -> WorkSplit:
     """The split measured profiles imply for ``n`` rows.
 
-    Arms on the same cores add no compute, so the faster arm alone is best; otherwise the
-    collaborative balance ``host_fixed + (1 - s) * host_rows = device_fixed + s * device_rows``,
-    kept only when it promises ``MIN_PREDICTED_SPEEDUP`` with the split's own steps counted.
+    Arms on the same cores add no compute, so the faster arm alone is best; otherwise the cut
+    where the arms' seconds measured on their own sides meet (``sides.price``), or, for profiles
+    without those measurements, the collaborative balance of their lines
+    ``host_fixed + (1 - s) * host_rows = device_fixed + s * device_rows``; either kept only when
+    it promises ``MIN_PREDICTED_SPEEDUP`` with the split's own steps counted.
     """
     cpu, alone = host.estimate(n), device.estimate(n)
     # The device's rows are folded into the answer; the host alone runs the unsplit query.
@@ -135,6 +138,9 @@ def balance(
             "the device arm runs on the host's cores, so the arms' rates do not add; measured "
             f"host {cpu:.4g}s vs device {alone:.4g}s for {n} rows",
         )
+    priced = sides.price(host, device, n)
+    if priced is not None:
+        return _priced_split(priced, fold, posture)
     split = plan_split(
         "collaborative",
         profile=host,
@@ -161,6 +167,35 @@ def balance(
     if posture == "adaptive":
         return split.model_copy(update={"posture": "adaptive"}).check()
     return split
+
+
+def _priced_split(priced: sides.Priced, fold: float, posture: str) -> WorkSplit:
+    """The split of a cut priced on each arm's side (``sides.price``), kept only when it
+    promises ``MIN_PREDICTED_SPEEDUP`` over the host alone with the split's own steps counted."""
+    cpu, alone = priced.host_alone, priced.device_alone + fold
+    gain = cpu / (priced.wall + fold)
+    measured = (
+        f"host {cpu:.4g}s and device {priced.device_alone:.4g}s for every row, each measured on "
+        "the side of the cut it takes"
+    )
+    if not 0 < priced.share < 1 or gain < MIN_PREDICTED_SPEEDUP:
+        return _faster_alone(
+            posture,
+            cpu,
+            alone,
+            f"{measured}, the best cut predicts a split {gain:.2f}x faster than the host alone, "
+            f"under the {MIN_PREDICTED_SPEEDUP:g}x a split must promise (the profiles leave out "
+            "how the arms slow each other)",
+        )
+    return WorkSplit(
+        posture=posture,
+        device_share=priced.share,
+        rationale=(
+            f"{posture}: {measured}, meet at a device share of {priced.share:.4f} "
+            f"({priced.wall:.4g}s)"
+        ),
+        predicted_speedup=gain,
+    ).check()
 
 
 def decide(

@@ -88,6 +88,13 @@ class QueryProfile(BaseModel):
     #: with the host profile; 0 when not measured. A ROLLUP's final query can cost as much as
     #: the whole unsplit query (TPC-DS Q67: 480 of 505 ms), which a split pays on top.
     fold_seconds: float = 0.0
+    #: The runs the line was fitted through, as ``(start, stop, seconds)``: the median seconds
+    #: of the arm's partial over rows ``[start, stop)`` of the ``rows`` measured. A device is
+    #: measured on leading ranges (``start`` 0), the host on trailing ones (``stop`` = ``rows``),
+    #: the side of the cut each takes in a split, so a table whose rows cost unevenly (files
+    #: sorted or partitioned by what a filter reads) is priced where the cut falls
+    #: (``sides.balance``). Empty where not measured (profiles cached before it was kept).
+    ranges: tuple[tuple[int, int, float], ...] = ()
 
     @model_validator(mode="after")
     def _costs_are_sane(self) -> QueryProfile:
@@ -113,6 +120,12 @@ class QueryProfile(BaseModel):
                 raise ValueError(f"table_seconds names {table!r}, which table_rows lacks")
         if sum(self.table_seconds.values()) > self.fixed_seconds * (1 + 1e-9) + 1e-12:
             raise ValueError("table_seconds are part of fixed_seconds and cannot exceed it")
+        for start, stop, seconds in self.ranges:
+            if not 0 <= start < stop <= self.rows:
+                raise ValueError(
+                    f"a measured range must lie in [0, rows={self.rows}], got [{start}, {stop})"
+                )
+            _finite_non_negative("a measured range's seconds", seconds)
         return self
 
     def check(self) -> QueryProfile:
@@ -142,7 +155,8 @@ class QueryProfile(BaseModel):
 
         ``table_seconds`` is the part of ``fixed_seconds`` spent on whole reads of tables (join
         build sides, subqueries), measured at ``self.table_rows``; each part is scaled by its
-        table's growth. Fixed seconds outside it (planning, setup) and ``per_row_seconds`` stay.
+        table's growth. Fixed seconds outside it (planning, setup) and ``per_row_seconds`` stay;
+        each measured range moves by what the fixed seconds moved.
         A profile without ``table_seconds`` comes back unchanged. ``rows`` still names the split
         table's rows that were measured, so staleness is judged against the measurement.
         """
@@ -157,9 +171,11 @@ class QueryProfile(BaseModel):
             for table, seconds in self.table_seconds.items()
         }
         fixed = self.fixed_seconds - sum(self.table_seconds.values()) + sum(grown.values())
+        moved = max(0.0, fixed) - self.fixed_seconds  # every measured range paid the same reads
         return self.model_copy(
             update={
                 "fixed_seconds": max(0.0, fixed),
+                "ranges": tuple((a, b, max(0.0, s + moved)) for a, b, s in self.ranges),
                 "table_seconds": grown,
                 "table_rows": {t: table_rows.get(t, n) for t, n in self.table_rows.items()},
             }

@@ -4,12 +4,17 @@ and the cached, stale or missing lookup postures go through.
 - The **plan key** names a query's shape and the data it runs on: a hash of the sqlglot-normalized
   SQL, the split table, and the tables' names and column types. Row counts are deliberately not in
   it: data that grew is the same plan with a stale profile, re-measured in place.
-- A **host profile** runs the host arm's partial over row prefixes of the split table with DuckDB's
-  JSON profiling on; each run becomes a :class:`QueryProfile` through ``profile_from_duckdb``
-  (elapsed time is DuckDB's measured latency), and fixed and per-row seconds are fitted over the
-  prefixes (Theil-Sen, see :func:`fit`), so ``estimate`` extrapolates.
-- A **device profile** times the device arm's partial over the same prefixes (wall seconds); its
-  host is the device's identity, its fixed cost is the ``device_fixed_seconds`` of ``plan_split``.
+- A **host profile** runs the host arm's partial over 25/50/75/100% of the split table's rows,
+  its *last* rows (the side of a cut the host takes in a split), with DuckDB's JSON profiling on;
+  each run becomes a :class:`QueryProfile` through ``profile_from_duckdb`` (elapsed time is
+  DuckDB's measured latency), and fixed and per-row seconds are fitted over the row counts
+  (Theil-Sen, see :func:`fit`), so ``estimate`` extrapolates.
+- A **device profile** times the device arm's partial over the table's *first* rows, the same
+  counts (wall seconds); its host is the device's identity, its fixed cost is the
+  ``device_fixed_seconds`` of ``plan_split``.
+
+Both keep the medians they were fitted through (``QueryProfile.ranges``): ``sides.price`` reads
+each arm's seconds at a cut off them, where rows cost unevenly along the table.
 """
 
 from __future__ import annotations
@@ -37,7 +42,7 @@ from dau_scheduler.rewrite.planner import CompiledSplit
 if TYPE_CHECKING:
     from dau_scheduler.session import Session
 
-#: Row prefixes measured, as fractions of the split table, and runs per prefix (median kept).
+#: Row counts measured, as fractions of the split table, and runs per count (median kept).
 FRACTIONS: tuple[float, ...] = (0.25, 0.5, 0.75, 1.0)
 REPEATS = 5
 
@@ -133,8 +138,12 @@ def _prefixes(n: int, fractions: Sequence[float]) -> list[int]:
     return sizes
 
 
-def _host_run(session: Session, compiled: CompiledSplit, rows: int, key: str) -> QueryProfile:
-    """One profiled run of the host partial over the first ``rows`` rows of the split table."""
+def _host_run(
+    session: Session, compiled: CompiledSplit, rows: int, key: str, *, trailing: bool = False
+) -> QueryProfile:
+    """One profiled run of the host partial over the first ``rows`` rows of the split table
+    (``trailing``: the last ``rows``, the side of a cut the host takes in a split)."""
+    start = session.row_counts[compiled.plan.split_table or ""] - rows if trailing else 0
     cursor = session.host.cursor()
     with tempfile.TemporaryDirectory() as folder:
         output = Path(folder) / "profile.json"
@@ -142,7 +151,7 @@ def _host_run(session: Session, compiled: CompiledSplit, rows: int, key: str) ->
         cursor.execute(f"SET profiling_output = '{output}'")
         cursor.execute("SET profiling_mode = 'detailed'")
         try:
-            session.host.run_partial_on(cursor, compiled, 0, rows)
+            session.host.run_partial_on(cursor, compiled, start, start + rows)
         finally:
             cursor.execute("SET enable_profiling = 'no_output'")
         return profile_from_duckdb(
@@ -155,17 +164,22 @@ def _host_run(session: Session, compiled: CompiledSplit, rows: int, key: str) ->
         )
 
 
-def fit_host(runs: Sequence[QueryProfile]) -> QueryProfile:
+def fit_host(runs: Sequence[QueryProfile], *, trailing: bool = False) -> QueryProfile:
     """One host profile from profiled runs at two or more row counts (``_host_run``).
 
     The line is fitted through the median elapsed time at each row count (:func:`fit`). Each
-    table's whole-read seconds are the median over every run (they do not depend on the prefix),
-    shrunk together if noise would push their sum past the fitted fixed cost.
+    table's whole-read seconds are the median over every run (they do not depend on the range),
+    shrunk together if noise would push their sum past the fitted fixed cost. With
+    ``trailing``, the runs read the table's last rows (the largest run all of them) and the
+    medians are kept as the profile's ``ranges``.
     """
     by_rows: dict[int, list[float]] = {}
     for run in runs:
         by_rows.setdefault(run.rows, []).append(run.estimate(run.rows))
-    fixed, per_row = fit([(rows, statistics.median(t)) for rows, t in sorted(by_rows.items())])
+    medians = [(rows, statistics.median(t)) for rows, t in sorted(by_rows.items())]
+    fixed, per_row = fit(medians)
+    total = medians[-1][0]
+    ranges = tuple((total - rows, total, t) for rows, t in medians) if trailing else ()
     tables = sorted({t for run in runs for t in run.table_seconds})
     seconds = {t: statistics.median(run.table_seconds.get(t, 0.0) for run in runs) for t in tables}
     if sum(seconds.values()) > fixed:
@@ -182,6 +196,7 @@ def fit_host(runs: Sequence[QueryProfile]) -> QueryProfile:
         engine_version=last.engine_version,
         table_rows=last.table_rows if seconds else {},
         table_seconds=seconds,
+        ranges=ranges,
     )
 
 
@@ -193,7 +208,8 @@ def measure(
     fractions: Sequence[float] = FRACTIONS,
     repeats: int = REPEATS,
 ) -> QueryProfile:
-    """Measure the ``arm`` ("host" or "device") on row prefixes and fit its profile."""
+    """Measure the ``arm`` ("host" or "device") on ranges of the split table (the device's first
+    rows, the host's last) and fit its profile."""
     if compiled.plan.refusal is not None or compiled.plan.split_table is None:
         raise ProfileError(
             f"this query is not split, so it has no arm to profile: {compiled.plan.refusal}"
@@ -202,8 +218,13 @@ def measure(
     n = session.row_counts[compiled.plan.split_table]
     sizes = _prefixes(n, fractions)
     if arm == "host":
-        runs = [_host_run(session, compiled, rows, key) for rows in sizes for _ in range(repeats)]
-        profile = fit_host(runs)
+        # The host takes the rows after the cut, so it is measured on the table's last rows.
+        runs = [
+            _host_run(session, compiled, rows, key, trailing=True)
+            for rows in sizes
+            for _ in range(repeats)
+        ]
+        profile = fit_host(runs, trailing=True)
         return profile.model_copy(update={"fold_seconds": _fold_seconds(session, compiled, n)})
     if arm != "device":
         raise ProfileError(f"unknown arm {arm!r}; expected 'host' or 'device'")
@@ -229,6 +250,7 @@ def measure(
         fixed_seconds=fixed,
         per_row_seconds=per_row,
         engine_version=device_version(device.name),
+        ranges=tuple((0, rows, seconds) for rows, seconds in points),
     )
 
 

@@ -438,7 +438,8 @@ class Session:
         split_table: str | None = None,
         params: Sequence[Any] | Mapping[str, Any] | None = None,
     ) -> QueryProfile:
-        """Measure one arm on row prefixes of the split table, store the profile, return it."""
+        """Measure one arm over ranges of the split table (the device its first rows, the host
+        its last: the side of a cut each takes), store the profile, return it."""
         if arm not in ("host", "device"):
             raise SqlError(f"unknown arm {arm!r}; expected 'host' or 'device'")
         sql, unread = answering.written_in(self, sql, params)
