@@ -22,6 +22,10 @@ from itertools import pairwise
 
 from dau_scheduler.profile import QueryProfile
 
+#: Cuts whose slower arm is predicted within this fraction of the best cut's are taken as equal:
+#: profiles' medians move 5-10% from one measurement to the next here.
+NEAR = 0.05
+
 
 @dataclass(frozen=True)
 class Priced:
@@ -78,13 +82,27 @@ def at(curve: list[tuple[float, float]], cut: float) -> float:
     return curve[-1][1]
 
 
+def _reach(curve: list[tuple[float, float]], level: float, *, rising: bool) -> float:
+    """Where a side's seconds stay within ``level``: the last cut at or under it on a rising
+    curve (the device's), the first on a falling one (the host's)."""
+    if rising:
+        for (c1, s1), (c2, s2) in pairwise(curve):
+            if s2 > level:
+                return c1 if s1 >= level else c1 + (c2 - c1) * (level - s1) / (s2 - s1)
+        return curve[-1][0]
+    for (c1, s1), (c2, s2) in pairwise(curve):
+        if s2 <= level:
+            return c1 if s1 <= level else c1 + (c2 - c1) * (s1 - level) / (s1 - s2)
+    return curve[-1][0]
+
+
 def price(host: QueryProfile, device: QueryProfile, rows: int) -> Priced | None:
     """The cut of ``rows`` rows where the slower arm is fastest, each arm priced on its own side;
     None where either profile lacks the ranges of its side (then the line prices the split).
 
     The device's seconds never fall as the cut moves up and the host's never rise, so the slower
     arm is fastest where they cross: found between the two curves' measured cuts, where both are
-    straight lines.
+    straight lines. Of the cuts within ``NEAR`` of that, the middle one is taken.
     """
     lead = side_curve(device, "leading", rows)
     trail = side_curve(host, "trailing", rows)
@@ -97,6 +115,12 @@ def price(host: QueryProfile, device: QueryProfile, rows: int) -> Priced | None:
         if after >= 0:
             share = a if before >= 0 else a + (b - a) * -before / (after - before)
             break
+    if 0.0 < share < 1.0:
+        # Every cut whose slower arm is within NEAR of the best is as good as the measurements
+        # can tell; the middle of them keeps the cut off the edge of a stretch of rows that
+        # cost nothing (where the crossing falls wherever the noise puts it).
+        level = max(at(lead, share), at(trail, share)) * (1.0 + NEAR)
+        share = (_reach(trail, level, rising=False) + _reach(lead, level, rising=True)) / 2
     return Priced(
         share=share,
         wall=max(at(lead, share), at(trail, share)),
@@ -105,4 +129,4 @@ def price(host: QueryProfile, device: QueryProfile, rows: int) -> Priced | None:
     )
 
 
-__all__ = ["Priced", "at", "price", "side_curve"]
+__all__ = ["NEAR", "Priced", "at", "price", "side_curve"]
