@@ -121,8 +121,7 @@ def bench_query(session: Any, name: str, sql: str, runs: int) -> dict[str, Any]:
         refusal = session.refusals.device(session.compile(planned))
     if refusal is not None:
         return {"query": name, "refused": refusal}
-    session.profile(sql, arm="host")
-    session.profile(sql, arm="device")
+    measured = {arm: session.profile(sql, arm=arm) for arm in ("host", "device")}
     compiled = session.compile(planned)
     n = session.row_counts[compiled.plan.split_table or ""]
     variants: dict[str, dict[str, Any]] = {f"share {s:.1f}": {"device_share": s} for s in FIXED}
@@ -151,7 +150,14 @@ def bench_query(session: Any, name: str, sql: str, runs: int) -> dict[str, Any]:
                 shares[v] = result.execution.device_share
         times["both at once"].append(_both_at_once(session, compiled, n))
     best = {v: min(ts) for v, ts in times.items()}
-    return derive(name, n, best, shares, wrong)
+    row = derive(name, n, best, shares, wrong)
+    # Each arm's medians on its side of the cut (decision 031), as (fraction, ms): the device's
+    # first rows, the host's last.
+    row["ranges_ms"] = {
+        arm: [(round((b - a) / p.rows, 3), round(seconds * 1e3, 1)) for a, b, seconds in p.ranges]
+        for arm, p in measured.items()
+    }
+    return row
 
 
 def derive(
@@ -220,6 +226,7 @@ def combine(runs: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:
         row = derive(first["query"], first["rows"], seconds, shares, wrong)
         row.update({key: statistics.median(r[key] for r in per_query) for key in RATIOS})
         row["processes"] = [r["seconds"] for r in per_query]
+        row["ranges_ms"] = [r.get("ranges_ms") for r in per_query]
         rows.append(row)
     return rows
 
