@@ -9,7 +9,7 @@ import pytest
 from dau_scheduler import Session
 from dau_scheduler.decision import MIN_PREDICTED_SPEEDUP, ArmFacts, Profiles, balance, decide
 from dau_scheduler.profile import QueryProfile
-from dau_scheduler.sides import NEAR, at, price, side_curve
+from dau_scheduler.sides import DRIFT, NEAR, at, price, side_curve
 
 ROWS = 1000
 COUNTS = (250, 500, 750, 1000)
@@ -121,7 +121,18 @@ def test_the_fixed_cost_at_the_empty_end_is_no_more_than_the_least_measured() ->
 
 def test_another_row_count_scales_what_lies_above_the_fixed_cost() -> None:
     device = _even("leading", 0.01, 1e-4)
-    assert side_curve(device, "leading", 2 * ROWS)[-1] == (1.0, pytest.approx(0.01 + 0.2))
+    assert side_curve(device, "leading", 1200)[-1] == (1.0, pytest.approx(0.01 + 0.12))
+
+
+def test_a_table_grown_past_the_drift_is_priced_by_the_lines() -> None:
+    """Rows appended since the measurement all lie after the rows measured: where they lie is
+    not known to the ranges, so the line prices the split, as for profiles without ranges."""
+    host, device = _even("trailing", 0.002, 1e-4), _even("leading", 0.004, 5e-5)
+    assert price(host, device, round(ROWS * DRIFT)) is not None
+    assert price(host, device, round(ROWS * DRIFT) + 1) is None
+    assert price(host, device, int(ROWS / DRIFT) - 1) is None
+    grown = balance(host, device, 2 * ROWS, False, "collaborative")
+    assert "each measured on the side" not in grown.rationale and 0 < grown.device_share < 1
 
 
 def test_profiles_without_ranges_are_priced_by_their_lines() -> None:

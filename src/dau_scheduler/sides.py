@@ -27,6 +27,12 @@ from dau_scheduler.profile import QueryProfile
 NEAR = 0.05
 
 
+#: The ranges place a query's work by where its rows lie; rows added or removed move where
+#: they lie (appended rows all come last), so past this growth or shrinkage of the table the
+#: line prices the split until the profile is measured again (it is stale only past 10x).
+DRIFT = 1.25
+
+
 @dataclass(frozen=True)
 class Priced:
     """The best cut two measured arms give: the device's share, the slower arm's seconds there,
@@ -41,11 +47,12 @@ class Priced:
 def side_curve(profile: QueryProfile, side: str, rows: int) -> list[tuple[float, float]]:
     """``(cut, seconds)`` of the arm that takes one side of the cut over ``rows`` rows: the
     ``leading`` side (rows before the cut, the device's) or the ``trailing`` one (rows from it,
-    the host's), from the ranges measured on that side; empty where fewer than two were.
+    the host's), from the ranges measured on that side; empty where fewer than two were, or
+    where the table's rows moved more than ``DRIFT`` times from those measured.
 
     Seconds never fall as an arm's side grows (a measured point below a smaller range's is noise,
     lifted to it); at the cut where the side is empty stands the profile's fixed cost, no more
-    than its smallest measured range. Over a different row count than was measured, the part
+    than its smallest measured range. Over a row count a little off the one measured, the part
     above the fixed cost scales with the rows, as the line's per-row part does.
     """
     measured = profile.rows
@@ -57,7 +64,7 @@ def side_curve(profile: QueryProfile, side: str, rows: int) -> list[tuple[float,
         )
     else:
         raise ValueError(f"side must be 'leading' or 'trailing', got {side!r}")
-    if len(points) < 2 or measured <= 0:
+    if len(points) < 2 or measured <= 0 or not 1 / DRIFT <= rows / measured <= DRIFT:
         return []
     fixed = min(profile.fixed_seconds, min(s for _, s in points))
     # Walk from the empty end of the side outwards, keeping the largest seconds met.
@@ -129,4 +136,4 @@ def price(host: QueryProfile, device: QueryProfile, rows: int) -> Priced | None:
     )
 
 
-__all__ = ["NEAR", "Priced", "at", "price", "side_curve"]
+__all__ = ["DRIFT", "NEAR", "Priced", "at", "price", "side_curve"]
