@@ -379,9 +379,8 @@ def test_files_with_a_column_named_filename_are_read_in_place(tmp_path: Path) ->
             result = session.sql(query, device_share=0.4)
             assert result.execution is not None and result.execution.device_rows > 0
             assert compare_tables(result.table, expected) is None
-    con.execute(f"COPY (SELECT 1 AS file_row_number) TO '{tmp_path / 'n.parquet'}'")
     (tmp_path / "n").mkdir()
-    (tmp_path / "n.parquet").rename(tmp_path / "n" / "n.parquet")
+    con.execute(f"COPY (SELECT 1 AS file_row_number) TO '{tmp_path / 'n' / 'n.parquet'}'")
     assert resolve_sources(tmp_path / "n")["n"].range_sql(0, 1) is None
     con.close()
 
