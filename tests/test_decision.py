@@ -169,3 +169,12 @@ def test_rows_passed_through_run_on_the_host_unless_a_share_is_given() -> None:
         passes_rows_through=True,
     )
     assert given.split.device_share == 0.4
+
+
+def test_a_table_too_small_to_measure_runs_the_host_alone_without_asking_for_profiles() -> None:
+    for posture in ("collaborative", "adaptive"):
+        for rows in (0, 1):
+            got = decide(
+                rows=rows, device=SEPARATE, posture=posture, device_share=None, profiles=NONE
+            )
+            assert got.split.device_share == 0.0 and "too few to measure" in got.split.rationale

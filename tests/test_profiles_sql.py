@@ -19,7 +19,7 @@ from dau_scheduler.cli import app
 from dau_scheduler.compare import compare_tables
 from dau_scheduler.duckdb_profile import profile_from_duckdb, table_work
 from dau_scheduler.link import knee_bytes
-from dau_scheduler.profile import LinkRate
+from dau_scheduler.profile import LinkRate, host_identity
 from dau_scheduler.profiling import fit, fit_host, plan_key
 
 FIXTURES = Path(__file__).parent / "fixtures" / "duckdb_profiles"
@@ -284,3 +284,39 @@ def test_adaptive_without_profiles(tpch_dir: Path, tmp_path: Path) -> None:
             assert ex.device_rows > 0 and ex.host_rows > 0
             expected = gpu.host.cursor().sql(sql).to_arrow_table()
             assert compare_tables(result.table, expected) is None
+
+
+def test_collaborative_measures_and_answers_where_the_rows_are_few_or_do_not_fold(
+    tmp_path: Path,
+) -> None:
+    """Two classes the sqllogictest runner found with ``--posture collaborative`` (profiles
+    measured for each query): a table of 0 or 1 rows cannot be measured at two row counts (a
+    ProfileError reached the caller); a mode() whose largest counts tie over the whole table
+    made the host profile's fold measurement raise the fold's refusal. Both are answered, as
+    DuckDB answers them."""
+    from dau_scheduler.arms import PolarsArm
+
+    con = duckdb.connect()
+    con.execute("CREATE TABLE e (i INTEGER)")
+    con.execute("CREATE TABLE one AS SELECT 7 AS i")
+    con.execute(
+        "CREATE TABLE m AS SELECT * FROM (VALUES (1, 'b'), (1, 'a'), (1, 'a'), (1, 'b'), "
+        "(1, 'a'), (2, 'z'), (2, 'y'), (3, NULL), (3, 'q')) t(g, v)"
+    )
+    queries = [
+        "SELECT count(*), sum(i) FROM e",
+        "SELECT count(*), sum(i) FROM one",
+        "SELECT mode(v) IN ('y', 'z'), count(*) FROM m WHERE g = 2",
+    ]
+    with Session(con, device=PolarsArm(own_cores=True), cache=tmp_path / "cache") as session:
+        for sql in queries:
+            expected = con.sql(sql).to_arrow_table()
+            for posture in ("collaborative", "adaptive"):
+                got = session.sql(sql, posture=posture, profile="auto")
+                assert compare_tables(got.table, expected) is None, (sql, posture)
+        few = session.plan(queries[0], posture="collaborative")
+        assert few.device_share == 0.0 and "has 0 rows, too few to measure" in few.rationale
+        with pytest.raises(ProfileError, match="too few to measure two row counts"):
+            session.profile(queries[1], arm="host")
+        host = session.cache.get(session.plan_key(session.compile(queries[2])), host_identity())
+    assert host is not None and host.fold_seconds == 0.0 and host.ranges

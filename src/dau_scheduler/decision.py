@@ -92,6 +92,9 @@ def host_alone_unplanned(
     return WorkSplit(posture="cpu" if device is None else posture, device_share=0.0, rationale=why)
 
 
+#: Fewer rows than this cannot be measured at two row counts (``profiling.measure``), and no
+#: cut of them gains: ``collaborative`` and ``adaptive`` run the host alone.
+MEASURABLE_ROWS = 2
 #: A split must promise at least this speedup over the host alone, else the better arm runs
 #: alone. Measured on TPC-H SF 1 with each arm on its own core (issue 11): predictions of
 #: 1.07-1.21x (Q1, Q3, Q5, Q8) realized none (0.91-1.00x: the arms slow each other, which profiles
@@ -234,6 +237,17 @@ def decide(
                 rationale=(
                     f"{posture}: the split block passes the rows through (no filter, join, "
                     "aggregate or limit), so the arms would only ship rows: the host alone"
+                ),
+            )
+        )
+    if n < MEASURABLE_ROWS:
+        return Decision(
+            WorkSplit(
+                posture=posture,
+                device_share=0.0,
+                rationale=(
+                    f"{posture}: the split table has {n} row{'s' * (n != 1)}, too few to measure "
+                    "the arms on or to gain from cutting: the host alone"
                 ),
             )
         )

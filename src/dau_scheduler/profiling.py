@@ -35,7 +35,7 @@ import sqlglot
 from dau_scheduler import strategies
 from dau_scheduler.decision import Profiles
 from dau_scheduler.duckdb_profile import profile_from_duckdb
-from dau_scheduler.errors import PostureError, ProfileError
+from dau_scheduler.errors import FoldError, PostureError, ProfileError
 from dau_scheduler.profile import QueryProfile, host_identity
 from dau_scheduler.rewrite.planner import CompiledSplit
 
@@ -256,7 +256,7 @@ def measure(
 
 def _fold_seconds(session: Session, compiled: CompiledSplit, n: int) -> float:
     """The median of three folds of the host's partial over all ``n`` rows into the answer,
-    as a split folds it (``execution.merge_rule``)."""
+    as a split folds it (``execution.merge_rule``); 0 where the fold refuses those rows."""
     from dau_scheduler.execution import merge_rule
 
     partial = session.host.run_partial(compiled, 0, n)
@@ -264,7 +264,12 @@ def _fold_seconds(session: Session, compiled: CompiledSplit, n: int) -> float:
     seconds = []
     for _ in range(3):
         t0 = time.perf_counter()
-        combine([partial])
+        try:
+            combine([partial])
+        except FoldError:
+            # The fold refuses these rows (a mode() whose largest counts tie): so would a
+            # split's, which then answers the query unsplit. The arm's cost is still measured.
+            return 0.0
         seconds.append(time.perf_counter() - t0)
     return statistics.median(seconds)
 

@@ -314,7 +314,10 @@ def _one(
             warnings.simplefilter("ignore")
             posture = options.get("posture")
             result = (
-                session.sql(record.sql, posture=posture)
+                # collaborative needs both arms' profiles: measured for each query as it comes
+                session.sql(record.sql, posture=posture, profile="auto")
+                if posture == "collaborative"
+                else session.sql(record.sql, posture=posture)
                 if posture
                 else session.sql(record.sql, device_share=share)
             )
