@@ -397,7 +397,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--posture",
         choices=("cpu", "offload", "collaborative", "adaptive"),
-        help="let this posture choose the split instead of --share",
+        help="let this posture choose the split instead of --share (collaborative measures "
+        "both arms' profiles for each query as it comes)",
     )
     parser.add_argument("--no-settings", dest="settings", action="store_false")
     parser.add_argument("--lazy", action="store_true", help="Session(lazy=True)")
