@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import statistics
 import time
 import warnings
@@ -261,6 +262,9 @@ def test_cli_profile_plan_profiles(
             app, ["profile", "q06", "--data", str(tpch_dir), "--device", "duckdb", "--arm", arm]
         )
         assert done.exit_code == 0, done.output
+        # each arm's medians on its side of the cut: the device's first rows, the host's last
+        side = r"rows 0-\d+ s" if arm == "device" else r"rows \d+-60175 s"
+        assert len(re.findall(side, done.stdout)) == 4, done.stdout
     planned = runner.invoke(app, ["plan", "q06", "--data", str(tpch_dir), "--device", "duckdb"])
     assert planned.exit_code == 0 and "rationale" in planned.stdout
     listed = runner.invoke(app, ["profiles"])
