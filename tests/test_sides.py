@@ -180,3 +180,11 @@ def test_a_session_measures_each_arm_on_its_own_side(tmp_path: Path) -> None:
     assert [(a, b) for a, b, _ in host.ranges] == [(n, 4000) for n in (3000, 2000, 1000, 0)]
     assert [(a, b) for a, b, _ in device.ranges] == [(0, 1000), (0, 2000), (0, 3000), (0, 4000)]
     assert all(seconds > 0 for _, _, seconds in host.ranges + device.ranges)
+
+
+def test_a_device_faster_than_the_hosts_fixed_cost_runs_alone_and_says_why() -> None:
+    host, device = _even("trailing", 0.05, 1e-4), _even("leading", 0.001, 1e-5)
+    priced = price(host, device, ROWS)
+    assert priced is not None and priced.share == 1.0
+    split = balance(host, device, ROWS, False, "collaborative")
+    assert split.device_share == 1.0 and "no cut beats one arm alone" in split.rationale

@@ -118,6 +118,19 @@ def _faster_alone(posture: str, cpu: float, alone: float, why: str) -> WorkSplit
     )
 
 
+def _short_of_promise(posture: str, cpu: float, alone: float, said: str, gain: float) -> WorkSplit:
+    """The faster arm alone, where what ``said`` predicts (``gain`` over the host alone, the
+    split's own steps counted) is under ``MIN_PREDICTED_SPEEDUP``."""
+    return _faster_alone(
+        posture,
+        cpu,
+        alone,
+        f"{said} a split {gain:.2f}x faster than the host alone, under the "
+        f"{MIN_PREDICTED_SPEEDUP:g}x a split must promise (the profiles leave out how the arms "
+        "slow each other)",
+    )
+
+
 def balance(
     host: QueryProfile, device: QueryProfile, n: int, shared: bool, posture: str
 ) -> WorkSplit:
@@ -158,14 +171,7 @@ def balance(
         # the fold as measured where it costs more (a ROLLUP's final query: decision 018).
         gain = cpu / (cpu / gain + fold)
         if gain < MIN_PREDICTED_SPEEDUP:
-            return _faster_alone(
-                posture,
-                cpu,
-                alone,
-                f"the measured profiles predict a split {gain:.2f}x faster than the host alone, "
-                f"under the {MIN_PREDICTED_SPEEDUP:g}x a split must promise (the profiles leave "
-                "out how the arms slow each other)",
-            )
+            return _short_of_promise(posture, cpu, alone, "the measured profiles predict", gain)
         split = split.model_copy(update={"predicted_speedup": gain})
     if posture == "adaptive":
         return split.model_copy(update={"posture": "adaptive"}).check()
@@ -181,15 +187,10 @@ def _priced_split(priced: sides.Priced, fold: float, posture: str) -> WorkSplit:
         f"host {cpu:.4g}s and device {priced.device_alone:.4g}s for every row, each measured on "
         "the side of the cut it takes"
     )
-    if not 0 < priced.share < 1 or gain < MIN_PREDICTED_SPEEDUP:
-        return _faster_alone(
-            posture,
-            cpu,
-            alone,
-            f"{measured}, the best cut predicts a split {gain:.2f}x faster than the host alone, "
-            f"under the {MIN_PREDICTED_SPEEDUP:g}x a split must promise (the profiles leave out "
-            "how the arms slow each other)",
-        )
+    if not 0 < priced.share < 1:
+        return _faster_alone(posture, cpu, alone, f"{measured}, no cut beats one arm alone")
+    if gain < MIN_PREDICTED_SPEEDUP:
+        return _short_of_promise(posture, cpu, alone, f"{measured}, the best cut predicts", gain)
     return WorkSplit(
         posture=posture,
         device_share=priced.share,

@@ -313,14 +313,10 @@ def _one(
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             posture = options.get("posture")
-            result = (
-                # collaborative needs both arms' profiles: measured for each query as it comes
-                session.sql(record.sql, posture=posture, profile="auto")
-                if posture == "collaborative"
-                else session.sql(record.sql, posture=posture)
-                if posture
-                else session.sql(record.sql, device_share=share)
-            )
+            how: dict[str, Any] = {"posture": posture} if posture else {"device_share": share}
+            if posture == "collaborative":  # both arms' profiles, measured as each query comes
+                how["profile"] = "auto"
+            result = session.sql(record.sql, **how)
     except Exception as exc:  # noqa: BLE001 - every failure where DuckDB answered is reported
         if expected is None:
             return session, "raised", None
