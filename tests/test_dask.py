@@ -409,7 +409,13 @@ def test_the_sqllogictest_corpus_over_the_workers(client: Any) -> None:
     outcomes: dict[str, int] = {}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
-        stems = ("aggregate_decimals", "correlated_outputs", "whole_rows", "reserved_names")
+        stems = (
+            "aggregate_decimals",
+            "correlated_outputs",
+            "whole_rows",
+            "reserved_names",
+            "holistic_aggregates",
+        )
         for stem in (*stems, "error_parity"):
             report = slt.run_file(corpus / f"{stem}.test", "duckdb", 0.5, True, {"cluster": client})
             assert not any(report.outcomes[o] for o in slt.DEFECTS), report.details

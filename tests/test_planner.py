@@ -232,7 +232,7 @@ def test_plan_bad_input_is_named(session: Session) -> None:
     with pytest.raises(SizingError, match="no data"):
         plan(None, "select 1")
     with pytest.raises(SizingError, match="cannot be placed"):
-        plan(session, "select median(l_quantity) from lineitem", Resources.single_cpu())
+        plan(session, "select entropy(l_quantity) from lineitem", Resources.single_cpu())
     with pytest.raises(SizingError, match="safety_factor"):
         plan(session, tpch.queries()["q06"], Resources.single_cpu(), safety_factor=0.5)
 

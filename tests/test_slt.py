@@ -76,6 +76,7 @@ SPLITS = {
     "number_texts",
     "pivots",
     "parquet_reads",
+    "holistic_aggregates",
 }
 
 

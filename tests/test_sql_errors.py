@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
@@ -137,13 +138,13 @@ def test_unknown_device_and_missing_folder_are_named(tmp_path: Path) -> None:
 
 def test_strict_refusal_raises_and_default_answers_unsplit(session: Any) -> None:
     s, _ = session
-    sql = "select median(v) as m from t"
+    sql = "select entropy(v) as m from t"
     result = s.sql(sql)
     assert result.execution is None and result.refusal and "'m'" in result.refusal
-    assert result.table.column("m").to_pylist() == [2.0]
+    assert result.table.column("m").to_pylist() == [pytest.approx(math.log2(3))]
     from dau_scheduler import SplitError
 
-    with pytest.raises(SplitError, match="median"):
+    with pytest.raises(SplitError, match="entropy"):
         s.sql(sql, strict=True)
 
 

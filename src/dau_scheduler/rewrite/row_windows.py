@@ -79,7 +79,8 @@ class FinalColumns:
     """The columns the windowed expressions read, carried by the partial as ``__dau_w<i>``,
     and those expressions rewritten over them for the final query."""
 
-    def __init__(self) -> None:
+    def __init__(self, what: str = "a windowed expression") -> None:
+        self.what = what  # named where an expression reads a subquery (refused)
         self.hidden: dict[str, str] = {}
         self.projections: list[exp.Expr] = []
 
@@ -88,9 +89,7 @@ class FinalColumns:
 
         def carried(node: exp.Expr) -> exp.Expr | None:
             if isinstance(node, (exp.Query, exp.Subquery, exp.Exists)):
-                raise Refuse(
-                    f"a windowed expression reads a subquery ({node.sql(dialect=DIALECT)[:60]})"
-                )
+                raise Refuse(f"{self.what} reads a subquery ({node.sql(dialect=DIALECT)[:60]})")
             if not isinstance(node, exp.Column):
                 return None
             text = node.sql(dialect=DIALECT)
