@@ -17,7 +17,13 @@ from __future__ import annotations
 from sqlglot import exp
 
 from dau_scheduler.rewrite.aggregates import aggregate_kind
-from dau_scheduler.rewrite.blocks import BuiltBlock, Refuse, aggregate_calls, output_index
+from dau_scheduler.rewrite.blocks import (
+    BuiltBlock,
+    Refuse,
+    aggregate_calls,
+    build_aggregate,
+    output_index,
+)
 from dau_scheduler.rewrite.fold import PARTIALS
 from dau_scheduler.rewrite.row_windows import FinalColumns
 
@@ -128,4 +134,13 @@ def build_final_aggregates(
     return BuiltBlock(partial, final, [], [], ordered=False)
 
 
-__all__ = ["BESIDE", "HOLISTIC", "build_final_aggregates"]
+def build_grouped(block: exp.Select, names: frozenset[str], *, nested: bool) -> BuiltBlock:
+    """A grouped block's halves: its aggregates folded from the arms' partials
+    (``blocks.build_aggregate``), else, for a median, over the arms' rows."""
+    try:
+        return build_aggregate(block, names, nested=nested)
+    except Refuse as refused:
+        return build_final_aggregates(block, names, refused, nested=nested)
+
+
+__all__ = ["BESIDE", "HOLISTIC", "build_final_aggregates", "build_grouped"]

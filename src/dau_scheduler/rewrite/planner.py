@@ -34,7 +34,6 @@ from dau_scheduler.rewrite.arrival import arrival_dependence, per_arm_limit, uno
 from dau_scheduler.rewrite.blocks import (
     Refuse,
     aggregate_calls,
-    build_aggregate,
     distinct_on_keys,
     function_name,
     output_name,
@@ -45,7 +44,7 @@ from dau_scheduler.rewrite.columns import unanalysable
 from dau_scheduler.rewrite.columns_expansion import expand_columns
 from dau_scheduler.rewrite.ctes import attach_ctes
 from dau_scheduler.rewrite.dialect import DIALECT
-from dau_scheduler.rewrite.final_aggregates import build_final_aggregates
+from dau_scheduler.rewrite.final_aggregates import build_grouped
 from dau_scheduler.rewrite.fold import PARTIALS, FastFold, FastRows, fast_for_types
 from dau_scheduler.rewrite.occurrence import occurrence_refusal
 from dau_scheduler.rewrite.outputs import cast_outputs, partials_typed
@@ -469,11 +468,7 @@ def _compile_candidate(
         raise Refuse(limited)
     if aggregated:
         # A block inside another query may have its groups dropped by that query's filters.
-        nested = found.block.parent is not None
-        try:
-            built = build_aggregate(block, names, nested=nested)
-        except Refuse as refused:  # a median: the final query aggregates the arms' rows
-            built = build_final_aggregates(block, names, refused, nested=nested)
+        built = build_grouped(block, names, nested=found.block.parent is not None)
     else:
         built = build_rows(block, names)
     # TPC-DS Q5's UNION branch SELECT ... FROM store_sales: each arm reads its rows back and the
