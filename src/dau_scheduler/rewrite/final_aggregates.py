@@ -69,15 +69,15 @@ def build_final_aggregates(
     if not any(kind in HOLISTIC for kind in kinds):
         raise refused
     for call, kind in zip(calls, kinds, strict=True):
-        if kind in HOLISTIC | BESIDE:
-            continue
-        if kind not in OUTPUT_ONLY or nested or block.args.get("distinct") is not None:
-            raise refused
-        if not _output_only(call, block):
-            raise refused
-    for call in calls:
         inner = call.this if isinstance(call, exp.Filter) else call
-        if any(isinstance(arg, exp.Order) for arg in inner.iter_expressions()):
+        ordered = any(isinstance(arg, exp.Order) for arg in inner.iter_expressions())
+        taken = kind in HOLISTIC | BESIDE or (
+            kind in OUTPUT_ONLY
+            and not nested
+            and block.args.get("distinct") is None
+            and _output_only(call, block)
+        )
+        if ordered or not taken:
             raise refused
     unknown = [
         key
