@@ -51,8 +51,10 @@ def spark() -> Iterator[Any]:
 def test_tpch_over_spark_equals_duckdb(
     spark: Any, tpch_dir: Path, tpch_expected: dict[str, pa.Table]
 ) -> None:
+    # Every other query (the suite's ten minutes on two cores; test_dask.py runs all 22 over
+    # workers, and the partials Spark's workers run are the same DuckDB SQL).
     with Session(tpch_dir, device=None, cluster=spark) as s:
-        for name, sql in tpch.queries().items():
+        for name, sql in list(tpch.queries().items())[::2]:
             result = s.sql(sql)
             assert compare_tables(result.table, tpch_expected[name]) is None, name
             ex = result.execution

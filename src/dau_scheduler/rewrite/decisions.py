@@ -33,6 +33,10 @@ from dau_scheduler.rewrite.dialect import DIALECT
 #: ``meta`` key on a fold whose value may differ from DuckDB's in its last bits.
 INEXACT = "dau_inexact"
 
+#: ``meta`` key beside :data:`INEXACT` on an aggregate the final query computes over the arms'
+#: rows (``final_aggregates``), not folds from their partials.
+OVER_ROWS = "dau_over_rows"
+
 #: ``meta`` key on an AVG folded from integer sums: its integer sum and count are DuckDB's, and
 #: the one division rounds equal means to equal doubles (DuckDB's long double division rounds
 #: them alike too), so it keeps DuckDB's ties, and an ORDER BY may break them by a later key.
@@ -122,10 +126,15 @@ def decision(final: exp.Expr) -> str | None:
         if kind:
             why = _follow(node, final, _DEPTH, bool(node.meta.get(KEEPS_TIES)))
             if why is not None:
+                made = (
+                    "the final query computes over the arms' rows"
+                    if node.meta.get(OVER_ROWS)
+                    else "folded from the arms' partials"
+                )
                 return (
-                    f"{why} decides on a floating-point {kind.upper()} folded from the arms' "
-                    "partials, whose last bits differ from DuckDB's (another order of "
-                    "additions): a row could go the other way"
+                    f"{why} decides on a floating-point {kind.upper()} {made}, whose last bits "
+                    "differ from DuckDB's (another order of additions): a row could go the "
+                    "other way"
                 )
     return None
 
@@ -326,6 +335,7 @@ __all__ = [
     "EXACT_KINDS",
     "FLOAT_FOLDS",
     "INEXACT",
+    "OVER_ROWS",
     "ROWS",
     "decision",
     "mark",

@@ -6,16 +6,23 @@ A median needs every value of its group at once, so no arm can fold a partial of
 joins and filters them, and passes the columns the grouped block reads; the final query groups
 and aggregates those rows as the block does (decision 032). A median, a quantile and a median
 absolute deviation are functions of the multiset of their values (DuckDB sorts them), so the
-arms' rows, in any order, give DuckDB's value exactly; so do COUNT, MIN and MAX, and the
-DISTINCT counts beside them. Any other aggregate in the block (a floating-point SUM or AVG,
-whose last bits follow the order of additions, ``mode`` and ``entropy``, whose ties or sums
-follow arrival) keeps the block's refusal, as does an ORDER BY inside a call.
+arms' rows, in any order, give DuckDB's value exactly; so do COUNT, MIN, MAX, the boolean and
+bitwise folds, and the DISTINCT counts beside them. A SUM or AVG of an integer or decimal
+column is exact in any order too. Over floating-point values a sum, a mean or a moment's last
+bits follow the order of additions, which the final query's is not: the final query's call is
+marked (:func:`mark_inexact`, once the partial's types are bound) and ``decisions`` refuses the
+block where that value decides something (a HAVING, an ORDER BY broken by a later key, a
+DISTINCT, a query around the block), not where it is an output. ``mode`` and ``entropy``, whose
+ties or sums follow arrival, sketches, and an ORDER BY inside a call keep the block's refusal.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from sqlglot import exp
 
+from dau_scheduler.rewrite import decisions
 from dau_scheduler.rewrite.aggregates import aggregate_kind
 from dau_scheduler.rewrite.blocks import (
     BuiltBlock,
@@ -25,45 +32,66 @@ from dau_scheduler.rewrite.blocks import (
     output_index,
 )
 from dau_scheduler.rewrite.fold import PARTIALS
+from dau_scheduler.rewrite.partial_types import INTEGER
 from dau_scheduler.rewrite.row_windows import FinalColumns
 
 #: Aggregates the final query computes over the arms' rows: their value is the same for every
 #: order of the same values (module docstring).
 HOLISTIC = frozenset({"median", "quantile", "quantile_cont", "quantile_disc", "mad"})
-#: Aggregates taken beside a holistic one (the same for any order of the rows).
-BESIDE = frozenset({"count", "count_star", "min", "max", "count_distinct"})
-#: Taken beside one only as outputs of a query's outermost block: over floating-point values
-#: their last bits follow the order of additions, which the final query's is not (an output
-#: within the comparison's tolerance, as any split sum; never a filter, an order or a pick).
-OUTPUT_ONLY = frozenset({"sum", "avg", "mean"})
+#: Aggregates taken beside a holistic one: the same for any order of the rows.
+BESIDE = frozenset(
+    {
+        "count",
+        "count_star",
+        "count_distinct",
+        "min",
+        "max",
+        "min_distinct",
+        "max_distinct",
+        "bool_and",
+        "bool_or",
+        "bit_and",
+        "bit_or",
+        "bit_xor",
+        "regr_count",
+    }
+)
+#: Taken beside one, their final call marked where its last bits may follow the order of the
+#: rows (:func:`mark_inexact`): ``decisions`` refuses the block where such a value decides.
+ADDED = frozenset(
+    {
+        "sum",
+        "avg",
+        "mean",
+        "sum_distinct",
+        "avg_distinct",
+        "var_samp",
+        "var_pop",
+        "variance",
+        "stddev",
+        "stddev_samp",
+        "stddev_pop",
+        "covar_samp",
+        "covar_pop",
+        "corr",
+    }
+)
+#: Of those, the ones exact over an integer or decimal column (DuckDB adds them in a HUGEINT).
+_EXACT_OVER_NUMBERS = frozenset({"sum", "avg", "mean", "sum_distinct", "avg_distinct"})
+_DECIMAL = "DECIMAL"
+#: ``meta`` key on the final query's call of an :data:`ADDED` kind.
+_ADDED_KIND = "dau_final_added"
 #: The block's clauses the final query keeps (rewritten over the partial's columns); the rest
 #: (FROM, joins, WHERE) run in each arm.
 _FINAL_CLAUSES = ("group", "having", "qualify", "windows", "distinct", "limit", "offset")
 _ARM_CLAUSES = ("from_", "joins", "where", "laterals")
 
 
-def _output_only(call: exp.Expr, block: exp.Select) -> bool:
-    """Whether ``call`` is inside one of ``block``'s outputs, outside any window, and no
-    ORDER BY of the block names that output."""
-    node: exp.Expr | None = call
-    while node is not None and node.parent is not block:
-        if isinstance(node.parent, exp.Window):
-            return False
-        node = node.parent
-    if node is None or node.arg_key != "expressions":
-        return False
-    order = block.args.get("order")
-    named = [output_index(block, o.this) for o in order.expressions] if order is not None else []
-    return block.expressions.index(node) not in named
-
-
-def build_final_aggregates(
-    block: exp.Select, names: frozenset[str], refused: Refuse, *, nested: bool
-) -> BuiltBlock:
+def build_final_aggregates(block: exp.Select, names: frozenset[str], refused: Refuse) -> BuiltBlock:
     """The partial (the block's rows, filtered, the columns it reads) and final (the block's
     grouping and aggregates over them) of a grouped block with a holistic aggregate; raises
-    ``refused`` (the aggregate fold's own refusal) where the block is not one to take.
-    ``nested``: a query around the block reads its rows."""
+    ``refused`` (the aggregate fold's own refusal) where the block is not one to take. A query
+    around the block may read its rows: ``decisions`` follows a marked value out to it."""
     calls = aggregate_calls(block, names)
     kinds = [aggregate_kind(call) for call in calls]
     if not any(kind in HOLISTIC for kind in kinds):
@@ -71,13 +99,7 @@ def build_final_aggregates(
     for call, kind in zip(calls, kinds, strict=True):
         inner = call.this if isinstance(call, exp.Filter) else call
         ordered = any(isinstance(arg, exp.Order) for arg in inner.iter_expressions())
-        taken = kind in HOLISTIC | BESIDE or (
-            kind in OUTPUT_ONLY
-            and not nested
-            and block.args.get("distinct") is None
-            and _output_only(call, block)
-        )
-        if ordered or not taken:
+        if ordered or kind not in HOLISTIC | BESIDE | ADDED:
             raise refused
     unknown = [
         key
@@ -127,11 +149,58 @@ def build_final_aggregates(
         # count(*) alone reads no column: the arms pass one constant per row.
         carried.projections.append(exp.alias_(exp.Literal.number(1), "__dau_w0"))
 
+    # Each sum's or mean's argument goes to the probe as the block reads it, so that DuckDB
+    # binds its type (an integer's or decimal's sum is exact: :func:`mark_inexact`).
+    originals = {p.alias: p.this for p in carried.projections}
+    probed: list[exp.Expr] = []
+    for call in aggregate_calls(final, names):
+        kind = aggregate_kind(call)
+        if kind in ADDED:
+            argument = _argument(call) if kind in _EXACT_OVER_NUMBERS else None
+            call.meta[_ADDED_KIND] = (kind, len(probed) if argument is not None else None)
+            if argument is not None:
+                probed.append(_over(argument, originals))
+
     partial = block.copy()
     partial.set("expressions", carried.projections)
     for key in (*_FINAL_CLAUSES, "order"):
         partial.set(key, None)
-    return BuiltBlock(partial, final, [], [], ordered=False)
+    return BuiltBlock(partial, final, [], probed, ordered=False)
+
+
+def _argument(call: exp.Expr) -> exp.Expr | None:
+    """A one-argument call's argument (inside its FILTER and DISTINCT), else None."""
+    inner = call.this if isinstance(call, exp.Filter) else call
+    argument = inner.this
+    if isinstance(argument, exp.Distinct):
+        argument = argument.expressions[0] if len(argument.expressions) == 1 else None
+    return argument if isinstance(argument, exp.Expr) and not inner.expressions else None
+
+
+def _over(argument: exp.Expr, originals: dict[str, exp.Expr]) -> exp.Expr:
+    """``argument``, read over the partial's carried columns, as the block reads it."""
+
+    def original(node: exp.Expr) -> exp.Expr:
+        if isinstance(node, exp.Column) and not node.table and node.name in originals:
+            return originals[node.name].copy()
+        return node
+
+    return argument.transform(original)
+
+
+def mark_inexact(final: exp.Expr, probed: Sequence[str]) -> None:
+    """Mark (``decisions.INEXACT``) each call of the final query that adds up the arms' rows
+    and may differ from DuckDB's in its last bits: every moment, and a sum or mean but of an
+    integer or decimal argument (``probed``: the types DuckDB bound for the arguments the
+    block's probe carried, :func:`build_final_aggregates`)."""
+    for call in final.walk():
+        kind, index = call.meta.pop(_ADDED_KIND, (None, None))
+        if kind is None:
+            continue
+        typed = probed[index] if index is not None and index < len(probed) else ""
+        if not (INTEGER.match(typed) or typed.startswith(_DECIMAL)):
+            call.meta[decisions.INEXACT] = kind
+            call.meta[decisions.OVER_ROWS] = True
 
 
 def build_grouped(block: exp.Select, names: frozenset[str], *, nested: bool) -> BuiltBlock:
@@ -140,7 +209,7 @@ def build_grouped(block: exp.Select, names: frozenset[str], *, nested: bool) -> 
     try:
         return build_aggregate(block, names, nested=nested)
     except Refuse as refused:
-        return build_final_aggregates(block, names, refused, nested=nested)
+        return build_final_aggregates(block, names, refused)
 
 
-__all__ = ["BESIDE", "HOLISTIC", "build_final_aggregates", "build_grouped"]
+__all__ = ["ADDED", "BESIDE", "HOLISTIC", "build_final_aggregates", "build_grouped", "mark_inexact"]

@@ -44,7 +44,7 @@ from dau_scheduler.rewrite.columns import unanalysable
 from dau_scheduler.rewrite.columns_expansion import expand_columns
 from dau_scheduler.rewrite.ctes import attach_ctes
 from dau_scheduler.rewrite.dialect import DIALECT
-from dau_scheduler.rewrite.final_aggregates import build_grouped
+from dau_scheduler.rewrite.final_aggregates import build_grouped, mark_inexact
 from dau_scheduler.rewrite.fold import PARTIALS, FastFold, FastRows, fast_for_types
 from dau_scheduler.rewrite.occurrence import occurrence_refusal
 from dau_scheduler.rewrite.outputs import cast_outputs, partials_typed
@@ -505,8 +505,7 @@ def _compile_candidate(
     partial_columns, partial_types = names_out[:width], types_out[:width]
     complement.check_binds(unmatched, binder, partial_columns, partial_types)
     by_name = dict(zip(partial_columns, partial_types, strict=True))
-    numeric = partial_types_.numbers_only(built.calls, by_name)
-    if numeric is not None:
+    if (numeric := partial_types_.numbers_only(built.calls, by_name)) is not None:
         raise Refuse(numeric)
     for node in built.replacement.walk():
         if "dau_cast" in node.meta:
@@ -523,6 +522,7 @@ def _compile_candidate(
                 read = [by_name.get(c.name, "") for c in node.find_all(exp.Column)]
                 integers = bool(read) and all(partial_types_.INTEGER.match(t) for t in read)
                 decisions.mark(node, node.meta.pop("dau_kind", ""), integers)
+    mark_inexact(built.replacement, types_out[width:])  # sums over a median's rows
 
     final_tree = tree.copy()
     target = _marked(final_tree, "block")
