@@ -21,8 +21,9 @@ top-level ORDER BY). Each query is reported as:
 - ``skipped``: not a plain SELECT, a volatile call, or DuckDB's result not Arrow's;
 - ``unstable``: answered by DuckDB's own plan (refused and answered unsplit, or a posture that
   gave the device no rows: ``SplitExecution.unsplit``), and DuckDB's own answers differ
-  between runs (a rerun differs from the first, or gives the Session's); or split, and one of DuckDB's own answers in more runs is the split's (a
-  DISTINCT ON over ties that DuckDB's final query computes over a view of several files);
+  between runs (a rerun differs from the first, or gives the Session's); or split, and one of
+  DuckDB's own answers in more runs is the split's (a DISTINCT ON over ties that DuckDB's
+  final query computes over a view of several files);
 - ``cancelled``: split, its floats beyond the tolerance from DuckDB's but no further from the
   compensated sums than DuckDB's own (a sum that cancels: ``slt_order.summed_apart``).
 
