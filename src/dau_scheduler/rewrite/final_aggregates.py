@@ -38,24 +38,9 @@ from dau_scheduler.rewrite.row_windows import FinalColumns
 #: Aggregates the final query computes over the arms' rows: their value is the same for every
 #: order of the same values (module docstring).
 HOLISTIC = frozenset({"median", "quantile", "quantile_cont", "quantile_disc", "mad"})
-#: Aggregates taken beside a holistic one: the same for any order of the rows.
-BESIDE = frozenset(
-    {
-        "count",
-        "count_star",
-        "count_distinct",
-        "min",
-        "max",
-        "min_distinct",
-        "max_distinct",
-        "bool_and",
-        "bool_or",
-        "bit_and",
-        "bit_or",
-        "bit_xor",
-        "regr_count",
-    }
-)
+#: Aggregates taken beside a holistic one: the same for any order of the rows (the kinds whose
+#: fold is a pick, but ``mode`` and ``histogram``, whose ties or map follow the rows' arrival).
+BESIDE = decisions.EXACT_KINDS - {"mode", "histogram"}
 #: Taken beside one, their final call marked where its last bits may follow the order of the
 #: rows (:func:`mark_inexact`): ``decisions`` refuses the block where such a value decides.
 ADDED = frozenset(
