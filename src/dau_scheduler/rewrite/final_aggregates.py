@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import sqlglot
 from sqlglot import exp
 
 from dau_scheduler.rewrite import decisions
@@ -31,6 +32,7 @@ from dau_scheduler.rewrite.blocks import (
     build_aggregate,
     output_index,
 )
+from dau_scheduler.rewrite.dialect import DIALECT
 from dau_scheduler.rewrite.fold import PARTIALS
 from dau_scheduler.rewrite.partial_types import INTEGER
 from dau_scheduler.rewrite.row_windows import FinalColumns
@@ -177,15 +179,64 @@ def mark_inexact(final: exp.Expr, probed: Sequence[str]) -> None:
     """Mark (``decisions.INEXACT``) each call of the final query that adds up the arms' rows
     and may differ from DuckDB's in its last bits: every moment, and a sum or mean but of an
     integer or decimal argument (``probed``: the types DuckDB bound for the arguments the
-    block's probe carried, :func:`build_final_aggregates`)."""
+    block's probe carried, :func:`build_final_aggregates`); and guard each floating-point one
+    against values near the double's limit (:func:`_guarded`)."""
+    marked: list[tuple[exp.Expr, str, str]] = []
     for call in final.walk():
         kind, index = call.meta.pop(_ADDED_KIND, (None, None))
-        if kind is None:
+        if kind is not None:
+            marked.append((call, kind, probed[index] if index is not None else ""))
+    for call, kind, typed in marked:
+        if INTEGER.match(typed) or typed.startswith(_DECIMAL):
             continue
-        typed = probed[index] if index is not None and index < len(probed) else ""
-        if not (INTEGER.match(typed) or typed.startswith(_DECIMAL)):
-            call.meta[decisions.INEXACT] = kind
-            call.meta[decisions.OVER_ROWS] = True
+        call.meta[decisions.INEXACT] = kind
+        call.meta[decisions.OVER_ROWS] = True
+        if kind not in _EXACT_OVER_NUMBERS or typed in _FLOATS:
+            call.replace(_guarded(call))
+
+
+#: What the final query raises where a float sum or moment's values come near the double's
+#: limit (``merge.fold_error`` answers the query unsplit).
+NEAR_OVERFLOW = "dau-scheduler: a floating-point sum near overflow"
+#: The least greatest magnitude times the rows that may overflow in some order: a sum's partial
+#: sums stay below the values' magnitudes added (1.8e308), a moment's squares below their
+#: square (the root of 1.8e308 is 1.3e154).
+_NEAR = "1e150"
+_FLOATS = frozenset({"DOUBLE", "FLOAT", "REAL"})
+
+
+def _guarded(call: exp.Expr) -> exp.Expr:
+    """``call`` (a floating-point SUM, AVG or moment of the final query) raising
+    :data:`NEAR_OVERFLOW` where its finite values' greatest magnitude times the group's rows
+    reaches 1e150. Below that no order of additions overflows; at it, whether a sum of 1e308s
+    and a -inf gives -inf (DuckDB's order) or NaN (1e308 + 1e308 overflowing first, as an
+    arm's share may) follows the order of the rows, which the final query's is not DuckDB's
+    (``probes/aggregates.py`` seed 5502 found it in the fold of partial sums)."""
+    inner = call.this if isinstance(call, exp.Filter) else call
+    condition = call.expression.this if isinstance(call, exp.Filter) else None
+    arguments: list[exp.Expr] = []
+    for argument in inner.iter_expressions():
+        if isinstance(argument, exp.Distinct):
+            arguments.extend(argument.expressions)
+        elif not isinstance(argument, exp.Order):
+            arguments.append(argument)
+    magnitudes = []
+    for argument in arguments:
+        value = f"CAST(({argument.sql(dialect=DIALECT)}) AS DOUBLE)"
+        where = f"isfinite({value})"
+        if condition is not None:
+            where += f" AND ({condition.sql(dialect=DIALECT)})"
+        magnitudes.append(f"max(abs({value})) FILTER (WHERE {where})")
+    greatest = magnitudes[0] if len(magnitudes) == 1 else f"greatest({', '.join(magnitudes)})"
+    guard = sqlglot.parse_one(
+        f"CASE WHEN {greatest} * count(*) >= {_NEAR} THEN error('{NEAR_OVERFLOW}') END",
+        dialect=DIALECT,
+    )
+    assert isinstance(guard, exp.Case)
+    guarded = call.copy()
+    guarded.meta.update(call.meta)
+    guard.set("default", guarded)
+    return guard
 
 
 def build_grouped(block: exp.Select, names: frozenset[str], *, nested: bool) -> BuiltBlock:
@@ -197,4 +248,12 @@ def build_grouped(block: exp.Select, names: frozenset[str], *, nested: bool) -> 
         return build_final_aggregates(block, names, refused)
 
 
-__all__ = ["ADDED", "BESIDE", "HOLISTIC", "build_final_aggregates", "build_grouped", "mark_inexact"]
+__all__ = [
+    "ADDED",
+    "BESIDE",
+    "HOLISTIC",
+    "NEAR_OVERFLOW",
+    "build_final_aggregates",
+    "build_grouped",
+    "mark_inexact",
+]
