@@ -191,8 +191,8 @@ def mark_inexact(final: exp.Expr, probed: Sequence[str]) -> None:
             continue
         call.meta[decisions.INEXACT] = kind
         call.meta[decisions.OVER_ROWS] = True
-        if kind not in _EXACT_OVER_NUMBERS or typed in _FLOATS:
-            call.replace(_guarded(call))
+        if kind not in _EXACT_OVER_NUMBERS or typed in _FLOATS or not typed:
+            call.replace(_guarded(call))  # (a type bound otherwise, an INTERVAL: no guard)
 
 
 #: What the final query raises where a float sum or moment's values come near the double's
