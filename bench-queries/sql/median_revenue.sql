@@ -1,12 +1,12 @@
 -- Q12's late lines of 1994 by ship mode: a median quantity beside their revenue, mean discount
--- and quantity's deviation, kept where the quantity sums past a bound and ordered by revenue
+-- and greatest price, kept where the quantity sums past a bound and ordered by revenue
 -- (a decimal's SUM and AVG decide exactly beside a median since the fifty-fifth session; the
 -- arms filter lineitem, the final query groups the rows that pass: decision 032).
 SELECT l_shipmode,
        median(l_quantity) AS med_qty,
        sum(l_extendedprice * (1 - l_discount)) AS revenue,
        avg(l_discount) AS avg_discount,
-       stddev_samp(l_quantity) AS sd_qty,
+       max(l_extendedprice) AS max_price,
        count(*) AS items
 FROM lineitem
 WHERE l_receiptdate >= DATE '1994-01-01' AND l_receiptdate < DATE '1995-01-01'

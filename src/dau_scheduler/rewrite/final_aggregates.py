@@ -8,12 +8,14 @@ and aggregates those rows as the block does (decision 032). A median, a quantile
 absolute deviation are functions of the multiset of their values (DuckDB sorts them), so the
 arms' rows, in any order, give DuckDB's value exactly; so do COUNT, MIN, MAX, the boolean and
 bitwise folds, and the DISTINCT counts beside them. A SUM or AVG of an integer or decimal
-column is exact in any order too. Over floating-point values a sum, a mean or a moment's last
+column is exact in any order too. Over floating-point values a sum's or a mean's last
 bits follow the order of additions, which the final query's is not: the final query's call is
 marked (:func:`mark_inexact`, once the partial's types are bound) and ``decisions`` refuses the
 block where that value decides something (a HAVING, an ORDER BY broken by a later key, a
 DISTINCT, a query around the block), not where it is an output. ``mode`` and ``entropy``, whose
-ties or sums follow arrival, sketches, and an ORDER BY inside a call keep the block's refusal.
+ties or sums follow arrival, the variances and correlations (one that cancels moves past the
+tolerance with the order of the rows), sketches, and an ORDER BY inside a call keep the block's
+refusal.
 """
 
 from __future__ import annotations
@@ -44,27 +46,13 @@ HOLISTIC = frozenset({"median", "quantile", "quantile_cont", "quantile_disc", "m
 #: fold is a pick, but ``mode`` and ``histogram``, whose ties or map follow the rows' arrival).
 BESIDE = decisions.EXACT_KINDS - {"mode", "histogram"}
 #: Taken beside one, their final call marked where its last bits may follow the order of the
-#: rows (:func:`mark_inexact`): ``decisions`` refuses the block where such a value decides.
-ADDED = frozenset(
-    {
-        "sum",
-        "avg",
-        "mean",
-        "sum_distinct",
-        "avg_distinct",
-        "var_samp",
-        "var_pop",
-        "variance",
-        "stddev",
-        "stddev_samp",
-        "stddev_pop",
-        "covar_samp",
-        "covar_pop",
-        "corr",
-    }
-)
+#: rows (:func:`mark_inexact`): ``decisions`` refuses the block where such a value decides. (Not
+#: the moments: a variance, covariance or correlation that cancels, `corr` of nearly
+#: uncorrelated pairs, moves past the tolerance with the order of the rows, where the fold of
+#: partials refuses it as ill-conditioned; the probe of the fifty-fifth session found one.)
+ADDED = frozenset({"sum", "avg", "mean", "sum_distinct", "avg_distinct"})
 #: Of those, the ones exact over an integer or decimal column (DuckDB adds them in a HUGEINT).
-_EXACT_OVER_NUMBERS = frozenset({"sum", "avg", "mean", "sum_distinct", "avg_distinct"})
+_EXACT_OVER_NUMBERS = ADDED
 _DECIMAL = "DECIMAL"
 #: ``meta`` key on the final query's call of an :data:`ADDED` kind.
 _ADDED_KIND = "dau_final_added"
@@ -177,7 +165,7 @@ def _over(argument: exp.Expr, originals: dict[str, exp.Expr]) -> exp.Expr:
 
 def mark_inexact(final: exp.Expr, probed: Sequence[str]) -> None:
     """Mark (``decisions.INEXACT``) each call of the final query that adds up the arms' rows
-    and may differ from DuckDB's in its last bits: every moment, and a sum or mean but of an
+    and may differ from DuckDB's in its last bits: a sum or mean but of an
     integer or decimal argument (``probed``: the types DuckDB bound for the arguments the
     block's probe carried, :func:`build_final_aggregates`); and guard each floating-point one
     against values near the double's limit (:func:`_guarded`)."""
@@ -195,18 +183,17 @@ def mark_inexact(final: exp.Expr, probed: Sequence[str]) -> None:
             call.replace(_guarded(call))  # (a type bound otherwise, an INTERVAL: no guard)
 
 
-#: What the final query raises where a float sum or moment's values come near the double's
+#: What the final query raises where a float sum's values come near the double's
 #: limit (``merge.fold_error`` answers the query unsplit).
 NEAR_OVERFLOW = "dau-scheduler: a floating-point sum near overflow"
 #: The least greatest magnitude times the rows that may overflow in some order: a sum's partial
-#: sums stay below the values' magnitudes added (1.8e308), a moment's squares below their
-#: square (the root of 1.8e308 is 1.3e154).
+#: sums stay below the values' magnitudes added (1.8e308).
 _NEAR = "1e150"
 _FLOATS = frozenset({"DOUBLE", "FLOAT", "REAL"})
 
 
 def _guarded(call: exp.Expr) -> exp.Expr:
-    """``call`` (a floating-point SUM, AVG or moment of the final query) raising
+    """``call`` (a floating-point SUM or AVG of the final query) raising
     :data:`NEAR_OVERFLOW` where its finite values' greatest magnitude times the group's rows
     reaches 1e150. Below that no order of additions overflows; at it, whether a sum of 1e308s
     and a -inf gives -inf (DuckDB's order) or NaN (1e308 + 1e308 overflowing first, as an
