@@ -46,13 +46,12 @@ HOLISTIC = frozenset({"median", "quantile", "quantile_cont", "quantile_disc", "m
 #: fold is a pick, but ``mode`` and ``histogram``, whose ties or map follow the rows' arrival).
 BESIDE = decisions.EXACT_KINDS - {"mode", "histogram"}
 #: Taken beside one, their final call marked where its last bits may follow the order of the
-#: rows (:func:`mark_inexact`): ``decisions`` refuses the block where such a value decides. (Not
+#: rows (:func:`mark_inexact`; exact over an integer or decimal argument, which DuckDB adds in a
+#: HUGEINT): ``decisions`` refuses the block where such a value decides. (Not
 #: the moments: a variance, covariance or correlation that cancels, `corr` of nearly
 #: uncorrelated pairs, moves past the tolerance with the order of the rows, where the fold of
 #: partials refuses it as ill-conditioned; the probe of the fifty-fifth session found one.)
 ADDED = frozenset({"sum", "avg", "mean", "sum_distinct", "avg_distinct"})
-#: Of those, the ones exact over an integer or decimal column (DuckDB adds them in a HUGEINT).
-_EXACT_OVER_NUMBERS = ADDED
 _DECIMAL = "DECIMAL"
 #: ``meta`` key on the final query's call of an :data:`ADDED` kind.
 _ADDED_KIND = "dau_final_added"
@@ -131,7 +130,7 @@ def build_final_aggregates(block: exp.Select, names: frozenset[str], refused: Re
     for call in aggregate_calls(final, names):
         kind = aggregate_kind(call)
         if kind in ADDED:
-            argument = _argument(call) if kind in _EXACT_OVER_NUMBERS else None
+            argument = _argument(call)
             call.meta[_ADDED_KIND] = (kind, len(probed) if argument is not None else None)
             if argument is not None:
                 probed.append(_over(argument, originals))
@@ -179,7 +178,7 @@ def mark_inexact(final: exp.Expr, probed: Sequence[str]) -> None:
             continue
         call.meta[decisions.INEXACT] = kind
         call.meta[decisions.OVER_ROWS] = True
-        if kind not in _EXACT_OVER_NUMBERS or typed in _FLOATS or not typed:
+        if typed in _FLOATS or not typed:
             call.replace(_guarded(call))  # (a type bound otherwise, an INTERVAL: no guard)
 
 
