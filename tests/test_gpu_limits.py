@@ -268,21 +268,24 @@ _FLOATS = (
     "FROM range(2000) r(i)"
 )
 #: Comparisons of a column holding NaN, or of a value that may be NaN (``y - y`` of an
-#: infinity, ``isnan``, written ``x = NaN``): the GPU engine compares as IEEE does.
+#: infinity): the GPU engine compares as IEEE does.
 _NAN_REFUSED = [
     "SELECT count(*) FROM n WHERE x > 100",
     "SELECT k, count(*) FROM n WHERE x BETWEEN 1 AND 50 GROUP BY k",
-    "SELECT count(*) FROM n WHERE isnan(y)",
     "SELECT count(*) FROM n WHERE y - y < 1",
     "SELECT sum(CASE WHEN x = 2.0 THEN 1 ELSE 0 END) FROM n",
 ]
 #: Of columns the arm read holds no NaN (infinities are ordered alike), and of values made of
-#: them that cannot be NaN (a sum with a number, floor, a constant, a cast of an integer).
+#: them that cannot be NaN (a sum with a number, floor, a constant, a cast of an integer); and
+#: ``isnan``, ``isinf``, ``isfinite`` of a column holding NaN, written as comparisons of its
+#: magnitude with infinity that answer alike in both orders (``polars_sql._float_class``).
 _NAN_FREE = [
     "SELECT count(*) FROM n WHERE y > 100",
     "SELECT k, count(*) FROM n WHERE y + 1 BETWEEN 10 AND 200 GROUP BY k",
     "SELECT count(*) FROM n WHERE f >= 3 AND floor(y) < 1e3 * 0.5",
     "SELECT count(*) FROM n WHERE i::DOUBLE > y AND round(y) <> 7",
+    "SELECT count(*) FROM n WHERE isnan(x) OR isinf(y)",
+    "SELECT k, count(*) FILTER (WHERE isfinite(x)), sum(x) FROM n GROUP BY k",
 ]
 
 

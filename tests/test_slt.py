@@ -77,6 +77,7 @@ SPLITS = {
     "pivots",
     "parquet_reads",
     "holistic_aggregates",
+    "float_sums_near_overflow",
 }
 
 

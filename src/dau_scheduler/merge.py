@@ -270,9 +270,9 @@ def fold_error(exc: Exception) -> FoldError:
     unsplit query may not fail where the fold did: DuckDB's AVG of a DECIMAL(38, s) adds in a
     HUGEINT up to 1.7e38 where the partial sums' SUM stops at 1e38 (found by
     ``probes/aggregates.py``). The unsplit query then answers, or raises DuckDB's own error."""
-    from dau_scheduler.rewrite.final_aggregates import NEAR_OVERFLOW
     from dau_scheduler.rewrite.modes import MODE_TIE
     from dau_scheduler.rewrite.moments import CONDITION_LIMIT, ILL_CONDITIONED
+    from dau_scheduler.rewrite.overflow import NEAR_MESSAGE, NEAR_OVERFLOW
     from dau_scheduler.rewrite.row_block import TIED_PICK
 
     if MODE_TIE in str(exc):
@@ -293,11 +293,7 @@ def fold_error(exc: Exception) -> FoldError:
             "within the float tolerance"
         )
     if NEAR_OVERFLOW in str(exc):
-        return FoldError(
-            "a floating-point SUM, AVG or moment over values near the double's limit: whether "
-            "it overflows follows the order of the additions, and the final query's over the "
-            "arms' rows is not DuckDB's"
-        )
+        return FoldError(NEAR_MESSAGE)
     first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
     return FoldError(f"the final query failed over the arms' partials: {first}")
 

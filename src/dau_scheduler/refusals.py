@@ -21,7 +21,7 @@ from dau_scheduler.guards import (
     read_as_own_function,
     type_refusal,
 )
-from dau_scheduler.rewrite.blocks import function_name
+from dau_scheduler.rewrite.block_parts import function_name
 from dau_scheduler.rewrite.dialect import DIALECT
 from dau_scheduler.strategies import columns_read, device_excluded
 from dau_scheduler.tables import ParquetSource, ParquetViewSource

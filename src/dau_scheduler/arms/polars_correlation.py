@@ -24,7 +24,7 @@ from sqlglot import exp
 
 from dau_scheduler.arms.polars_checks import defined_names, reads_outer_columns, source_items
 from dau_scheduler.errors import SqlError
-from dau_scheduler.rewrite.blocks import conjuncts
+from dau_scheduler.rewrite.block_parts import conjuncts
 
 #: The comparisons Polars decorrelates between an inner and an outer column (each checked
 #: against DuckDB over NULLs in both, in scalar, EXISTS, NOT EXISTS and IN subqueries).

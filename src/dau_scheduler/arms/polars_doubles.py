@@ -43,6 +43,10 @@ from dau_scheduler.rewrite.planner import PLACEHOLDER
 #: ``meta`` key on the casts :func:`exact_conversions` writes (a decimal to text, text to a
 #: float), which ``polars_checks.refuse_divergent`` lets through.
 EXACT = "dau_exact_conversion"
+#: ``meta`` key on a comparison of a value's magnitude with infinity that stands for ``isnan``,
+#: ``isinf`` or ``isfinite`` (``polars_sql._float_class``): a decimal made a double is finite
+#: however it is rounded, so its conversion cannot change the answer.
+FLOAT_CLASS = "dau_float_class"
 _TEXT = exp.DataType.build("VARCHAR")
 _DOUBLE = exp.DataType.build("DOUBLE")
 _FLOAT = exp.DataType.build("FLOAT")
@@ -87,17 +91,21 @@ def _bounded_in_double(operand: exp.Expr, scale: int) -> bool:
 
 def _only_folded(node: exp.Expr) -> bool:
     """Whether ``node``'s value reaches only a floating-point SUM, AVG or moment through
-    arithmetic and CASE branches: those fold in another order than DuckDB's anyway, and their
-    last bits are compared within the tolerance (or refused where a final query decides on
-    them); or a COUNT, which reads only whether it is NULL."""
+    arithmetic, ``abs`` and CASE branches: those fold in another order than DuckDB's anyway, and
+    their last bits are compared within the tolerance (or refused where a final query decides
+    on them); or a COUNT, which reads only whether it is NULL; or a test of whether it is
+    finite (:data:`FLOAT_CLASS`)."""
     child, parent = node, node.parent
-    while isinstance(parent, (exp.Paren, exp.Neg, exp.Cast, *ARITHMETIC)) or (
+    while isinstance(parent, (exp.Paren, exp.Neg, exp.Abs, exp.Cast, *ARITHMETIC)) or (
         isinstance(parent, (exp.If, exp.Case))  # a branch's value, not its condition
         and child is not parent.this
     ):
         child, parent = parent, parent.parent
     # (a moment's own MIN, its shift, is read only as an estimate, its MAX only as finite or
-    # not: ``moments.NAN_BLIND``)
+    # not: ``moments.NAN_BLIND``; whether a value is finite, :data:`FLOAT_CLASS`, a float sum's
+    # magnitude partial asks)
+    if parent is not None and parent.meta.get(FLOAT_CLASS):
+        return True
     return isinstance(parent, (*FLOAT_FOLDS, exp.Count)) or (
         isinstance(parent, (exp.Min, exp.Max)) and bool(parent.meta.get(NAN_BLIND))
     )

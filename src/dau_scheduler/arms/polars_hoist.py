@@ -57,7 +57,7 @@ from dau_scheduler.arms.polars_marks import HOST_LOOKUP
 from dau_scheduler.arms.polars_values import beyond_polars
 from dau_scheduler.errors import SqlError
 from dau_scheduler.lazy import LazyModule
-from dau_scheduler.rewrite.blocks import conjuncts
+from dau_scheduler.rewrite.block_parts import conjuncts
 from dau_scheduler.rewrite.decisions import ARITHMETIC, FLOAT_FOLDS
 from dau_scheduler.rewrite.dialect import DIALECT
 from dau_scheduler.rewrite.planner import PLACEHOLDER

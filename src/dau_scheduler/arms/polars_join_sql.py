@@ -19,7 +19,7 @@ from __future__ import annotations
 from sqlglot import exp
 
 from dau_scheduler.errors import SqlError
-from dau_scheduler.rewrite.blocks import conjuncts
+from dau_scheduler.rewrite.block_parts import conjuncts
 from dau_scheduler.rewrite.comma_scopes import is_comma
 from dau_scheduler.rewrite.planner import PLACEHOLDER
 

@@ -14,7 +14,7 @@ from sqlglot.errors import SqlglotError
 from dau_scheduler.arms.polars_checks import source_items
 from dau_scheduler.arms.polars_join_sql import sources
 from dau_scheduler.arms.polars_sql import _PolarsSQL
-from dau_scheduler.rewrite.blocks import conjuncts
+from dau_scheduler.rewrite.block_parts import conjuncts
 from dau_scheduler.rewrite.planner import PLACEHOLDER
 
 

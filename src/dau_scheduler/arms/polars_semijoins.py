@@ -35,7 +35,7 @@ from sqlglot import exp
 
 from dau_scheduler.arms.polars_checks import source_items
 from dau_scheduler.arms.polars_correlation import outer_name_shared, renamable_source
-from dau_scheduler.rewrite.blocks import conjuncts
+from dau_scheduler.rewrite.block_parts import conjuncts
 
 #: The CTEs this writes, and the one column each holds.
 PREFIX = "__dau_in"

@@ -77,6 +77,7 @@ from dau_scheduler.arms.polars_functions import (
     text_slice_as_substring,
 )
 from dau_scheduler.arms.polars_gpu import (
+    NAN_SAFE,
     covariances_as_sums,
     refuse_inexact_math,
     refuse_nan_comparisons,
@@ -366,21 +367,25 @@ def _translate(node: exp.Expr) -> exp.Expr:
 
 def _float_class(node: exp.Expr) -> exp.Expr:
     """``isnan``, ``isinf`` and ``isfinite``, which Polars' SQL has not, as comparisons with the
-    special values: Polars, as DuckDB, finds NaN equal to NaN (IEEE would not), an infinity
-    equal to itself, and NULL compared NULL, as the three functions give NULL for NULL."""
+    infinities that answer alike where NaN ranks above every number (DuckDB, Polars' CPU engine)
+    and where it compares false with all (IEEE, the GPU engine): finite is ``-inf < x < inf``,
+    infinite ``x = inf OR x = -inf``, NaN ``NOT (-inf <= x <= inf)``. NULL gives NULL, as the
+    three functions give NULL for NULL. So they are :data:`NAN_SAFE` (and a float sum's
+    magnitude partial, ``rewrite.overflow``, runs on the GPU engine too)."""
     value = _translated(node.expressions[0] if isinstance(node, exp.Anonymous) else node.this)
+    double = exp.DataType.build("DOUBLE")
 
-    def equals(special: str) -> exp.Expr:
-        constant = special_value(special, exp.DataType.build("DOUBLE"))
-        return exp.EQ(this=value.copy(), expression=constant)
+    def compared(cls: type[exp.Binary], special: str) -> exp.Expr:
+        comparison = cls(this=value.copy(), expression=special_value(special, double))
+        comparison.meta.update({NAN_SAFE: True, polars_doubles.FLOAT_CLASS: True})
+        return comparison
 
-    nan = equals("nan")
-    infinite = exp.Paren(this=exp.or_(equals("inf"), equals("-inf")))
-    if isinstance(node, exp.IsNan):
-        return exp.Paren(this=nan)
     if isinstance(node, exp.IsInf):
-        return infinite
-    return exp.Paren(this=exp.Not(this=exp.Paren(this=exp.or_(nan, infinite))))
+        return exp.Paren(this=exp.or_(compared(exp.EQ, "inf"), compared(exp.EQ, "-inf")))
+    if isinstance(node, exp.IsNan):
+        within = exp.and_(compared(exp.GTE, "-inf"), compared(exp.LTE, "inf"))
+        return exp.Paren(this=exp.Not(this=exp.Paren(this=within)))
+    return exp.Paren(this=exp.and_(compared(exp.GT, "-inf"), compared(exp.LT, "inf")))
 
 
 #: Unicode's space separators (category Zs), the characters DuckDB's one-argument trim

@@ -25,6 +25,7 @@ from dau_scheduler.rewrite.moments import (
     VARIANCE_STEPS,
     as_unary,
 )
+from dau_scheduler.rewrite.overflow import GUARDED, bounded, float_kind
 from dau_scheduler.rewrite.power_moments import POWER_MOMENT_STEPS
 
 if TYPE_CHECKING:
@@ -246,6 +247,8 @@ MERGE_STEPS["regr_avgx"] = MergeStep(
 MERGE_STEPS["regr_avgy"] = MergeStep(
     _on_pairs(_avg_partials, "y", exp.Avg), _merge_avg, ("sum", "sum"), _ratio
 )
+# The same over a float argument, with the partial that finds a sum near overflow (overflow.py).
+MERGE_STEPS.update({float_kind(kind): bounded(MERGE_STEPS[kind]) for kind in GUARDED})
 
 #: Aggregates whose value the order of their input cannot change: an ORDER BY inside them is
 #: harmless. Any other ordered aggregate (``sum(x ORDER BY y)`` over doubles, ``string_agg``,

@@ -27,7 +27,12 @@ from __future__ import annotations
 from sqlglot import exp
 
 from dau_scheduler import merge
-from dau_scheduler.rewrite.blocks import aggregate_calls, distinct_on_keys, is_aggregate, own_nodes
+from dau_scheduler.rewrite.block_parts import (
+    aggregate_calls,
+    distinct_on_keys,
+    is_aggregate,
+    own_nodes,
+)
 from dau_scheduler.rewrite.dialect import DIALECT
 
 #: Aggregates whose value keeps or picks rows in the order they arrive: the merge rules' own

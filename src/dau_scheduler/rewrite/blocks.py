@@ -1,23 +1,31 @@
 """The partial and final halves of an aggregating split block: what each arm computes, and how
-the final query re-derives the block's outputs from the merged partials; and the helpers every
-block shares (a block without aggregation is :mod:`dau_scheduler.rewrite.row_block`'s)."""
+the final query re-derives the block's outputs from the merged partials (a block without
+aggregation is :mod:`dau_scheduler.rewrite.row_block`'s; what reads a block,
+:mod:`dau_scheduler.rewrite.block_parts`)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from sqlglot import exp
 
 from dau_scheduler.errors import SplitError
 from dau_scheduler.merge import MergeRule, check_split
-from dau_scheduler.rewrite import modes
+from dau_scheduler.rewrite import modes, overflow
 from dau_scheduler.rewrite.aggregates import (
     DISTINCT_KINDS,
     MERGE_STEPS,
     ORDER_INSENSITIVE,
     aggregate_kind,
     distinct_node,
+)
+from dau_scheduler.rewrite.block_parts import (
+    Refuse,
+    aggregate_calls,
+    is_aggregate,
+    literal_int,
+    output_name,
 )
 from dau_scheduler.rewrite.dialect import DIALECT
 from dau_scheduler.rewrite.fold import (
@@ -28,115 +36,6 @@ from dau_scheduler.rewrite.fold import (
     raise_check_for,
     refold_sql_for,
 )
-
-
-def conjuncts(condition: exp.Expr) -> list[exp.Expr]:
-    """The terms of a conjunction, through parentheses: ``(a = b AND c = d)`` is two terms
-    (TPC-DS Q40 and Q72 write their join conditions in parentheses)."""
-    inner = condition.unnest()
-    if isinstance(inner, exp.And):
-        return [*conjuncts(inner.this), *conjuncts(inner.expression)]
-    return [inner]
-
-
-def distinct_on_keys(select: exp.Select) -> list[exp.Expr]:
-    """The keys of a block's DISTINCT ON (none for another block)."""
-    distinct = select.args.get("distinct")
-    on = distinct.args.get("on") if isinstance(distinct, exp.Distinct) else None
-    if on is None:
-        return []
-    return list(on.expressions) if isinstance(on, exp.Tuple) else [on]
-
-
-class Refuse(Exception):
-    """Raised inside the planner to abandon one candidate with a reason."""
-
-
-def own_nodes(root: exp.Expr) -> Iterator[exp.Expr]:
-    """The nodes of ``root`` that belong to its own query block (nested queries excluded)."""
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        yield node
-        for child in node.iter_expressions():
-            if isinstance(child, (exp.Query, exp.Subquery)):
-                continue
-            stack.append(child)
-
-
-def is_aggregate(node: exp.Expr, aggregate_names: frozenset[str]) -> bool:
-    if isinstance(node, exp.Filter):
-        return is_aggregate(node.this, aggregate_names)
-    if isinstance(node, (exp.Grouping, exp.GroupingId)):
-        return False  # which grouping set a row belongs to: a function of the keys, not the rows
-    if isinstance(node, exp.AggFunc):
-        return True
-    return isinstance(node, exp.Anonymous) and str(node.this).lower() in aggregate_names
-
-
-def aggregate_calls(select: exp.Select, names: frozenset[str]) -> list[exp.Expr]:
-    """Aggregate calls of this block (in SELECT, HAVING, QUALIFY, ORDER BY), outermost call
-    only."""
-    calls: list[exp.Expr] = []
-    roots = [*select.expressions]
-    for key in ("having", "qualify", "order"):
-        if select.args.get(key) is not None:
-            roots.append(select.args[key])
-    stack = list(reversed(roots))
-    while stack:
-        node = stack.pop()
-        if isinstance(node, exp.Window):
-            # The window's own function runs over the block's output rows; the aggregates in its
-            # arguments, PARTITION BY and ORDER BY are the block's (rank() OVER (ORDER BY sum(x))).
-            stack.extend(reversed(list(window_parts(node))))
-            continue
-        if is_aggregate(node, names):
-            calls.append(node)
-            continue
-        if isinstance(node, (exp.Query, exp.Subquery)):
-            continue
-        stack.extend(reversed(list(node.iter_expressions())))
-    return calls
-
-
-def window_parts(window: exp.Window) -> Iterator[exp.Expr]:
-    """What a window reads from its block's rows: its function's arguments, PARTITION BY and
-    ORDER BY (not the function itself, which runs over those rows)."""
-    yield from window.this.iter_expressions()
-    for key, value in window.args.items():
-        if key == "this":
-            continue
-        for part in value if isinstance(value, list) else [value]:
-            if isinstance(part, exp.Expr):
-                yield part
-
-
-def function_name(node: exp.Expr) -> str:
-    if isinstance(node, exp.Anonymous):
-        return str(node.this).lower()
-    return node.sql(dialect=DIALECT).split("(", 1)[0].strip().lower()
-
-
-def output_name(call: exp.Expr, block: exp.Select) -> str:
-    node: exp.Expr | None = call
-    while node is not None and node.parent is not block:
-        node = node.parent
-    if node is None:
-        return "?"
-    if node.arg_key == "expressions":
-        return node.alias_or_name or node.sql(dialect=DIALECT)
-    return (node.arg_key or "?").upper()
-
-
-def literal_int(node: exp.Expr | None, what: str) -> int:
-    if node is None:
-        return 0
-    value = node.expression if isinstance(node, (exp.Limit, exp.Offset)) else node
-    if node.args.get("limit_options") and node.args["limit_options"].args.get("percent"):
-        raise Refuse(f"{what} ... PERCENT (a share of all the rows, which no arm holds)")
-    if isinstance(value, exp.Literal) and value.is_int:
-        return int(value.this)
-    raise Refuse(f"{what} is not a constant integer")
 
 
 @dataclass
@@ -150,6 +49,7 @@ class BuiltBlock:
     refold_sql: str | None = None
     calls: tuple[FoldCall, ...] = ()
     raise_check: exp.Select | None = None  # CompiledSplit.raise_check_sql
+    sums: tuple[tuple[str, str], ...] = ()  # summing calls' SQL, column typing them (overflow.py)
 
 
 def replace_outside_subqueries(
@@ -353,10 +253,15 @@ def keys_for_correlated(sub: exp.Expr, block: exp.Select, keys: list[exp.Expr]) 
 
 
 def build_aggregate(
-    block: exp.Select, names: frozenset[str], *, nested: bool = False
+    block: exp.Select,
+    names: frozenset[str],
+    *,
+    nested: bool = False,
+    floats: frozenset[str] = frozenset(),
 ) -> BuiltBlock:
     """The partial and final queries of a grouped block. ``nested``: a query around the block
-    reads its rows, and its filters may drop groups."""
+    reads its rows, and its filters may drop groups. ``floats``: the SQL of the summing calls
+    that add floats (``overflow.float_calls`` of a first build's bound partial)."""
     calls = aggregate_calls(block, names)
     for call in calls:
         kind = aggregate_kind(call)
@@ -414,6 +319,7 @@ def build_aggregate(
     fold_calls: list[FoldCall] = []
     partial_names: dict[str, str] = {}
     raising: list[exp.Expr] = []  # where an unsplit finalize raises (MergeStep.raises)
+    sums: list[tuple[str, str]] = []
     for call in calls:
         text = call.sql(dialect=DIALECT)
         if text in merged:
@@ -427,9 +333,14 @@ def build_aggregate(
             distinct = distinct_node(on_values)
             assert distinct is not None
             distinct.set("expressions", [column])
+            if kind in overflow.GUARDED_DISTINCT:
+                sums.append((text, column.name))
+                on_values = overflow.guarded(on_values) if text in floats else on_values
             merged[text] = (on_values, len(probe_extra))
             probe_extra.append(exp.alias_(call.copy(), f"__dau_t{len(probe_extra)}"))
             continue
+        if kind in overflow.GUARDED and text in floats:
+            kind = overflow.float_kind(kind)
         step = modes.merge_step(kind, argument, partial_keys)
         columns = []
         for partial in step.partials(call):
@@ -440,6 +351,8 @@ def build_aggregate(
                 projections.append(exp.alias_(partial, name))
             columns.append(exp.column(name))
         merged[text] = (step.merge(columns), len(probe_extra))
+        if kind in overflow.GUARDED:
+            sums.append((text, columns[0].name))
         if step.raises is not None:
             raising.append(step.raises(columns))
         fold_calls.append(FoldCall(modes.refolded(kind), tuple(c.name for c in columns)))
@@ -533,6 +446,7 @@ def build_aggregate(
         refold_sql=refold,
         calls=(*fold_calls, *counted),
         raise_check=raise_check,
+        sums=tuple(sums),
     )
 
 

@@ -29,7 +29,7 @@ from collections.abc import Callable, Sequence
 from sqlglot import exp
 
 from dau_scheduler.errors import SplitError
-from dau_scheduler.rewrite.blocks import Refuse, conjuncts
+from dau_scheduler.rewrite.block_parts import Refuse, conjuncts
 from dau_scheduler.rewrite.comma_scopes import is_comma
 from dau_scheduler.rewrite.dialect import DIALECT
 

@@ -22,20 +22,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import sqlglot
 from sqlglot import exp
 
 from dau_scheduler.rewrite import decisions
 from dau_scheduler.rewrite.aggregates import aggregate_kind
-from dau_scheduler.rewrite.blocks import (
-    BuiltBlock,
-    Refuse,
-    aggregate_calls,
-    build_aggregate,
-    output_index,
-)
-from dau_scheduler.rewrite.dialect import DIALECT
+from dau_scheduler.rewrite.block_parts import Refuse, aggregate_calls
+from dau_scheduler.rewrite.blocks import BuiltBlock, build_aggregate, output_index
 from dau_scheduler.rewrite.fold import PARTIALS
+from dau_scheduler.rewrite.overflow import FLOATS, guarded
 from dau_scheduler.rewrite.partial_types import INTEGER
 from dau_scheduler.rewrite.row_windows import FinalColumns
 
@@ -167,7 +161,7 @@ def mark_inexact(final: exp.Expr, probed: Sequence[str]) -> None:
     and may differ from DuckDB's in its last bits: a sum or mean but of an
     integer or decimal argument (``probed``: the types DuckDB bound for the arguments the
     block's probe carried, :func:`build_final_aggregates`); and guard each floating-point one
-    against values near the double's limit (:func:`_guarded`)."""
+    against values near the double's limit (:func:`overflow.guarded`)."""
     marked: list[tuple[exp.Expr, str, str]] = []
     for call in final.walk():
         kind, index = call.meta.pop(_ADDED_KIND, (None, None))
@@ -178,58 +172,17 @@ def mark_inexact(final: exp.Expr, probed: Sequence[str]) -> None:
             continue
         call.meta[decisions.INEXACT] = kind
         call.meta[decisions.OVER_ROWS] = True
-        if typed in _FLOATS or not typed:
-            call.replace(_guarded(call))  # (a type bound otherwise, an INTERVAL: no guard)
+        if typed in FLOATS or not typed:
+            call.replace(guarded(call))  # (a type bound otherwise, an INTERVAL: no guard)
 
 
-#: What the final query raises where a float sum's values come near the double's
-#: limit (``merge.fold_error`` answers the query unsplit).
-NEAR_OVERFLOW = "dau-scheduler: a floating-point sum near overflow"
-#: The least greatest magnitude times the rows that may overflow in some order: a sum's partial
-#: sums stay below the values' magnitudes added (1.8e308).
-_NEAR = "1e150"
-_FLOATS = frozenset({"DOUBLE", "FLOAT", "REAL"})
-
-
-def _guarded(call: exp.Expr) -> exp.Expr:
-    """``call`` (a floating-point SUM or AVG of the final query) raising
-    :data:`NEAR_OVERFLOW` where its finite values' greatest magnitude times the group's rows
-    reaches 1e150. Below that no order of additions overflows; at it, whether a sum of 1e308s
-    and a -inf gives -inf (DuckDB's order) or NaN (1e308 + 1e308 overflowing first, as an
-    arm's share may) follows the order of the rows, which the final query's is not DuckDB's
-    (``probes/aggregates.py`` seed 5502 found it in the fold of partial sums)."""
-    inner = call.this if isinstance(call, exp.Filter) else call
-    condition = call.expression.this if isinstance(call, exp.Filter) else None
-    arguments: list[exp.Expr] = []
-    for argument in inner.iter_expressions():
-        if isinstance(argument, exp.Distinct):
-            arguments.extend(argument.expressions)
-        elif not isinstance(argument, exp.Order):
-            arguments.append(argument)
-    magnitudes = []
-    for argument in arguments:
-        value = f"CAST(({argument.sql(dialect=DIALECT)}) AS DOUBLE)"
-        where = f"isfinite({value})"
-        if condition is not None:
-            where += f" AND ({condition.sql(dialect=DIALECT)})"
-        magnitudes.append(f"max(abs({value})) FILTER (WHERE {where})")
-    greatest = magnitudes[0] if len(magnitudes) == 1 else f"greatest({', '.join(magnitudes)})"
-    guard = sqlglot.parse_one(
-        f"CASE WHEN {greatest} * count(*) >= {_NEAR} THEN error('{NEAR_OVERFLOW}') END",
-        dialect=DIALECT,
-    )
-    assert isinstance(guard, exp.Case)
-    guarded = call.copy()
-    guarded.meta.update(call.meta)
-    guard.set("default", guarded)
-    return guard
-
-
-def build_grouped(block: exp.Select, names: frozenset[str], *, nested: bool) -> BuiltBlock:
+def build_grouped(
+    block: exp.Select, names: frozenset[str], *, nested: bool, floats: frozenset[str] = frozenset()
+) -> BuiltBlock:
     """A grouped block's halves: its aggregates folded from the arms' partials
-    (``blocks.build_aggregate``), else, for a median, over the arms' rows."""
+    (``blocks.build_aggregate``; ``floats`` as there), else, for a median, over the arms' rows."""
     try:
-        return build_aggregate(block, names, nested=nested)
+        return build_aggregate(block, names, nested=nested, floats=floats)
     except Refuse as refused:
         return build_final_aggregates(block, names, refused)
 
@@ -238,7 +191,6 @@ __all__ = [
     "ADDED",
     "BESIDE",
     "HOLISTIC",
-    "NEAR_OVERFLOW",
     "build_final_aggregates",
     "build_grouped",
     "mark_inexact",

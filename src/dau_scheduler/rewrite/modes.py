@@ -53,7 +53,7 @@ def refuse_mixed_counts(calls: Sequence[exp.Expr], extras: Sequence[exp.Expr], s
     value of: beside
     grouping sets (``sets``: the final groups coarser than the partial) or beside another
     extra partial key (``extras``: a DISTINCT aggregate's or another mode's argument)."""
-    from dau_scheduler.rewrite.blocks import Refuse
+    from dau_scheduler.rewrite.block_parts import Refuse
 
     if any(counted_argument(call) is not None for call in calls) and (len(extras) > 1 or sets):
         raise Refuse(

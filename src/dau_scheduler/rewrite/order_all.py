@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from dau_scheduler.rewrite.blocks import Refuse
+from dau_scheduler.rewrite.block_parts import Refuse
 
 
 def orders_by_all(order: exp.Order) -> bool:

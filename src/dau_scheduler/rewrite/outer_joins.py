@@ -26,7 +26,7 @@ from collections.abc import Iterable, Mapping
 
 from sqlglot import exp
 
-from dau_scheduler.rewrite.blocks import conjuncts
+from dau_scheduler.rewrite.block_parts import conjuncts
 from dau_scheduler.rewrite.comma_scopes import is_comma
 
 #: Operators NULL in, NULL out on either operand: comparisons, LIKE and arithmetic.

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
-from dau_scheduler.rewrite.blocks import Refuse
+from dau_scheduler.rewrite.block_parts import Refuse
 from dau_scheduler.rewrite.dialect import DIALECT
 from dau_scheduler.rewrite.fold import PARTIALS
 from dau_scheduler.rewrite.order_all import order_by_all

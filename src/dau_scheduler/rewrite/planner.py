@@ -15,7 +15,7 @@ Anything not proven safe is refused by name; a refused query runs unsplit.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
 
@@ -24,21 +24,18 @@ import sqlglot
 from pydantic import BaseModel, ConfigDict
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
-from sqlglot.optimizer.scope import Scope, build_scope
 
 from dau_scheduler.errors import SplitError
-from dau_scheduler.rewrite import complement, decisions
+from dau_scheduler.rewrite import complement, decisions, overflow
 from dau_scheduler.rewrite import partial_types as partial_types_
 from dau_scheduler.rewrite.aggregates import aggregate_kind
 from dau_scheduler.rewrite.arrival import arrival_dependence, per_arm_limit, unordered_limit
-from dau_scheduler.rewrite.blocks import (
+from dau_scheduler.rewrite.block_parts import (
     Refuse,
     aggregate_calls,
-    distinct_on_keys,
-    function_name,
     output_name,
-    own_nodes,
 )
+from dau_scheduler.rewrite.blocks import BuiltBlock
 from dau_scheduler.rewrite.collation import collation_refusal
 from dau_scheduler.rewrite.columns import unanalysable
 from dau_scheduler.rewrite.columns_expansion import expand_columns
@@ -46,7 +43,6 @@ from dau_scheduler.rewrite.ctes import attach_ctes
 from dau_scheduler.rewrite.dialect import DIALECT
 from dau_scheduler.rewrite.final_aggregates import build_grouped, mark_inexact
 from dau_scheduler.rewrite.fold import PARTIALS, FastFold, FastRows, fast_for_types
-from dau_scheduler.rewrite.occurrence import occurrence_refusal
 from dau_scheduler.rewrite.outputs import cast_outputs, partials_typed
 from dau_scheduler.rewrite.pivots import pivots_as_filters
 from dau_scheduler.rewrite.pushdown import push_filters
@@ -59,9 +55,9 @@ from dau_scheduler.rewrite.reading import (
     written_otherwise,
 )
 from dau_scheduler.rewrite.row_block import build_rows
-from dau_scheduler.rewrite.row_windows import row_window_refusal
+from dau_scheduler.rewrite.split_block import Candidate, candidates
 from dau_scheduler.rewrite.views import View, ViewLookup, inline_views, namesake_elsewhere
-from dau_scheduler.rewrite.volatility import NONDETERMINISTIC, nondeterministic
+from dau_scheduler.rewrite.volatility import NONDETERMINISTIC
 
 #: The table name an arm binds to its own row range of the split table.
 PLACEHOLDER = "__dau_split__"
@@ -136,153 +132,6 @@ class CompiledSplit:
         """The query as the split reads it: ``sql`` over its views' definitions. ``sql`` is
         what an unsplit answer runs."""
         return self.inlined_sql or self.expanded_sql or self.sql
-
-
-#: The parts of a join the row-linear rules below understand; a join with any other is refused.
-_JOIN_ARGS = frozenset({"this", "on", "side", "kind", "using", "method"})
-
-
-def _block_refusal(
-    select: exp.Select, source: exp.Expr, table: str, names: frozenset[str]
-) -> str | None:
-    """Why ``source`` (a FROM item of ``select``) is not on a row-linear path, or None."""
-    from_ = select.args.get("from_") or select.args.get("from")
-    joins = list(select.args.get("joins") or [])
-    position = -1 if from_ is not None and from_.this is source else None
-    for index, join in enumerate(joins):
-        if join.this is source:
-            position = index
-    if position is None:
-        return f"{table} is not read in the FROM of its query block"
-    cte = select.find_ancestor(exp.CTE)
-    own = cte.alias_or_name if cte is not None else ""  # (its step read whole: 2 rows for 5)
-    if own and any(t.name.lower() == own.lower() for t in select.find_all(exp.Table)):
-        return f"{table} is read in the recursive step of CTE {own}"
-    for index, join in enumerate(joins):
-        unknown = sorted(k for k, v in join.args.items() if v and k not in _JOIN_ARGS)
-        if unknown:  # NEAREST k BY ..., ASOF's match condition, ...: default deny
-            return f"{table} is in a block with a join that has {', '.join(unknown)}"
-        kind, method = (join.kind or "").upper(), join.method
-        if (
-            method
-            or isinstance(join.this, exp.Lateral)
-            or kind not in {"", "INNER", "CROSS", "OUTER", "SEMI", "ANTI"}
-        ):
-            return f"{table} is in a block with a {method or kind or 'LATERAL'} join"
-        if index == position and kind in {"SEMI", "ANTI"}:
-            return f"{table} is the inner side of a {kind} JOIN"
-    # Rows no row of the split table matched depend on all of them: the host adds them once.
-    outer = complement.refusal(select, position, table, isinstance(source, exp.Table))
-    if outer is not None:
-        return outer
-    # A grouped block's windows run over its groups, which the final query holds whole; so does
-    # its QUALIFY, a filter on them.
-    grouped = _grouped(select, names)
-    if not grouped:  # a row block's windows and QUALIFY run in the final query (row_windows)
-        windows = row_window_refusal(select, table)
-        if windows is not None:
-            return windows
-    # A row block's DISTINCT ON is kept by the final query over every arm's rows (row_block).
-    if grouped and distinct_on_keys(select):
-        return f"the block reading {table} uses DISTINCT ON over its groups"
-    for node in own_nodes(select):
-        if nondeterministic(node):
-            return f"the non-deterministic function {function_name(node)}() reads {table}'s rows"
-    return None
-
-
-def _grouped(select: exp.Select, names: frozenset[str]) -> bool:
-    """An aggregating block, whose groups do not depend on the order of its input rows."""
-    return select.args.get("group") is not None or bool(aggregate_calls(select, names))
-
-
-def _is_plain(select: exp.Select, names: frozenset[str]) -> bool:
-    """A row-level block: no aggregation, DISTINCT, LIMIT, OFFSET or window."""
-    return not (
-        aggregate_calls(select, names)
-        or select.args.get("group")
-        or select.args.get("distinct")
-        or select.args.get("limit")
-        or select.args.get("offset")
-        or any(isinstance(node, exp.Window) for node in own_nodes(select))
-    )
-
-
-@dataclass
-class _Candidate:
-    table: str
-    occurrence: exp.Table
-    block: exp.Select
-
-
-def _scopes_by_block(root: Scope) -> dict[int, Scope]:
-    return {id(scope.expression): scope for scope in root.traverse()}
-
-
-def _find_block(
-    occurrence: exp.Table, scope: Scope, scopes: dict[int, Scope], names: frozenset[str], table: str
-) -> exp.Select:
-    """The split block for one occurrence, lifted through row-level derived tables."""
-    block = scope.expression
-    if not isinstance(block, exp.Select):
-        raise Refuse(f"{table} is read by a {type(block).__name__}, not a SELECT block")
-    if scope.external_columns:
-        raise Refuse(f"the block reading {table} is a correlated subquery (run once per outer row)")
-    reason = _block_refusal(block, occurrence, table, names)
-    if reason:
-        raise Refuse(reason)
-    while _is_plain(block, names) and not complement.decided_joins(
-        block, complement.position(block, occurrence)
-    ):
-        wrapper = block.parent
-        if not isinstance(wrapper, exp.Subquery) or not isinstance(
-            wrapper.parent, (exp.From, exp.Join)
-        ):
-            break
-        outer = wrapper.parent.parent
-        outer_scope = scopes.get(id(outer))
-        if not isinstance(outer, exp.Select) or outer_scope is None:
-            break
-        if outer_scope.external_columns or _block_refusal(outer, wrapper, table, names):
-            break
-        if block.args.get("order") is not None and not _grouped(outer, names):
-            # The outer rows keep this block's order (DuckDB's LIMIT over an ordered derived
-            # table takes its first rows); lifted, each arm would order only its own rows.
-            break
-        block = outer
-    return block
-
-
-def _candidates(tree: exp.Expr, table: str, names: frozenset[str]) -> Iterator[_Candidate | str]:
-    root = build_scope(tree)
-    if root is None:
-        yield "the query has no analysable scope"
-        return
-    scopes = _scopes_by_block(root)
-
-    def depth(scope: Scope) -> int:
-        level = 0
-        while scope.parent is not None:
-            scope, level = scope.parent, level + 1
-        return level
-
-    # Outermost occurrences first: the split block should hold the query's work, not a subquery
-    # whose result the final query then joins against the whole table (TPC-H Q18).
-    ordered = sorted(enumerate(root.traverse()), key=lambda item: (depth(item[1]), item[0]))
-    for _, scope in ordered:
-        for _alias, (node, source) in scope.selected_sources.items():
-            if not isinstance(source, exp.Table) or source.name.lower() != table:
-                continue
-            if not isinstance(node, exp.Table):
-                continue
-            why = occurrence_refusal(table, node)
-            if why is not None:
-                yield why
-                continue
-            try:
-                yield _Candidate(table, node, _find_block(node, scope, scopes, names, table))
-            except Refuse as refusal:
-                yield str(refusal)
 
 
 def _mark(tree: exp.Expr, occurrence: exp.Table, block: exp.Select) -> None:
@@ -412,7 +261,7 @@ def compile_split(
     first_refusal: tuple[str, str, list[tuple[str, str]]] | None = None
     first_vetoed: CompiledSplit | None = None
     for table in tables:
-        for found in _candidates(tree, table, aggregate_names):
+        for found in candidates(tree, table, aggregate_names):
             if isinstance(found, str):
                 reasons.append(found)
                 continue
@@ -453,7 +302,7 @@ def _aggregates_of(block: exp.Select, names: frozenset[str]) -> list[tuple[str, 
 def _compile_candidate(
     sql: str,
     tree: exp.Expr,
-    found: _Candidate,
+    found: Candidate,
     names: frozenset[str],
     binder: Binder,
     columns: Sequence[str],
@@ -466,42 +315,19 @@ def _compile_candidate(
     limited = unordered_limit(tree, found.block, aggregated, names) or per_arm_limit(block, names)
     if limited is not None:
         raise Refuse(limited)
-    if aggregated:
-        # A block inside another query may have its groups dropped by that query's filters.
-        built = build_grouped(block, names, nested=found.block.parent is not None)
-    else:
-        built = build_rows(block, names)
+    nested = found.block.parent is not None  # a query around it may drop groups
+    built = build_grouped(block, names, nested=nested) if aggregated else build_rows(block, names)
+    bound = _bind(built, tree, found, block, binder)
+    if adding := overflow.float_calls(built.sums, dict(zip(*bound[2:4], strict=True))):
+        built = build_grouped(block, names, nested=nested, floats=adding)  # (overflow.py)
+        bound = _bind(built, tree, found, block, binder)
+    partial, unmatched, names_out, types_out, schema_out = bound
     # TPC-DS Q5's UNION branch SELECT ... FROM store_sales: each arm reads its rows back and the
     # final query does all the work. Exact, but never faster: the postures run the host alone.
     passes_through = not aggregated and not any(
         built.partial.args.get(k) for k in ("where", "joins", "limit", "distinct", "laterals")
     )
-
-    partial = built.partial
-    _marked(partial, "occurrence").replace(_placeholder(found.occurrence))
-    attach_ctes(partial, tree, block)
-    both = complement.split_with_complement(partial, PLACEHOLDER, found.occurrence)
-    partial, unmatched = both if both is not None else (partial, None)
-
-    probe = partial.copy()
-    _marked_table(probe).replace(found.occurrence.copy())
-    probe.set("expressions", [*probe.expressions, *[p.copy() for p in built.probe_extra]])
-    probe.set("limit", exp.Limit(expression=exp.Literal.number(0)))
-    try:
-        names_out, types_out, bound = binder(probe.sql(dialect=DIALECT))
-    except (SplitError, ValueError, RuntimeError) as exc:
-        raise Refuse(f"the partial query does not bind: {exc}") from exc
-    if bound is None:
-        raise Refuse("the partial query's Arrow types cannot be read without running it")
-    schema_out = bound
     width = len(partial.expressions)
-    if len(names_out) != width + len(built.probe_extra):
-        # ``ORDER BY *``, UNNEST of a struct, COLUMNS(...): one expression, several columns.
-        raise Refuse(
-            f"the partial query has {len(names_out)} columns for "
-            f"{width + len(built.probe_extra)} expressions (an expression there expands to "
-            "several columns)"
-        )
     partial_columns, partial_types = names_out[:width], types_out[:width]
     complement.check_binds(unmatched, binder, partial_columns, partial_types)
     by_name = dict(zip(partial_columns, partial_types, strict=True))
@@ -581,6 +407,38 @@ def _compile_candidate(
         passes_rows_through=passes_through,
         complement=unmatched,
     )
+
+
+def _bind(
+    built: BuiltBlock, tree: exp.Expr, found: Candidate, block: exp.Select, binder: Binder
+) -> tuple[exp.Select, exp.Select | None, list[str], list[str], pa.Schema]:
+    """The block's partial over the placeholder (and the complement's, where an outer join
+    needs one), and the names, DuckDB types and Arrow schema of its probe: the partial's
+    columns, then ``built.probe_extra``'s."""
+    partial = built.partial
+    _marked(partial, "occurrence").replace(_placeholder(found.occurrence))
+    attach_ctes(partial, tree, block)
+    both = complement.split_with_complement(partial, PLACEHOLDER, found.occurrence)
+    partial, unmatched = both if both is not None else (partial, None)
+    probe = partial.copy()
+    _marked_table(probe).replace(found.occurrence.copy())
+    probe.set("expressions", [*probe.expressions, *[p.copy() for p in built.probe_extra]])
+    probe.set("limit", exp.Limit(expression=exp.Literal.number(0)))
+    try:
+        names_out, types_out, bound = binder(probe.sql(dialect=DIALECT))
+    except (SplitError, ValueError, RuntimeError) as exc:
+        raise Refuse(f"the partial query does not bind: {exc}") from exc
+    if bound is None:
+        raise Refuse("the partial query's Arrow types cannot be read without running it")
+    width = len(partial.expressions)
+    if len(names_out) != width + len(built.probe_extra):
+        # ``ORDER BY *``, UNNEST of a struct, COLUMNS(...): one expression, several columns.
+        raise Refuse(
+            f"the partial query has {len(names_out)} columns for "
+            f"{width + len(built.probe_extra)} expressions (an expression there expands to "
+            "several columns)"
+        )
+    return partial, unmatched, list(names_out), list(types_out), bound
 
 
 def _marked_table(tree: exp.Expr) -> exp.Table:

@@ -33,7 +33,8 @@ from collections.abc import Callable
 
 from sqlglot import exp
 
-from dau_scheduler.rewrite.blocks import conjuncts, distinct_on_keys, grouping_keys, is_aggregate
+from dau_scheduler.rewrite.block_parts import conjuncts, distinct_on_keys, is_aggregate
+from dau_scheduler.rewrite.blocks import grouping_keys
 from dau_scheduler.rewrite.volatility import nondeterministic
 
 

@@ -12,14 +12,8 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from dau_scheduler.rewrite.blocks import (
-    BuiltBlock,
-    Refuse,
-    distinct_on_keys,
-    literal_int,
-    output_index,
-    refuse_correlated_references,
-)
+from dau_scheduler.rewrite.block_parts import Refuse, distinct_on_keys, literal_int
+from dau_scheduler.rewrite.blocks import BuiltBlock, output_index, refuse_correlated_references
 from dau_scheduler.rewrite.dialect import DIALECT
 from dau_scheduler.rewrite.fold import PARTIALS, FastRows
 from dau_scheduler.rewrite.order_all import order_by_all, orders_by_all

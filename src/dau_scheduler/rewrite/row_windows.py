@@ -16,12 +16,8 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from dau_scheduler.rewrite.blocks import (
-    Refuse,
-    function_name,
-    own_nodes,
-    replace_outside_subqueries,
-)
+from dau_scheduler.rewrite.block_parts import Refuse, function_name, own_nodes
+from dau_scheduler.rewrite.blocks import replace_outside_subqueries
 from dau_scheduler.rewrite.dialect import DIALECT
 
 #: Window functions the final query computes over the arms' rows.

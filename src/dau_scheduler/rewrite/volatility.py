@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from dau_scheduler.rewrite.blocks import function_name
+from dau_scheduler.rewrite.block_parts import function_name
 
 #: Functions whose value differs between the arms' and the final query's evaluations: a value
 #: per call, or per transaction (each arm runs in a transaction of its own, so the query's one

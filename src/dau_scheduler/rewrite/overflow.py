@@ -1,0 +1,156 @@
+"""Floating-point sums near the double's limit: where the order of the additions decides the answer.
+
+Below overflow a float sum's order moves only its last bits (``compare.FLOAT_REL``). Near it the
+order decides more: DuckDB adds 1e308, 0.1, -inf, 1e308 to -inf, while an arm holding the two
+1e308s alone overflows to +inf and the fold adds -inf to it: NaN (``probes/aggregates.py`` seed
+5502). No order of additions overflows while the finite values' magnitudes added stay below
+1.8e308, and a NaN or an infinity among the values then gives the same answer in every order
+(NaN, or the one sign of infinity, or NaN for both signs). So a sum whose finite magnitudes add to
+:data:`NEAR` or more (1e150: far below the limit, far above any sum a test or a warehouse holds) is
+answered unsplit.
+
+Two places add floats in another order than DuckDB's own plan:
+
+- the fold of partial sums (SUM, AVG and the regression means over DOUBLE or FLOAT): each arm
+  sends one more partial, the magnitudes of its finite values added (:func:`bounded`), and the
+  fold raises :data:`NEAR_OVERFLOW` where the arms' add up to ``NEAR``;
+- a final query that adds the values itself (a DISTINCT sum over the partial's distinct values, a
+  sum beside a median over the arms' rows): the call is wrapped (:func:`guarded`) to raise where
+  its finite values' greatest magnitude times the group's rows reaches ``NEAR``.
+
+Which calls add floats is known once DuckDB binds the partial: a sum's partial column is DOUBLE
+for a DOUBLE or FLOAT argument, and an integer or decimal one is exact in every order. The planner
+builds the block again with those calls' steps (:func:`float_calls`); every other query keeps one
+partial per sum.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
+
+import pyarrow as pa
+import sqlglot
+from sqlglot import exp
+
+from dau_scheduler.errors import FoldError
+from dau_scheduler.lazy import LazyModule
+from dau_scheduler.rewrite.dialect import DIALECT
+from dau_scheduler.rewrite.merge_step import MergeStep
+
+if TYPE_CHECKING:
+    import pyarrow.compute as pc
+else:
+    pc = LazyModule("pyarrow.compute")
+
+#: What a final query raises where a float sum's values come near the double's limit
+#: (``merge.fold_error`` answers the query unsplit).
+NEAR_OVERFLOW = "dau-scheduler: a floating-point sum near overflow"
+#: The finite magnitudes' total at which some order of the additions may overflow (module
+#: docstring).
+NEAR = 1e150
+#: Kinds whose fold adds the arms' float partial sums.
+GUARDED = frozenset({"sum", "avg", "mean", "regr_avgx", "regr_avgy"})
+#: DISTINCT kinds whose final query adds the distinct values itself.
+GUARDED_DISTINCT = frozenset({"sum_distinct", "avg_distinct", "mean_distinct"})
+FLOATS = frozenset({"DOUBLE", "FLOAT", "REAL"})
+_SUFFIX = "@float"
+
+
+def float_kind(kind: str) -> str:
+    """The merge-step kind of ``kind`` (one of :data:`GUARDED`) over a float argument."""
+    return f"{kind}{_SUFFIX}"
+
+
+def float_calls(sums: Sequence[tuple[str, str]], types: Mapping[str, str]) -> frozenset[str]:
+    """Which of a block's summing calls add floats: ``sums`` pairs each call's SQL with the
+    partial column whose bound type says so (its partial sum, or a DISTINCT call's key)."""
+    return frozenset(text for text, column in sums if types.get(column, "") in FLOATS)
+
+
+def _magnitudes(first: exp.Expr) -> exp.Expr:
+    """A step's first partial ``sum(x)`` (under its FILTER) as the sum of ``x``'s finite
+    magnitudes."""
+    magnitudes = first.copy()
+    total = magnitudes.this if isinstance(magnitudes, exp.Filter) else magnitudes
+    assert isinstance(total, exp.Sum), first.sql(dialect=DIALECT)
+    value = total.this
+    finite = exp.Anonymous(this="isfinite", expressions=[value.copy()])
+    total.set("this", exp.Case(ifs=[exp.If(this=finite, true=exp.Abs(this=value.copy()))]))
+    return magnitudes
+
+
+def _raise_near(bound: exp.Expr, value: exp.Expr) -> exp.Expr:
+    near = exp.GTE(this=bound, expression=exp.Literal.number(f"{NEAR:.0e}"))
+    error = exp.Anonymous(this="error", expressions=[exp.Literal.string(NEAR_OVERFLOW)])
+    return exp.Case(ifs=[exp.If(this=near, true=error)], default=value)
+
+
+def bounded(step: MergeStep) -> MergeStep:
+    """``step`` (a sum's or a mean's, its first partial the sum) with one more partial, the
+    finite magnitudes added, whose fold raises where they reach :data:`NEAR`."""
+    assert step.arrow is not None and step.finish is not None
+    finish = step.finish
+
+    def partials(call: exp.Expr) -> list[exp.Expr]:
+        own = step.partials(call)
+        return [*own, _magnitudes(own[0])]
+
+    def merge(cols: Sequence[exp.Expr]) -> exp.Expr:
+        return _raise_near(exp.Sum(this=cols[-1].copy()), step.merge(cols[:-1]))
+
+    def finished(cols: Sequence[pa.Array]) -> pa.Array:
+        greatest = pc.max(cols[-1]).as_py()
+        if greatest is not None and greatest >= NEAR:
+            raise FoldError(NEAR_MESSAGE)
+        return finish(cols[:-1])
+
+    return MergeStep(partials, merge, (*step.arrow, "sum"), finished)
+
+
+#: The refusal a near-overflow sum answers with (the final query's :data:`NEAR_OVERFLOW`, or
+#: the fast fold's own check).
+NEAR_MESSAGE = (
+    "a floating-point SUM or AVG over values near the double's limit: whether it overflows "
+    "follows the order of the additions, and the fold's is not DuckDB's"
+)
+
+
+def guarded(call: exp.Expr) -> exp.Expr:
+    """``call`` (a floating-point SUM or AVG the final query computes over values it holds)
+    raising :data:`NEAR_OVERFLOW` where its finite values' greatest magnitude times the group's
+    rows reaches :data:`NEAR`."""
+    inner = call.this if isinstance(call, exp.Filter) else call
+    condition = call.expression.this if isinstance(call, exp.Filter) else None
+    arguments: list[exp.Expr] = []
+    for argument in inner.iter_expressions():
+        if isinstance(argument, exp.Distinct):
+            arguments.extend(argument.expressions)
+        elif not isinstance(argument, exp.Order):
+            arguments.append(argument)
+    magnitudes = []
+    for argument in arguments:
+        value = f"CAST(({argument.sql(dialect=DIALECT)}) AS DOUBLE)"
+        where = f"isfinite({value})"
+        if condition is not None:
+            where += f" AND ({condition.sql(dialect=DIALECT)})"
+        magnitudes.append(f"max(abs({value})) FILTER (WHERE {where})")
+    greatest = magnitudes[0] if len(magnitudes) == 1 else f"greatest({', '.join(magnitudes)})"
+    bound = sqlglot.parse_one(f"{greatest} * count(*)", dialect=DIALECT)
+    guarded_call = call.copy()
+    guarded_call.meta.update(call.meta)
+    return _raise_near(bound, guarded_call)
+
+
+__all__ = [
+    "FLOATS",
+    "GUARDED",
+    "GUARDED_DISTINCT",
+    "NEAR",
+    "NEAR_MESSAGE",
+    "NEAR_OVERFLOW",
+    "bounded",
+    "float_calls",
+    "float_kind",
+    "guarded",
+]
