@@ -23,6 +23,7 @@ from dau_scheduler.guards import (
 )
 from dau_scheduler.rewrite.block_parts import function_name
 from dau_scheduler.rewrite.dialect import DIALECT
+from dau_scheduler.rewrite.overflow import MAGNITUDE
 from dau_scheduler.strategies import columns_read, device_excluded
 from dau_scheduler.tables import ParquetSource, ParquetViewSource
 
@@ -373,6 +374,8 @@ def parquet_float_extremum(compiled: CompiledSplit, columns: dict[str, str]) -> 
         return None
     floats = {name.lower() for name, kind in columns.items() if kind.upper() in _FLOATS}
     for node in compiled.partial.find_all(exp.Min, exp.Max):
+        if node.meta.get(MAGNITUDE):
+            continue  # a float sum's bound (rewrite/overflow.py), sound either way
         for column in node.this.find_all(exp.Column) if node.this is not None else ():
             if column.name.lower() in floats:
                 return (
