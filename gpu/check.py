@@ -340,7 +340,7 @@ NAN_SAFE_QUERIES = (
     "SELECT count(*) AS n FROM t WHERE x = CAST('inf' AS DOUBLE) OR x = CAST('-inf' AS DOUBLE)",
     "SELECT count(*) AS n FROM t "
     "WHERE NOT (x >= CAST('-inf' AS DOUBLE) AND x <= CAST('inf' AS DOUBLE))",
-    "SELECT k, sum(CASE WHEN x > CAST('-inf' AS DOUBLE) AND x < CAST('inf' AS DOUBLE) "
+    "SELECT k, max(CASE WHEN x > CAST('-inf' AS DOUBLE) AND x < CAST('inf' AS DOUBLE) "
     "THEN abs(x) END) AS m, count(x) AS c FROM t GROUP BY k ORDER BY k",
 )
 

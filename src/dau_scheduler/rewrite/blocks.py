@@ -49,7 +49,7 @@ class BuiltBlock:
     refold_sql: str | None = None
     calls: tuple[FoldCall, ...] = ()
     raise_check: exp.Select | None = None  # CompiledSplit.raise_check_sql
-    sums: tuple[tuple[str, str], ...] = ()  # summing calls' SQL, column typing them (overflow.py)
+    sums: tuple[overflow.Sum, ...] = ()  # the calls that add values (overflow.py)
 
 
 def replace_outside_subqueries(
@@ -319,7 +319,7 @@ def build_aggregate(
     fold_calls: list[FoldCall] = []
     partial_names: dict[str, str] = {}
     raising: list[exp.Expr] = []  # where an unsplit finalize raises (MergeStep.raises)
-    sums: list[tuple[str, str]] = []
+    sums: list[overflow.Sum] = []
     for call in calls:
         text = call.sql(dialect=DIALECT)
         if text in merged:
@@ -334,7 +334,7 @@ def build_aggregate(
             assert distinct is not None
             distinct.set("expressions", [column])
             if kind in overflow.GUARDED_DISTINCT:
-                sums.append((text, column.name))
+                sums.append(overflow.Sum(text, column.name, None))
                 on_values = overflow.guarded(on_values) if text in floats else on_values
             merged[text] = (on_values, len(probe_extra))
             probe_extra.append(exp.alias_(call.copy(), f"__dau_t{len(probe_extra)}"))
@@ -352,7 +352,9 @@ def build_aggregate(
             columns.append(exp.column(name))
         merged[text] = (step.merge(columns), len(probe_extra))
         if kind in overflow.GUARDED:
-            sums.append((text, columns[0].name))
+            sums.append(
+                overflow.Sum(text, columns[0].name, overflow.summed(step.partials(call)[0]))
+            )
         if step.raises is not None:
             raising.append(step.raises(columns))
         fold_calls.append(FoldCall(modes.refolded(kind), tuple(c.name for c in columns)))

@@ -29,7 +29,10 @@ partial per sum.
 
 from __future__ import annotations
 
+import math
+import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
@@ -74,19 +77,120 @@ def float_kind(kind: str) -> str:
     return f"{kind}{_SUFFIX}"
 
 
-def float_calls(sums: Sequence[tuple[str, str]], types: Mapping[str, str]) -> frozenset[str]:
-    """Which of a block's summing calls add floats: ``sums`` pairs each call's SQL with the
-    partial column whose bound type says so (its partial sum, or a DISTINCT call's key)."""
-    return frozenset(text for text, column in sums if types.get(column, "") in FLOATS)
+@dataclass(frozen=True)
+class Sum:
+    """A call of a block that adds values: its SQL, the partial column whose bound type says
+    whether it adds floats (its partial sum, or a DISTINCT call's key), and the value each arm
+    adds (None for a DISTINCT call, which the final query adds)."""
+
+    text: str
+    column: str
+    value: exp.Expr | None
+
+
+def summed(first: exp.Expr) -> exp.Expr:
+    """The value a step's first partial, ``sum(x)`` (under its FILTER), adds: ``x``."""
+    total = first.this if isinstance(first, exp.Filter) else first
+    assert isinstance(total, exp.Sum), first.sql(dialect=DIALECT)
+    value: exp.Expr = total.this
+    return value
+
+
+def read_columns(sums: Sequence[Sum], types: Mapping[str, str]) -> list[exp.Column]:
+    """The columns the values of the float ones of ``sums`` read (``types``: the bound
+    partial's), each once: what :func:`float_calls` needs typed."""
+    found: dict[str, exp.Column] = {}
+    for call in sums:
+        if call.value is not None and types.get(call.column, "") in FLOATS:
+            for column in call.value.find_all(exp.Column):
+                found.setdefault(column.sql(dialect=DIALECT), column)
+    return list(found.values())
+
+
+def float_calls(
+    sums: Sequence[Sum], types: Mapping[str, str], typed: Mapping[str, str]
+) -> frozenset[str]:
+    """Which of a block's summing calls add floats that may come near the limit: their partial
+    column bound as a float (``types``), and their value not bounded below
+    :data:`NEAR_MAGNITUDE` by the types of the columns it reads (``typed``: column SQL -> DuckDB
+    type). ``sum(l_quantity::DOUBLE)`` over a DECIMAL(15, 2) is below 1e13 on every row, and
+    carries nothing more; a DOUBLE column's values are bounded by nothing."""
+    return frozenset(
+        call.text
+        for call in sums
+        if types.get(call.column, "") in FLOATS
+        and (call.value is None or magnitude_bound(call.value, typed) >= NEAR_MAGNITUDE)
+    )
+
+
+#: The greatest magnitude of each numeric type's values (a FLOAT's finite ones).
+_TYPE_BOUNDS = {
+    "BOOLEAN": 1.0,
+    "TINYINT": 2.0**7,
+    "UTINYINT": 2.0**8,
+    "SMALLINT": 2.0**15,
+    "USMALLINT": 2.0**16,
+    "INTEGER": 2.0**31,
+    "UINTEGER": 2.0**32,
+    "BIGINT": 2.0**63,
+    "UBIGINT": 2.0**64,
+    "HUGEINT": 2.0**127,
+    "UHUGEINT": 2.0**128,
+    "FLOAT": 3.5e38,
+    "REAL": 3.5e38,
+}
+_DECIMAL = re.compile(r"^DECIMAL\((\d+),\s*(\d+)\)$")
+
+
+def _type_bound(type_name: str) -> float:
+    if (decimal := _DECIMAL.match(type_name)) is not None:
+        return 10.0 ** (int(decimal.group(1)) - int(decimal.group(2)))
+    return _TYPE_BOUNDS.get(type_name, math.inf)
+
+
+def magnitude_bound(value: exp.Expr, typed: Mapping[str, str]) -> float:
+    """An upper bound on ``value``'s magnitude on any row, from the types of the columns it
+    reads (``typed``), through casts, signs, ``abs``, sums, differences, products, a division
+    by a number of magnitude 1 or more, and the values a CASE, IF or COALESCE may take;
+    infinity for anything else (a DOUBLE column, a function, a subquery)."""
+    node = value.unnest()
+    if isinstance(node, exp.Column):
+        return _type_bound(typed.get(node.sql(dialect=DIALECT), ""))
+    if isinstance(node, exp.Null):
+        return 0.0
+    if isinstance(node, exp.Literal):
+        try:
+            return math.inf if node.is_string else abs(float(node.this))
+        except ValueError:
+            return math.inf
+    if isinstance(node, (exp.Cast, exp.Neg, exp.Abs)):
+        return magnitude_bound(node.this, typed)
+    if isinstance(node, (exp.Add, exp.Sub, exp.Mul)):
+        left, right = (magnitude_bound(side, typed) for side in (node.this, node.expression))
+        return left * right if isinstance(node, exp.Mul) else left + right
+    if isinstance(node, exp.Div):
+        divisor = node.expression.unnest()
+        number = isinstance(divisor, exp.Literal) and not divisor.is_string
+        if number and abs(float(divisor.this)) >= 1:
+            return magnitude_bound(node.this, typed)
+        return math.inf
+    if isinstance(node, exp.Case):
+        values = [branch.args.get("true") for branch in node.args.get("ifs") or []]
+        values.append(node.args.get("default"))
+    elif isinstance(node, exp.If):
+        values = [node.args.get("true"), node.args.get("false")]
+    elif isinstance(node, exp.Coalesce):
+        values = [node.this, *node.expressions]
+    else:
+        return math.inf
+    return max((magnitude_bound(v, typed) for v in values if v is not None), default=0.0)
 
 
 def _magnitudes(first: exp.Expr) -> exp.Expr:
     """A step's first partial ``sum(x)`` (under its FILTER) as the greatest magnitude of ``x``'s
     finite values."""
     greatest = first.copy()
-    total = greatest.this if isinstance(greatest, exp.Filter) else greatest
-    assert isinstance(total, exp.Sum), first.sql(dialect=DIALECT)
-    value = total.this
+    value = summed(greatest)
     finite = exp.Anonymous(this="isfinite", expressions=[value.copy()])
     bound = exp.Max(this=exp.Case(ifs=[exp.If(this=finite, true=exp.Abs(this=value.copy()))]))
     bound.meta[NAN_BLIND] = True  # (it sees no NaN: an arm may skip NaN in MAX, or rank it)
@@ -172,8 +276,12 @@ __all__ = [
     "NEAR_MAGNITUDE",
     "NEAR_MESSAGE",
     "NEAR_OVERFLOW",
+    "Sum",
     "bounded",
     "float_calls",
     "float_kind",
     "guarded",
+    "magnitude_bound",
+    "read_columns",
+    "summed",
 ]

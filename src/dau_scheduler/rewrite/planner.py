@@ -318,7 +318,10 @@ def _compile_candidate(
     nested = found.block.parent is not None  # a query around it may drop groups
     built = build_grouped(block, names, nested=nested) if aggregated else build_rows(block, names)
     bound = _bind(built, tree, found, block, binder)
-    if adding := overflow.float_calls(built.sums, dict(zip(*bound[2:4], strict=True))):
+    bound_types = dict(zip(*bound[2:4], strict=True))
+    summed = overflow.read_columns(built.sums, bound_types)
+    typed = _column_types(summed, bound[0], found, binder) if summed else {}
+    if adding := overflow.float_calls(built.sums, bound_types, typed):
         built = build_grouped(block, names, nested=nested, floats=adding)  # (overflow.py)
         bound = _bind(built, tree, found, block, binder)
     partial, unmatched, names_out, types_out, schema_out = bound
@@ -439,6 +442,24 @@ def _bind(
             "several columns)"
         )
     return partial, unmatched, list(names_out), list(types_out), bound
+
+
+def _column_types(
+    read: Sequence[exp.Column], partial: exp.Select, found: Candidate, binder: Binder
+) -> dict[str, str]:
+    """DuckDB's types of the columns ``read`` in the partial's scope (column SQL -> type);
+    none where they do not bind (every float sum is then guarded)."""
+    probe = partial.copy()
+    _marked_table(probe).replace(found.occurrence.copy())
+    probe.set("expressions", [exp.func("any_value", column.copy()) for column in read])
+    for key in ("group", "having", "qualify", "order"):
+        probe.set(key, None)
+    probe.set("limit", exp.Limit(expression=exp.Literal.number(0)))
+    try:
+        _, types_out, _ = binder(probe.sql(dialect=DIALECT))
+    except (SplitError, ValueError, RuntimeError):
+        return {}
+    return {column.sql(dialect=DIALECT): kind for column, kind in zip(read, types_out, strict=True)}
 
 
 def _marked_table(tree: exp.Expr) -> exp.Table:
