@@ -1,6 +1,6 @@
--- Q1's pricing summary over DOUBLE values: sums and means of floats, each of which carries one
--- more partial since the fifty-sixth session (its arm's finite magnitudes added, so the fold
--- can tell a sum near the double's limit: rewrite/overflow.py). Measures what that costs.
+-- Q1's pricing summary over decimals made DOUBLE values: sums and means of floats whose values
+-- the column types bound (a DECIMAL(15, 2) below 1e13), so they carry no magnitude partial
+-- (rewrite/overflow.py; a first form of it recomputed the casts there: the Polars arm 1.9x).
 SELECT l_returnflag,
        l_linestatus,
        sum(l_quantity::DOUBLE) AS sum_qty,
