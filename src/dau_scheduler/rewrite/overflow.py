@@ -23,8 +23,9 @@ Two places add floats in another order than DuckDB's own plan:
 
 Which calls add floats is known once DuckDB binds the partial: a sum's partial column is DOUBLE
 for a DOUBLE or FLOAT argument, and an integer or decimal one is exact in every order. The planner
-builds the block again with those calls' steps (:func:`float_calls`); every other query keeps one
-partial per sum.
+builds the block again with those calls' steps (:func:`float_calls`), but for a value the types
+of the columns it reads bound below ``NEAR_MAGNITUDE`` (:func:`magnitude_bound`: a decimal made a
+DOUBLE); every other query keeps one partial per sum.
 """
 
 from __future__ import annotations
