@@ -343,7 +343,8 @@ def build_aggregate(
             kind = overflow.float_kind(kind)
         step = modes.merge_step(kind, argument, partial_keys)
         columns = []
-        for partial in step.partials(call):
+        partials = step.partials(call)
+        for partial in partials:
             text_partial = partial.sql(dialect=DIALECT)
             name = partial_names.get(text_partial, f"__dau_p{len(projections) - len(partial_keys)}")
             if text_partial not in partial_names:  # arms compute each distinct partial once
@@ -352,9 +353,7 @@ def build_aggregate(
             columns.append(exp.column(name))
         merged[text] = (step.merge(columns), len(probe_extra))
         if kind in overflow.GUARDED:
-            sums.append(
-                overflow.Sum(text, columns[0].name, overflow.summed(step.partials(call)[0]))
-            )
+            sums.append(overflow.Sum(text, columns[0].name, overflow.summed(partials[0])))
         if step.raises is not None:
             raising.append(step.raises(columns))
         fold_calls.append(FoldCall(modes.refolded(kind), tuple(c.name for c in columns)))
