@@ -15,7 +15,15 @@ import pyarrow as pa
 import pytest
 from typer.testing import CliRunner
 
-from dau_scheduler import PostureError, ProfileCache, ProfileError, QueryProfile, Session, tpch
+from dau_scheduler import (
+    ArmError,
+    PostureError,
+    ProfileCache,
+    ProfileError,
+    QueryProfile,
+    Session,
+    tpch,
+)
 from dau_scheduler.cli import app
 from dau_scheduler.compare import compare_tables
 from dau_scheduler.duckdb_profile import profile_from_duckdb, table_work
@@ -193,6 +201,29 @@ def test_auto_measures_missing_profiles_once_and_says_so(session: Session) -> No
     assert first.profiled == ("host", "device")
     again = session.sql(sql, posture="collaborative", profile="auto")
     assert again.profiled == ()
+
+
+def test_a_device_arm_failing_as_it_is_measured_answers_unsplit(tmp_path: Path) -> None:
+    """A DECIMAL(38, 10) past the Polars arm's 26 integer digits is found as the arm reads the
+    rows, not at planning: measuring its profile under ``profile="auto"`` failed the query
+    with the arm's SqlError (``probes/holistic.py`` seed 5703). It is answered unsplit, saying
+    why; ``Session.profile`` names the arm."""
+    con = duckdb.connect()
+    con.execute(
+        "CREATE TABLE t AS SELECT i % 3 AS k, i::UBIGINT AS u, "
+        "CASE WHEN i = 7 THEN 1234567890123456789012345678.5 ELSE i END::DECIMAL(38, 10) AS d "
+        "FROM range(2000) r(i)"
+    )
+    sql = "SELECT k, median(u), bit_and(u) FROM t WHERE d > 0 GROUP BY k ORDER BY k"
+    expected = con.sql(sql).to_arrow_table()
+    with Session(con, device="polars", cache=tmp_path / "cache") as session:
+        result = session.sql(sql, posture="collaborative", profile="auto")
+        assert compare_tables(result.table, expected) is None
+        assert result.execution is None
+        assert result.fallback is not None and "device arm failed" in result.fallback
+        assert "could not load column t.d" in result.fallback
+        with pytest.raises(ArmError, match="device arm failed: SqlError: polars arm could not"):
+            session.profile(sql, arm="device")
 
 
 def test_stale_profiles_are_remeasured_not_trusted(session: Session) -> None:

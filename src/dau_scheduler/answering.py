@@ -162,7 +162,16 @@ def _answer_compiled(
         return SqlResult(unsplit(session, compiled.sql), None, plan, refusal=refusal)
 
     if decision is None:
-        decision = deciding.decide_for(session, compiled, posture, device_share, auto=auto)
+        try:
+            decision = deciding.decide_for(session, compiled, posture, device_share, auto=auto)
+        except ArmError as exc:  # the device arm failed as its profile was measured
+            execution.raise_unless_unsplit_stands(exc, strict)
+            return SqlResult(
+                unsplit(session, compiled.sql),
+                None,
+                plan,
+                fallback=f"{exc} while its profile was measured; the host ran the query unsplit",
+            )
     memory = None
     if session.mem_budget_mb is not None:
         memory = memory_plan(

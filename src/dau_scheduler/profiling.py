@@ -38,6 +38,7 @@ from dau_scheduler.duckdb_profile import profile_from_duckdb
 from dau_scheduler.errors import FoldError, PostureError, ProfileError
 from dau_scheduler.profile import QueryProfile, host_identity
 from dau_scheduler.rewrite.planner import CompiledSplit
+from dau_scheduler.split import raise_for_arm
 
 if TYPE_CHECKING:
     from dau_scheduler.session import Session
@@ -233,15 +234,19 @@ def measure(
         raise ProfileError("this session has no device arm to profile")
     # Only the columns the query reads are read where rows are read per run (a connection's).
     strategies.columns_read(session, compiled, compiled.plan.split_table)
-    device.run_partial(compiled, 0, sizes[0])  # warm-up: first-call costs are not per query
     points: list[tuple[int, float]] = []
-    for rows in sizes:
-        seconds = []
-        for _ in range(repeats):
-            t0 = time.perf_counter()
-            device.run_partial(compiled, 0, rows)
-            seconds.append(time.perf_counter() - t0)
-        points.append((rows, statistics.median(seconds)))
+    try:
+        device.run_partial(compiled, 0, sizes[0])  # warm-up: first-call costs are not per query
+        for rows in sizes:
+            seconds = []
+            for _ in range(repeats):
+                t0 = time.perf_counter()
+                device.run_partial(compiled, 0, rows)
+                seconds.append(time.perf_counter() - t0)
+            points.append((rows, statistics.median(seconds)))
+    except Exception as exc:  # noqa: BLE001 - the rows the arm read failed it: named, as a split's
+        # (a column the Polars arm cannot load is found as its rows are read, not at planning)
+        raise_for_arm("device", exc)
     fixed, per_row = fit(points)
     return QueryProfile(
         plan_key=key,

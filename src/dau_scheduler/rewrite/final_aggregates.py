@@ -45,7 +45,7 @@ BESIDE = decisions.EXACT_KINDS - {"mode", "histogram"}
 #: the moments: a variance, covariance or correlation that cancels, `corr` of nearly
 #: uncorrelated pairs, moves past the tolerance with the order of the rows, where the fold of
 #: partials refuses it as ill-conditioned; the probe of the fifty-fifth session found one.)
-ADDED = frozenset({"sum", "avg", "mean", "sum_distinct", "avg_distinct"})
+ADDED = frozenset({"sum", "avg", "mean", "sum_distinct", "avg_distinct", "mean_distinct"})
 _DECIMAL = "DECIMAL"
 #: ``meta`` key on the final query's call of an :data:`ADDED` kind.
 _ADDED_KIND = "dau_final_added"
@@ -139,10 +139,17 @@ def build_final_aggregates(block: exp.Select, names: frozenset[str], refused: Re
 def _argument(call: exp.Expr) -> exp.Expr | None:
     """A one-argument call's argument (inside its FILTER and DISTINCT), else None."""
     inner = call.this if isinstance(call, exp.Filter) else call
-    argument = inner.this
+    if isinstance(inner, exp.Anonymous):  # mean(x): sqlglot keeps its arguments in a list
+        if len(inner.expressions) != 1:
+            return None
+        argument = inner.expressions[0]
+    elif inner.expressions:
+        return None
+    else:
+        argument = inner.this
     if isinstance(argument, exp.Distinct):
         argument = argument.expressions[0] if len(argument.expressions) == 1 else None
-    return argument if isinstance(argument, exp.Expr) and not inner.expressions else None
+    return argument if isinstance(argument, exp.Expr) else None
 
 
 def _over(argument: exp.Expr, originals: dict[str, exp.Expr]) -> exp.Expr:
