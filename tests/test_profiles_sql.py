@@ -226,6 +226,20 @@ def test_a_device_arm_failing_as_it_is_measured_answers_unsplit(tmp_path: Path) 
             session.profile(sql, arm="device")
 
 
+def test_a_host_partial_failing_as_it_is_measured_answers_unsplit(tmp_path: Path) -> None:
+    """The host's partial computes a SUM the unsplit query prunes and overflows there: as a
+    split's host failure, the measurement's is answered by DuckDB's own plan."""
+    con = duckdb.connect()
+    con.execute(
+        "CREATE TABLE t AS SELECT i % 3 AS k, (i * 100000000000)::BIGINT AS b FROM range(5000) r(i)"
+    )
+    sql = "SELECT count(*) FROM (SELECT k, sum(b * 1000000000) s FROM t GROUP BY k)"
+    with Session(con, device="polars", cache=tmp_path / "cache") as session:
+        result = session.sql(sql, posture="collaborative", profile="auto")
+        assert result.table.to_pylist() == [{"count_star()": 3}]
+        assert result.fallback is not None and "host arm failed" in result.fallback
+
+
 def test_stale_profiles_are_remeasured_not_trusted(session: Session) -> None:
     sql = tpch.queries()["q06"]
     session.sql(sql, posture="collaborative", profile="auto")

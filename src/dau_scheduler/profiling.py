@@ -30,6 +30,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import duckdb
 import sqlglot
 
 from dau_scheduler import strategies
@@ -220,13 +221,17 @@ def measure(
     sizes = _prefixes(n, fractions)
     if arm == "host":
         # The host takes the rows after the cut, so it is measured on the table's last rows.
-        runs = [
-            _host_run(session, compiled, rows, key, trailing=True)
-            for rows in sizes
-            for _ in range(repeats)
-        ]
+        try:
+            runs = [
+                _host_run(session, compiled, rows, key, trailing=True)
+                for rows in sizes
+                for _ in range(repeats)
+            ]
+            fold_seconds = _fold_seconds(session, compiled, n)
+        except duckdb.Error as exc:  # (an overflow in a SUM the query above the block prunes)
+            raise_for_arm("host", exc)
         profile = fit_host(runs, trailing=True)
-        return profile.model_copy(update={"fold_seconds": _fold_seconds(session, compiled, n)})
+        return profile.model_copy(update={"fold_seconds": fold_seconds})
     if arm != "device":
         raise ProfileError(f"unknown arm {arm!r}; expected 'host' or 'device'")
     device = session.device

@@ -13,7 +13,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
@@ -214,7 +214,7 @@ def run_arms(jobs: Sequence[_Timed]) -> None:
             raise_for_arm(job.name, job.error)
 
 
-def raise_for_arm(name: str, error: BaseException) -> None:
+def raise_for_arm(name: str, error: BaseException) -> NoReturn:
     """Re-raise an arm's failure as an :class:`ArmError` naming the arm (kept if it is one)."""
     if isinstance(error, ArmError):
         raise error
