@@ -1,7 +1,9 @@
 -- Sums and means over DOUBLE columns (a derived table of lineitem's integers as doubles, as a
--- Parquet file written from a data frame holds them): each float sum and mean carries the
--- greatest magnitude of its arm's finite values since the fifty-sixth session, which the type
--- of a DOUBLE column does not bound (rewrite/overflow.py). Measures what that costs.
+-- Parquet file written from a data frame holds them). The type of a DOUBLE column bounds
+-- nothing, so in the fifty-sixth session each float sum carried the greatest magnitude of its
+-- arm's finite values (rewrite/overflow.py); since the fifty-seventh, DuckDB's statistics of
+-- the values (the columns' min and max, through the casts and the product) bound them and the
+-- sums carry nothing. double_unbounded.sql measures the guard where nothing bounds the values.
 SELECT l_returnflag,
        l_linestatus,
        sum(line) AS sum_line,

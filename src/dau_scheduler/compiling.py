@@ -19,6 +19,7 @@ from dau_scheduler.arms.duckdb import DuckDBArm
 from dau_scheduler.errors import SqlError
 from dau_scheduler.guards import VOLATILE, one_query
 from dau_scheduler.lazy import empty_table
+from dau_scheduler.rewrite import overflow
 from dau_scheduler.rewrite.dialect import DIALECT
 from dau_scheduler.rewrite.planner import CompiledSplit, SplitPlan, compile_split
 
@@ -76,6 +77,7 @@ def compile_query(
             place=session.tables_place,
             views=session.views,
             vet=_device_vet(session) if vetted else None,
+            magnitudes=lambda text: magnitudes_below(session, text),
         )
         if compiled.inlined_sql is None:
             break
@@ -93,6 +95,33 @@ def compile_query(
         if split_table.lower() not in read:
             raise SqlError(f"split_table {split_table!r} is not read by this query")
     return compiled
+
+
+def magnitudes_below(session: Session, sql: str) -> tuple[bool, ...]:
+    """For each value of ``sql`` (an ``overflow.stats_probe`` query), whether DuckDB's
+    statistics of it, as the data stand now, bound it below ``overflow.NEAR_MAGNITUDE``;
+    empty where the probe fails or reads no row (then nothing is bounded)."""
+    if VOLATILE.search(sql):
+        return ()
+    try:
+        rows = session.host.cursor().sql(sql).fetchall()
+    except duckdb.Error:
+        return ()
+    if not rows:
+        return ()
+    return tuple(overflow.stats_bound(stats) < overflow.NEAR_MAGNITUDE for stats in rows[0])
+
+
+def plan_holds(session: Session, compiled: CompiledSplit) -> bool:
+    """Whether a cached plan still fits the data: the float sums it left without a magnitude
+    partial are still bounded by their statistics, and those it guarded still are not (a
+    user's connection may have changed its rows since: decision 023)."""
+    if compiled.magnitude_sql is None:
+        return True
+    now = magnitudes_below(session, compiled.magnitude_sql)
+    if len(now) != len(compiled.magnitudes_below):
+        now = (False,) * len(compiled.magnitudes_below)
+    return now == compiled.magnitudes_below
 
 
 def _device_vet(session: Session) -> Callable[[CompiledSplit], str | None] | None:
@@ -124,4 +153,4 @@ def _checked_final(session: Session, compiled: CompiledSplit) -> CompiledSplit:
     return compiled
 
 
-__all__ = ["bind", "compile_query"]
+__all__ = ["bind", "compile_query", "magnitudes_below", "plan_holds"]

@@ -34,7 +34,7 @@ from dau_scheduler.arms.cluster import ClusterArm
 from dau_scheduler.arms.devices import DEVICES, DUCKDB, device_arm
 from dau_scheduler.arms.duckdb import DuckDBArm, quote
 from dau_scheduler.checks import MIN_BUDGET_MB
-from dau_scheduler.compiling import compile_query
+from dau_scheduler.compiling import compile_query, plan_holds
 from dau_scheduler.errors import SplitError, SqlError
 from dau_scheduler.guards import ColumnWidths, FunctionCatalog, load_resident
 from dau_scheduler.merge import MergeRule
@@ -313,7 +313,11 @@ class Session:
         key = (sql, split_table.lower() if split_table else None, vetted)
         with self._lock:
             cached = self._plans.get(key)
-        if cached is not None and unchanged(cached.views, self.views):
+        if (
+            cached is not None
+            and unchanged(cached.views, self.views)
+            and plan_holds(self, cached)  # (float sums the data's statistics bounded)
+        ):
             return cached
         compiled = compile_query(self, sql, split_table, vetted=vetted)
         if inline is not None and compiled.plan.refusal and compiled.plan.split_table is None:

@@ -25,7 +25,10 @@ Which calls add floats is known once DuckDB binds the partial: a sum's partial c
 for a DOUBLE or FLOAT argument, and an integer or decimal one is exact in every order. The planner
 builds the block again with those calls' steps (:func:`float_calls`), but for a value the types
 of the columns it reads bound below ``NEAR_MAGNITUDE`` (:func:`magnitude_bound`: a decimal made a
-DOUBLE); every other query keeps one partial per sum.
+DOUBLE), or DuckDB's statistics of it do, as the data stand (:func:`stats_probe`: a DOUBLE
+column's min and max; the plan holds while they say the same, ``compiling.plan_holds``); every
+other query keeps one partial per sum. The guard costs a grouped MAX per sum: 2x on the Polars
+arm over quotients no statistics bound, nothing where they bound them (docs/benchmarks.md).
 """
 
 from __future__ import annotations
@@ -234,6 +237,81 @@ def bounded(step: MergeStep) -> MergeStep:
     return MergeStep(partials, merge, (*step.arrow, "sum"), finished)
 
 
+#: What a source may not hold for :func:`stats_probe` to read its first row at no cost (a join
+#: builds its hash table first; a filter may scan every row before one passes; a grouped or
+#: ordered derived table computes all of itself).
+_COSTLY = (
+    exp.Join,
+    exp.Where,
+    exp.Group,
+    exp.Having,
+    exp.Qualify,
+    exp.Order,
+    exp.Limit,
+    exp.Offset,
+    exp.Distinct,
+    exp.AggFunc,
+    exp.Window,
+    exp.SetOperation,
+    exp.Lateral,
+    exp.Unnest,
+    exp.TableSample,
+    exp.With,
+)
+
+
+def stats_probe(partial: exp.Select, split: exp.Table, values: Sequence[exp.Expr]) -> str | None:
+    """A query of DuckDB's statistics of ``values`` (float sums' values in the scope of
+    ``partial``, whose split table occurrence is ``split``) over the block's source, the
+    block's filter left out (a bound of more rows bounds the rows it keeps):
+    ``SELECT system.main.stats(v0), ... FROM source LIMIT 1``. DuckDB works them out from its
+    tables' and Parquet files' min and max, through casts and arithmetic, before it reads a
+    row; where a value's bound is known and below :data:`NEAR_MAGNITUDE` its sum needs no
+    magnitude partial (``compiling.magnitudes_below``). None where reading the source's first
+    row may cost more than a scan's first vector (a join, a filter, a grouped derived table:
+    :data:`_COSTLY`), or a value reads a subquery or an aggregate."""
+    source = partial.args.get("from_")
+    if source is None or partial.args.get("joins") or partial.args.get("laterals"):
+        return None
+    if any(isinstance(node, _COSTLY) for node in source.walk()):
+        return None
+    tables = list(source.find_all(exp.Table))
+    if len(tables) != 1 or tables[0] is not split:
+        return None
+    inner = (exp.Select, exp.Subquery, exp.AggFunc, exp.Window)
+    if any(value.find(*inner) is not None for value in values):
+        return None
+    # (DuckDB's own stats(), by its catalog's name: a user's macro may be named stats)
+    reads = ", ".join(
+        f"system.main.stats({value.sql(dialect=DIALECT)}) AS __dau_m{i}"
+        for i, value in enumerate(values)
+    )
+    return f"SELECT {reads} {source.sql(dialect=DIALECT)} LIMIT 1"
+
+
+def stats_bound(stats: object) -> float:
+    """The greatest magnitude DuckDB's ``stats()`` of a value allows (its min and max: a
+    dict since DuckDB 2, a text ``[Min: x, Max: y]`` before); infinity where they are
+    unknown, not numbers, or not finite (an infinity among the values; a NaN, which DuckDB
+    ranks above every number)."""
+    low: object
+    high: object
+    if isinstance(stats, dict):
+        low, high = stats.get("min"), stats.get("max")
+    elif isinstance(stats, str):
+        found = re.search(r"\[Min: ([^,\]]+), Max: ([^\]]+)\]", stats)
+        low, high = found.groups() if found else (None, None)
+    else:
+        return math.inf
+    try:
+        ends = [float(str(end)) for end in (low, high)]
+    except ValueError:
+        return math.inf
+    if not all(math.isfinite(end) for end in ends):
+        return math.inf
+    return max(abs(end) for end in ends)
+
+
 #: The refusal a near-overflow sum answers with (the final query's :data:`NEAR_OVERFLOW`, or
 #: the fast fold's own check).
 NEAR_MESSAGE = (
@@ -284,5 +362,7 @@ __all__ = [
     "guarded",
     "magnitude_bound",
     "read_columns",
+    "stats_bound",
+    "stats_probe",
     "summed",
 ]

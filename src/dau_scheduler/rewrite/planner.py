@@ -59,6 +59,10 @@ from dau_scheduler.rewrite.split_block import Candidate, candidates
 from dau_scheduler.rewrite.views import View, ViewLookup, inline_views, namesake_elsewhere
 from dau_scheduler.rewrite.volatility import NONDETERMINISTIC
 
+#: Runs an ``overflow.stats_probe`` query: for each value, whether the data's statistics bound
+#: it below ``overflow.NEAR_MAGNITUDE`` (all False where they cannot be read).
+Magnitudes = Callable[[str], tuple[bool, ...]]
+
 #: The table name an arm binds to its own row range of the split table.
 PLACEHOLDER = "__dau_split__"
 _RESERVED = "__dau_"
@@ -122,6 +126,12 @@ class CompiledSplit:
     #: The rows an outer join adds that the split table decides, as partial rows the host
     #: computes once (``rewrite.complement``); None where the block has no such join.
     complement: exp.Select | None = None
+    #: DuckDB's statistics of the block's float sums' values (``overflow.stats_probe``), and
+    #: which of them they bounded below the limit when compiled (those sums carry no magnitude
+    #: partial): the plan holds while the data's statistics say the same
+    #: (``compiling.plan_holds``). None where no float sum was typed unbounded.
+    magnitude_sql: str | None = None
+    magnitudes_below: tuple[bool, ...] = ()
 
     @property
     def splittable(self) -> bool:
@@ -170,6 +180,7 @@ def compile_split(
     place: tuple[str, str] = ("memory", "main"),
     views: ViewLookup | None = None,
     vet: Callable[[CompiledSplit], str | None] | None = None,
+    magnitudes: Magnitudes | None = None,
 ) -> CompiledSplit:
     """Compile ``sql`` into a :class:`CompiledSplit`, or one that carries its refusal.
 
@@ -178,7 +189,9 @@ def compile_split(
     sqlglot does not know is still seen as one); ``binder`` types SQL without running it;
     ``columns``/``types`` are the unsplit output; ``vet`` says why a compiled candidate should
     give way to the next one (its device arm cannot run it), or None: where every candidate
-    gives way, the first is returned, to be refused where it is answered.
+    gives way, the first is returned, to be refused where it is answered. ``magnitudes`` runs
+    a statistics probe of float sums' values (``overflow.stats_probe``) and says which it
+    bounds below the limit; None: every float sum the types leave unbounded is guarded.
     """
 
     views_read: tuple[View, ...] = ()
@@ -267,7 +280,15 @@ def compile_split(
                 continue
             try:
                 compiled = _compile_candidate(
-                    sql, tree, found, aggregate_names, binder, columns, types, output_schema
+                    sql,
+                    tree,
+                    found,
+                    aggregate_names,
+                    binder,
+                    columns,
+                    types,
+                    output_schema,
+                    magnitudes,
                 )
                 # views inlined (``inlined_sql``) or read whole by name
                 compiled = replace(compiled, views=views_read, inlined_sql=inlined_sql)
@@ -308,6 +329,7 @@ def _compile_candidate(
     columns: Sequence[str],
     types: Sequence[str],
     output_schema: pa.Schema | None,
+    magnitudes: Magnitudes | None = None,
 ) -> CompiledSplit:
     _mark(tree, found.occurrence, found.block)
     block = push_filters(found.block, names, lambda text: binder(text)[1])
@@ -321,9 +343,15 @@ def _compile_candidate(
     bound_types = dict(zip(*bound[2:4], strict=True))
     summed = overflow.read_columns(built.sums, bound_types)
     typed = _column_types(summed, bound[0], found, binder) if summed else {}
+    magnitude_sql: str | None = None
+    below: tuple[bool, ...] = ()
     if adding := overflow.float_calls(built.sums, bound_types, typed):
-        built = build_grouped(block, names, nested=nested, floats=adding)  # (overflow.py)
-        bound = _bind(built, tree, found, block, binder)
+        if magnitudes is not None:  # the data's statistics may bound what the types do not
+            stats = _stats_bounded(built, adding, bound[0], found, magnitudes)
+            magnitude_sql, below, adding = stats
+        if adding:
+            built = build_grouped(block, names, nested=nested, floats=adding)  # (overflow.py)
+            bound = _bind(built, tree, found, block, binder)
     partial, unmatched, names_out, types_out, schema_out = bound
     # TPC-DS Q5's UNION branch SELECT ... FROM store_sales: each arm reads its rows back and the
     # final query does all the work. Exact, but never faster: the postures run the host alone.
@@ -409,7 +437,33 @@ def _compile_candidate(
         ),
         passes_rows_through=passes_through,
         complement=unmatched,
+        magnitude_sql=magnitude_sql,
+        magnitudes_below=below,
     )
+
+
+def _stats_bounded(
+    built: BuiltBlock,
+    adding: frozenset[str],
+    partial: exp.Select,
+    found: Candidate,
+    magnitudes: Magnitudes,
+) -> tuple[str | None, tuple[bool, ...], frozenset[str]]:
+    """The statistics probe of the float sums ``adding`` names (``overflow.stats_probe``),
+    which of them it bounds below the limit (``magnitudes`` runs it), and the sums still to
+    carry a magnitude partial. A DISTINCT sum keeps its final query's guard."""
+    calls = [s for s in built.sums if s.text in adding and s.value is not None]
+    probe = partial.copy()
+    split = found.occurrence.copy()
+    _marked_table(probe).replace(split)
+    sql = overflow.stats_probe(probe, split, [call.value for call in calls if call.value])
+    if sql is None:
+        return None, (), adding
+    below = magnitudes(sql)
+    if len(below) != len(calls):  # (the probe failed: nothing is bounded)
+        below = (False,) * len(calls)
+    bounded = {call.text for call, under in zip(calls, below, strict=True) if under}
+    return sql, below, adding - bounded
 
 
 def _bind(
