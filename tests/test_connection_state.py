@@ -65,6 +65,26 @@ def test_a_macro_named_like_a_function_sqlglot_knows_is_refused(
         assert "strip_null_value" in refusal or "SQL front end writes max()" in refusal
 
 
+@pytest.mark.parametrize(
+    ("macro", "sql"),
+    [
+        # DuckDB calls count_star() for count(*): each arm's partial counted 42, the fold 84
+        # (542 on the Polars arm, which counts) for DuckDB's 42.
+        ("CREATE MACRO count_star() AS 42", "SELECT k, count(*) FROM t GROUP BY k"),
+        # The float-sum guard's isfinite, written by the rewrite, not by the query.
+        ("CREATE MACRO isfinite(x) AS false", "SELECT k, sum(i::DOUBLE) FROM t GROUP BY k"),
+    ],
+)
+@pytest.mark.parametrize("device", ["duckdb", "polars"])
+def test_a_macro_shadowing_duckdbs_own_function_is_refused(
+    con: duckdb.DuckDBPyConnection, macro: str, sql: str, device: str
+) -> None:
+    con.execute(macro)
+    with Session(con, device=device) as session:
+        refusal = _same(session, con, sql)
+    assert refusal is not None and "has the name of DuckDB's own function" in refusal
+
+
 def test_a_non_deterministic_macro_is_refused(con: duckdb.DuckDBPyConnection) -> None:
     con.execute("CREATE MACRO noisy(x) AS x + random()")
     with Session(con, device="duckdb") as session:

@@ -63,6 +63,10 @@ class FunctionKinds:
     known: frozenset[str]
     #: The user's own macros as (name, body) pairs: a body replaced since is read again.
     user_macros: frozenset[tuple[str, str]] = frozenset()
+    #: The user's macros named as one of DuckDB's own functions, which they shadow wherever
+    #: the name is called: in the split's own SQL too (``count_star``, which DuckDB calls for
+    #: ``count(*)``; ``abs``, ``isfinite``, ``coalesce`` the rewrite writes).
+    shadowing: frozenset[str] = frozenset()
 
 
 def _closure(seed: set[str], macros: list[tuple[str, str]]) -> frozenset[str]:
@@ -91,7 +95,9 @@ def function_kinds(
     mine = frozenset(
         (str(n), str(body)) for n, kind, body, internal in rows if kind == "macro" and not internal
     )
-    return FunctionKinds(aggregates, volatile, frozenset(str(r[0]) for r in rows), mine)
+    own = {str(n) for n, _, _, internal in rows if internal}
+    shadowing = frozenset(name for name, _ in mine if name in own)
+    return FunctionKinds(aggregates, volatile, frozenset(str(r[0]) for r in rows), mine, shadowing)
 
 
 def _macro_bodies(
