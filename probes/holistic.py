@@ -8,7 +8,7 @@ and a query around the block. Arguments: SEED FILE COUNT [COPIES]."""
 import sys
 
 from _probe import arguments, write
-from _typed_table import draw, literal, values_table
+from _typed_table import keyed_table
 
 R, out, COUNT = arguments()
 COPIES = int(sys.argv[4]) if len(sys.argv) > 4 else 1  # optional: each row this many times
@@ -50,25 +50,7 @@ NUMERIC = ["ti", "ii", "bi", "hg", "ub", "d9", "d38", "f", "db"]
 ORDERED = [*NUMERIC, "dt", "ts", "iv", "s"]
 INTEGERS = ["ti", "ii", "bi", "hg", "ub"]
 N = 200
-rows = []
-for i in range(N):
-    row = [i, R.choice([0, 1, 2, 3, None]), R.choice(["x", "y", "z", None])]
-    row += draw(R, COLS.values(), VALS, 0.12)
-    if i % 40 == 0:  # a group of all-NULL values
-        row = [i, 4, "w"] + [None] * len(COLS)
-    rows.append(row)
-create = values_table(
-    "t",
-    ["i", "k", "g", *COLS],
-    [
-        [str(r[0]), "NULL" if r[1] is None else str(r[1]), literal(r[2], "VARCHAR")]
-        + [literal(v, t) for v, t in zip(r[3:], COLS.values(), strict=True)]
-        for r in rows
-    ],
-)
-if COPIES > 1:  # each row COPIES times, shuffled: many vectors, DuckDB's threads
-    create = create.replace("SELECT * FROM (VALUES", "SELECT v.* FROM (VALUES", 1)
-    create += f", range({COPIES}) c(c) ORDER BY hash(c, v.i)"
+create = keyed_table(R, COLS, VALS, N, COPIES)
 
 
 def cond():
