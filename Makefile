@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: help demo test corpus fuzz lint bench gpu-check gpu-kit gpu-rehearse gpu-translator clean
+.PHONY: help demo test test-full corpus fuzz lint bench gpu-check gpu-kit gpu-rehearse gpu-translator clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' Makefile | sed 's/:.*## /\t/'
@@ -19,7 +19,10 @@ demo: $(STAMP)  ## generate TPC-H SF 0.1 (cached) and split all 22 queries again
 	$(BIN)/dau demo
 
 test: $(STAMP)  ## run the test suite (no GPU needed; gpu tests skip)
-	$(BIN)/pytest -n 3 -q  # three workers on two cores: one runs while another waits on a cluster
+	$(BIN)/pytest -n 3 --dist worksteal -q  # three workers on two cores: one runs while another waits on a cluster; idle ones take queued tests from busy ones
+
+test-full: $(STAMP)  ## the suite with every cell of its larger matrices (make test runs a covering sample)
+	DAU_FULL_SUITE=1 $(BIN)/pytest -n 3 --dist worksteal -q
 
 corpus: $(STAMP)  ## every tests/slt file on each device and over Arrow copies (the suite runs a sample)
 	$(BIN)/python -W ignore::DeprecationWarning -m dau_scheduler.slt tests/slt/*.test --device polars --arrow

@@ -12,6 +12,7 @@ import pytest
 from dau_scheduler import Session
 from dau_scheduler.arms.polars import gpu_available
 from dau_scheduler.compare import compare_tables
+from suite_sample import cells
 
 #: The CPU devices, and cudf where a GPU is (the GPU kit runs ``-m gpu``).
 ARMS = [
@@ -23,10 +24,29 @@ ARMS = [
     ),
 ]
 #: The paths that fold partials: resident, lazy, and chunks folded again and again.
-OPTIONS = pytest.mark.parametrize(
-    "options",
-    [{}, {"lazy": True}, {"mem_budget_mb": 64, "strategy": "streamed", "chunk_rows": 1000}],
-    ids=["resident", "lazy", "streamed"],
+PATHS: dict[str, dict[str, object]] = {
+    "resident": {},
+    "lazy": {"lazy": True},
+    "streamed": {"mem_budget_mb": 64, "strategy": "streamed", "chunk_rows": 1000},
+}
+OPTIONS = pytest.mark.parametrize("options", list(PATHS.values()), ids=list(PATHS))
+_CELLS = cells(
+    [(device, path) for device in ("duckdb", "polars") for path in PATHS],
+    # Each device and each path once: the fold is the same code on either device.
+    [("duckdb", "resident"), ("polars", "lazy"), ("polars", "streamed")],
+)
+#: (device, options) over the devices and paths (``suite_sample``), and cudf resident.
+ARMS_AND_PATHS = pytest.mark.parametrize(
+    ("device", "options"),
+    [
+        *(pytest.param(device, PATHS[path], id=f"{path}-{device}") for device, path in _CELLS),
+        pytest.param(
+            "cudf",
+            {},
+            id="resident-cudf",
+            marks=[pytest.mark.gpu, pytest.mark.skipif(not gpu_available(), reason="no CUDA GPU")],
+        ),
+    ],
 )
 
 

@@ -11,7 +11,7 @@ import pytest
 from dau_scheduler import Session, SplitError
 from dau_scheduler.arms.cudf import CudfStandIn
 from dau_scheduler.compare import compare_tables
-from moment_checks import ARMS, OPTIONS, check_splits
+from moment_checks import ARMS_AND_PATHS, check_splits
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -51,8 +51,7 @@ def con() -> duckdb.DuckDBPyConnection:
     return con
 
 
-@pytest.mark.parametrize("device", ARMS)
-@OPTIONS
+@ARMS_AND_PATHS
 def test_co_moments_split_equal_duckdb(
     con: duckdb.DuckDBPyConnection, device: str, options: dict[str, object]
 ) -> None:

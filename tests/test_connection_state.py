@@ -417,3 +417,20 @@ def test_a_connection_that_forbids_cross_products_is_answered_on_it(
     con.execute("SET debug_force_no_cross_product = false")
     with Session(con, device="polars") as session:
         assert session.sql("SELECT count(*) FROM t, d", device_share=0.5).refusal is None
+
+
+def test_a_sessions_own_connection_reads_duckdbs_functions_once_per_process(
+    con: duckdb.DuckDBPyConnection,
+) -> None:
+    """DuckDB's functions are the same in every connection a Session makes (with the same
+    extensions loaded): read once; a user's connection, which may hold macros, is read itself."""
+    table = con.sql("SELECT * FROM t").to_arrow_table()
+    with (
+        Session({"t": table}, device="duckdb") as one,
+        Session({"t": table}, device="duckdb") as two,
+    ):
+        assert one.functions.kinds("SELECT 1") is two.functions.kinds("SELECT 1")
+    con.execute("CREATE MACRO twice(x) AS x * 2")
+    with Session(con, device="duckdb") as mine:
+        assert "twice" in {name for name, _ in mine.functions.kinds("SELECT 1").user_macros}
+        assert _same(mine, con, "SELECT k, max(twice(i)) FROM t GROUP BY k") is None

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import re
+import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -168,10 +169,39 @@ class FunctionCatalog:
             if held and _macro_bodies(self._cursor(), {n for n, _ in held}) != held:
                 kinds = None
         if kinds is None or (self._fresh and unknown):
-            kinds = function_kinds(self._cursor(), NONDETERMINISTIC)
+            kinds = self._fresh_read() if self._fresh else self._built_in()
             self._kinds = kinds
             self._not_functions |= unknown - kinds.known
         return kinds
+
+    def _fresh_read(self) -> FunctionKinds:
+        return function_kinds(self._cursor(), NONDETERMINISTIC)
+
+    def _built_in(self) -> FunctionKinds:
+        """A connection the Session made holds DuckDB's functions and its loaded extensions'
+        alone (no statement of the user's reaches it): read once per process for each set of
+        loaded extensions, as the scan costs 20 ms (a Session made per query, the suite's
+        thousands of Sessions)."""
+        cursor = self._cursor()
+        loaded = frozenset(
+            str(row[0])
+            for row in cursor.execute(
+                "SELECT extension_name FROM duckdb_extensions() WHERE loaded"
+            ).fetchall()
+        )
+        key = (duckdb.__version__, loaded)
+        with _BUILT_IN_LOCK:
+            kinds = _BUILT_IN.get(key)
+        if kinds is None:
+            kinds = function_kinds(cursor, NONDETERMINISTIC)
+            with _BUILT_IN_LOCK:
+                _BUILT_IN[key] = kinds
+        return kinds
+
+
+#: :meth:`FunctionCatalog._built_in`'s reads, by DuckDB version and loaded extensions.
+_BUILT_IN: dict[tuple[str, frozenset[str]], FunctionKinds] = {}
+_BUILT_IN_LOCK = threading.Lock()
 
 
 def default_order(cursor: duckdb.DuckDBPyConnection) -> bool:
