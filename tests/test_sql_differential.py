@@ -23,6 +23,7 @@ from conftest import device as make_device
 from dau_scheduler import Session
 from dau_scheduler.compare import compare_tables
 from dau_scheduler.rewrite import fold
+from suite_sample import FULL
 
 FACT = pa.schema(
     [
@@ -345,7 +346,9 @@ def tables(data: list[tuple[Any, ...]]) -> dict[str, pa.Table]:
 
 @pytest.mark.filterwarnings("ignore::DeprecationWarning")
 @pytest.mark.parametrize("device", ["duckdb", "polars-separate"])
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=60 if FULL else 40, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 @given(data=rows, pick=st.data())
 def test_split_equals_unsplit_or_is_refused(
     device: str, data: list[tuple[Any, ...]], pick: st.DataObject
