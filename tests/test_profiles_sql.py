@@ -226,6 +226,26 @@ def test_a_device_arm_failing_as_it_is_measured_answers_unsplit(tmp_path: Path) 
             session.profile(sql, arm="device")
 
 
+def test_a_device_arm_panicking_as_it_is_measured_answers_unsplit(tmp_path: Path) -> None:
+    """Polars' PanicException is a BaseException: a split's arm threads catch it, and so does
+    measuring a profile (a Polars arm made to panic on its rows stands in for a Polars bug)."""
+    import polars as pl
+
+    from dau_scheduler.arms import PolarsArm
+
+    class Panicking(PolarsArm):
+        def run_partial(self, compiled: Any, start: int, stop: int) -> pa.Table:
+            raise pl.exceptions.PanicException("index out of bounds")
+
+    con = duckdb.connect()
+    con.execute("CREATE TABLE t AS SELECT i % 3 AS k, i AS v FROM range(2000) r(i)")
+    sql = "SELECT k, sum(v) FROM t GROUP BY k ORDER BY k"
+    with Session(con, device=Panicking(), cache=tmp_path / "cache") as session:
+        result = session.sql(sql, posture="collaborative", profile="auto")
+        assert compare_tables(result.table, con.sql(sql).to_arrow_table()) is None
+        assert result.fallback is not None and "PanicException" in result.fallback
+
+
 def test_a_host_partial_failing_as_it_is_measured_answers_unsplit(tmp_path: Path) -> None:
     """The host's partial computes a SUM the unsplit query prunes and overflows there: as a
     split's host failure, the measurement's is answered by DuckDB's own plan."""

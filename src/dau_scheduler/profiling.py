@@ -249,8 +249,11 @@ def measure(
                 device.run_partial(compiled, 0, rows)
                 seconds.append(time.perf_counter() - t0)
             points.append((rows, statistics.median(seconds)))
-    except Exception as exc:  # noqa: BLE001 - the rows the arm read failed it: named, as a split's
-        # (a column the Polars arm cannot load is found as its rows are read, not at planning)
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException as exc:  # noqa: BLE001 - the rows the arm read failed it: named, as a split's
+        # (a column the Polars arm cannot load is found as its rows are read, not at planning;
+        # Polars' PanicException is a BaseException, as a split's arm threads catch it)
         raise_for_arm("device", exc)
     fixed, per_row = fit(points)
     return QueryProfile(
