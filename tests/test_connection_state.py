@@ -434,3 +434,15 @@ def test_a_sessions_own_connection_reads_duckdbs_functions_once_per_process(
     with Session(con, device="duckdb") as mine:
         assert "twice" in {name for name, _ in mine.functions.kinds("SELECT 1").user_macros}
         assert _same(mine, con, "SELECT k, max(twice(i)) FROM t GROUP BY k") is None
+
+
+def test_a_shadowing_macro_created_beside_a_table_is_seen(con: duckdb.DuckDBPyConnection) -> None:
+    """The catalog's shape changed (a table created), so the function catalog is read again and
+    a macro named sum created with it is refused by name; one created alone is not seen yet
+    (docs/exactness.md, fifty-eighth session)."""
+    with Session(con, device="polars") as session:
+        assert _same(session, con, "SELECT k, sum(i) FROM t GROUP BY k") is None
+        con.execute("CREATE TABLE u AS SELECT 1 AS x")
+        con.execute("CREATE MACRO sum(x) AS max(x)")
+        refusal = _same(session, con, "SELECT k, sum(i) FROM t GROUP BY k")
+        assert refusal is not None and "sum" in refusal

@@ -174,6 +174,10 @@ class FunctionCatalog:
             self._not_functions |= unknown - kinds.known
         return kinds
 
+    def forget(self) -> None:
+        """Read the catalog again at the next query."""
+        self._kinds = None
+
     def _fresh_read(self) -> FunctionKinds:
         return function_kinds(self._cursor(), NONDETERMINISTIC)
 
