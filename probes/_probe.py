@@ -81,6 +81,11 @@ def arguments():
     return random.Random(int(sys.argv[1])), sys.argv[2], int(sys.argv[3])
 
 
+def copies():
+    """The optional fourth argument: how many times each row of the table is written (1)."""
+    return int(sys.argv[4]) if len(sys.argv) > 4 else 1
+
+
 def write(out, lines):
     """The file ``out``: ``lines``, one a line."""
     Path(out).write_text("\n".join(lines) + "\n")

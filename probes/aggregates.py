@@ -3,13 +3,11 @@ grouping sets, HAVING and expressions over them, over every numeric width, decim
 with NaN and infinities, booleans, text, temporal values, intervals and UUIDs, with NULLs,
 extremes, empty groups and all-NULL groups. Arguments: SEED FILE COUNT [COPIES]."""
 
-import sys
-
-from _probe import arguments, write
+from _probe import arguments, copies, write
 from _typed_table import keyed_table
 
 R, out, COUNT = arguments()
-COPIES = int(sys.argv[4]) if len(sys.argv) > 4 else 1  # optional: each row this many times
+COPIES = copies()
 COLS = {
     "ti": "TINYINT",
     "si": "SMALLINT",

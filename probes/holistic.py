@@ -5,13 +5,11 @@ bitwise folds, regr_count, and the moments it refuses; with FILTER, ROLLUP/CUBE/
 in HAVING, ORDER BY (before another key and LIMIT), a window over the groups, SELECT DISTINCT
 and a query around the block. Arguments: SEED FILE COUNT [COPIES]."""
 
-import sys
-
-from _probe import arguments, write
+from _probe import arguments, copies, write
 from _typed_table import keyed_table
 
 R, out, COUNT = arguments()
-COPIES = int(sys.argv[4]) if len(sys.argv) > 4 else 1  # optional: each row this many times
+COPIES = copies()
 COLS = {
     "ti": "TINYINT",
     "ii": "INTEGER",
