@@ -169,7 +169,11 @@ class FunctionCatalog:
             if held and _macro_bodies(self._cursor(), {n for n, _ in held}) != held:
                 kinds = None
         if kinds is None or (self._fresh and unknown):
-            kinds = self._fresh_read() if self._fresh else self._built_in()
+            kinds = (
+                function_kinds(self._cursor(), NONDETERMINISTIC)
+                if self._fresh
+                else self._built_in()
+            )
             self._kinds = kinds
             self._not_functions |= unknown - kinds.known
         return kinds
@@ -177,9 +181,6 @@ class FunctionCatalog:
     def forget(self) -> None:
         """Read the catalog again at the next query."""
         self._kinds = None
-
-    def _fresh_read(self) -> FunctionKinds:
-        return function_kinds(self._cursor(), NONDETERMINISTIC)
 
     def _built_in(self) -> FunctionKinds:
         """A connection the Session made holds DuckDB's functions and its loaded extensions'
