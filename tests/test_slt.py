@@ -79,6 +79,7 @@ SPLITS = {
     "parquet_reads",
     "holistic_aggregates",
     "float_sums_near_overflow",
+    "shadowing_macros",
 }
 
 

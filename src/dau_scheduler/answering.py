@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 import duckdb
@@ -39,18 +40,65 @@ def answer(
     strict: bool,
     profile: str,
     params: Any = None,
+    synced: bool = False,
 ) -> SqlResult:
     """``sql`` answered over ``session``'s tables: split where the plan and the posture allow,
-    else unsplit with the reason (see ``Session.sql`` for the arguments and errors)."""
+    else unsplit with the reason (see ``Session.sql`` for the arguments and errors).
+    ``synced``: the connection's settings were read for this query already."""
     checks.query(sql, split_table, strict)
     checks.options(posture, profile)
     checks.share(device_share)
     parameters.check(params)
-    if params is not None:
-        return _bound(
-            session, sql, params, posture, device_share, split_table, strict=strict, profile=profile
+    with settled(session):
+        if params is not None:
+            return _bound(
+                session,
+                sql,
+                params,
+                posture,
+                device_share,
+                split_table,
+                strict=strict,
+                profile=profile,
+            )
+        if not synced:
+            sync(session)
+        return _unbound(
+            session, sql, posture, device_share, split_table, strict=strict, profile=profile
         )
+
+
+def sync(session: Session) -> None:
+    """Before a query: the user's connection's settings read (``DuckDBArm.sync_settings``), and
+    where another statement ran on its database since the Session's last query, its function
+    catalog read again at the next look (a macro created since may shadow one of DuckDB's own
+    functions: docs/exactness.md, fifty-ninth session)."""
     session.host.sync_settings()
+    if session.host.ran_since():
+        session.functions.forget()
+
+
+@contextlib.contextmanager
+def settled(session: Session) -> Iterator[None]:
+    """Around a query: after it, the user's connection's transaction id noted
+    (``DuckDBArm.settle``), so the next query tells whether anything else ran in between."""
+    try:
+        yield
+    finally:
+        session.host.settle()
+
+
+def _unbound(
+    session: Session,
+    sql: str,
+    posture: str,
+    device_share: float | None,
+    split_table: str | None,
+    *,
+    strict: bool,
+    profile: str,
+) -> SqlResult:
+    """``answer`` of a query without parameters, the connection's settings read."""
     why = connection_state(session.host, session.place, session.row_counts)
     if why is not None:
         return refused_unplanned(session, sql, why, strict=strict)
@@ -300,6 +348,7 @@ def _bound(
         split_table=split_table,
         strict=strict,
         profile=profile,
+        synced=True,
     )
     if len(names) != found.table.num_columns:
         raise SqlError(f"the query with its parameters gives {len(names)} columns")
@@ -311,7 +360,7 @@ def written_in(session: Session, sql: str, params: Any) -> tuple[str, str | None
     (``parameters.bind``) and None, or ``sql`` and why they could not be (it would run
     unsplit with them)."""
     parameters.check(params)
-    session.host.sync_settings()
+    sync(session)
     if params is None:
         return written_out(session, sql), None
     bound, unread = parameters.bind(sql, params, session.host.cursor())

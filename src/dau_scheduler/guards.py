@@ -82,14 +82,23 @@ def _closure(seed: set[str], macros: list[tuple[str, str]]) -> frozenset[str]:
     return frozenset(names)
 
 
-def function_kinds(
-    cursor: duckdb.DuckDBPyConnection, nondeterministic: Iterable[str]
-) -> FunctionKinds:
-    """The aggregates, volatile macros and known names of ``cursor``'s catalog (one scan)."""
-    rows = cursor.execute(
+#: Runs a statement (with its parameters, or None) and returns its rows.
+Rows = Callable[[str, Any], list[tuple[Any, ...]]]
+
+
+def rows_of(cursor: duckdb.DuckDBPyConnection) -> Rows:
+    """:data:`Rows` read on ``cursor``."""
+    return lambda sql, params: cursor.execute(sql, params).fetchall()
+
+
+def function_kinds(rows_read: Rows, nondeterministic: Iterable[str]) -> FunctionKinds:
+    """The aggregates, volatile macros and known names of a connection's catalog (one scan),
+    its temporary macros too where ``rows_read`` reads on the connection itself."""
+    rows = rows_read(
         "SELECT DISTINCT lower(function_name), function_type, lower(macro_definition), internal "
-        "FROM duckdb_functions()"
-    ).fetchall()
+        "FROM duckdb_functions()",
+        None,
+    )
     macros = [(str(n), str(body)) for n, kind, body, _ in rows if kind == "macro" and body]
     aggregates = _closure({str(n) for n, kind, _, _ in rows if kind == "aggregate"}, macros)
     volatile = _closure(set(nondeterministic), macros) - set(nondeterministic)
@@ -101,16 +110,14 @@ def function_kinds(
     return FunctionKinds(aggregates, volatile, frozenset(str(r[0]) for r in rows), mine, shadowing)
 
 
-def _macro_bodies(
-    cursor: duckdb.DuckDBPyConnection, names: Iterable[str]
-) -> frozenset[tuple[str, str]]:
+def _macro_bodies(rows_read: Rows, names: Iterable[str]) -> frozenset[tuple[str, str]]:
     """(name, body) of the user's macros called ``names`` as the catalog holds them now."""
-    rows = cursor.execute(
+    rows = rows_read(
         "SELECT DISTINCT lower(function_name), lower(macro_definition) FROM duckdb_functions() "
         "WHERE function_type = 'macro' AND NOT internal "
         "AND lower(function_name) IN (SELECT unnest($1))",
         [sorted(names)],
-    ).fetchall()
+    )
     return frozenset((str(n), str(body)) for n, body in rows)
 
 
@@ -148,13 +155,15 @@ def read_as_own_function(name: str) -> bool:
 
 class FunctionCatalog:
     """A connection's :class:`FunctionKinds`, read once; on a user's connection (``fresh``) read
-    again when a query calls a name the last read did not list (a macro created since), or one
-    of the user's macros whose body has changed since (``CREATE OR REPLACE MACRO f(x) AS
-    sum(x)`` over a scalar ``f``: split as a scalar, one answer row per arm came back). Names a
-    fresh read does not list either (``range(3) r(i)``: an alias) are not read for again."""
+    on the connection itself (its temporary macros are not a cursor's), and again after
+    :meth:`forget` (the Session's host saw another statement run since its last query), when a
+    query calls a name the last read did not list (a macro created since), or one of the
+    user's macros whose body has changed since (``CREATE OR REPLACE MACRO f(x) AS sum(x)``
+    over a scalar ``f``: split as a scalar, one answer row per arm came back). Names a fresh
+    read does not list either (``range(3) r(i)``: an alias) are not read for again."""
 
-    def __init__(self, cursor: Callable[[], duckdb.DuckDBPyConnection], fresh: bool) -> None:
-        self._cursor = cursor
+    def __init__(self, rows_read: Rows, fresh: bool) -> None:
+        self._rows = rows_read
         self._fresh = fresh
         self._kinds: FunctionKinds | None = None
         self._not_functions: frozenset[str] = frozenset()
@@ -166,13 +175,11 @@ class FunctionCatalog:
         unknown = called - kinds.known - self._not_functions if kinds else frozenset()
         if kinds is not None and self._fresh and not unknown and kinds.user_macros:
             held = frozenset(pair for pair in kinds.user_macros if pair[0] in called)
-            if held and _macro_bodies(self._cursor(), {n for n, _ in held}) != held:
+            if held and _macro_bodies(self._rows, {n for n, _ in held}) != held:
                 kinds = None
         if kinds is None or (self._fresh and unknown):
             kinds = (
-                function_kinds(self._cursor(), NONDETERMINISTIC)
-                if self._fresh
-                else self._built_in()
+                function_kinds(self._rows, NONDETERMINISTIC) if self._fresh else self._built_in()
             )
             self._kinds = kinds
             self._not_functions |= unknown - kinds.known
@@ -187,18 +194,17 @@ class FunctionCatalog:
         alone (no statement of the user's reaches it): read once per process for each set of
         loaded extensions, as the scan costs 20 ms (a Session made per query, the suite's
         thousands of Sessions)."""
-        cursor = self._cursor()
         loaded = frozenset(
             str(row[0])
-            for row in cursor.execute(
-                "SELECT extension_name FROM duckdb_extensions() WHERE loaded"
-            ).fetchall()
+            for row in self._rows(
+                "SELECT extension_name FROM duckdb_extensions() WHERE loaded", None
+            )
         )
         key = (duckdb.__version__, loaded)
         with _BUILT_IN_LOCK:
             kinds = _BUILT_IN.get(key)
         if kinds is None:
-            kinds = function_kinds(cursor, NONDETERMINISTIC)
+            kinds = function_kinds(self._rows, NONDETERMINISTIC)
             with _BUILT_IN_LOCK:
                 _BUILT_IN[key] = kinds
         return kinds
@@ -545,6 +551,8 @@ __all__ = [
     "FunctionCatalog",
     "FunctionKinds",
     "function_kinds",
+    "rows_of",
+    "Rows",
     "arrow_for_device",
     "called_names",
     "collated_tables",

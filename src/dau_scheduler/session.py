@@ -187,7 +187,13 @@ class Session:
         self._sources = sources
         self._read_schema()
         #: The catalog's aggregates (macros that aggregate too) and volatile macros.
-        self.functions = FunctionCatalog(self.host.cursor, fresh=not self.host.owned)
+        # (a user's connection read itself: its temporary macros are not its cursors')
+        self.functions = FunctionCatalog(
+            self.host.connection_rows
+            if self.on_user_connection
+            else lambda sql, params: self.host.cursor().execute(sql, params).fetchall(),
+            fresh=not self.host.owned,
+        )
         self._forget()
         self._lock = threading.Lock()
         self._adopting = threading.Lock()
@@ -365,13 +371,14 @@ class Session:
         """The split plan ``sql`` (with ``params`` written in, as ``sql`` takes them) runs
         with where the device arm gets rows, or why it is refused: nothing is executed (the
         device arm is asked whether it can run a partial)."""
-        sql, unread = answering.written_in(self, sql, params)
-        if unread is not None:
-            return SplitPlan(refusal=unread)
-        compiled = self._compiled(sql, split_table, sys._getframe(1))
-        if isinstance(compiled, str):
-            return SplitPlan(refusal=compiled)
-        compiled, refusal = answering.runs_with(self, compiled, split_table)
+        with answering.settled(self):
+            sql, unread = answering.written_in(self, sql, params)
+            if unread is not None:
+                return SplitPlan(refusal=unread)
+            compiled = self._compiled(sql, split_table, sys._getframe(1))
+            if isinstance(compiled, str):
+                return SplitPlan(refusal=compiled)
+            compiled, refusal = answering.runs_with(self, compiled, split_table)
         if refusal is None or refusal == compiled.plan.refusal:
             return compiled.plan
         return compiled.plan.model_copy(update={"refusal": refusal})
@@ -450,13 +457,15 @@ class Session:
         its last: the side of a cut each takes), store the profile, return it."""
         if arm not in ("host", "device"):
             raise SqlError(f"unknown arm {arm!r}; expected 'host' or 'device'")
-        sql, unread = answering.written_in(self, sql, params)
-        if unread is not None:
-            raise SplitError(f"query refused for splitting, nothing to profile: {unread}")
-        compiled, refusal = answering.runs_with(self, self.compile(sql, split_table), split_table)
-        if refusal is not None:
-            raise SplitError(f"query refused for splitting, nothing to profile: {refusal}")
-        measured = profiling.measure(self, compiled, arm=arm)
+        with answering.settled(self):
+            sql, unread = answering.written_in(self, sql, params)
+            if unread is not None:
+                raise SplitError(f"query refused for splitting, nothing to profile: {unread}")
+            found = self.compile(sql, split_table)
+            compiled, refusal = answering.runs_with(self, found, split_table)
+            if refusal is not None:
+                raise SplitError(f"query refused for splitting, nothing to profile: {refusal}")
+            measured = profiling.measure(self, compiled, arm=arm)
         self.cache.put(measured)
         return measured
 
@@ -471,16 +480,18 @@ class Session:
     ) -> WorkSplit:
         """The work split ``sql`` would run with and why; only profiles are measured (``auto``)."""
         checks.options(posture, profile)
-        sql, unread = answering.written_in(self, sql, params)
-        if unread is not None:
-            return _unsplit(unread)
-        found = self._compiled(sql, split_table, sys._getframe(1))
-        if isinstance(found, str):
-            return _unsplit(found)
-        compiled, refusal = answering.runs_with(self, found, split_table)
-        if refusal is not None:
-            return _unsplit(refusal)
-        return deciding.decide_for(self, compiled, posture, None, auto=profile == "auto").split
+        with answering.settled(self):
+            sql, unread = answering.written_in(self, sql, params)
+            if unread is not None:
+                return _unsplit(unread)
+            found = self._compiled(sql, split_table, sys._getframe(1))
+            if isinstance(found, str):
+                return _unsplit(found)
+            compiled, refusal = answering.runs_with(self, found, split_table)
+            if refusal is not None:
+                return _unsplit(refusal)
+            decided = deciding.decide_for(self, compiled, posture, None, auto=profile == "auto")
+            return decided.split
 
 
 def _unsplit(why: str) -> WorkSplit:

@@ -63,7 +63,7 @@ from typing import Any
 
 import duckdb
 
-from dau_scheduler.guards import VOLATILE, called_names, function_kinds, is_query
+from dau_scheduler.guards import VOLATILE, called_names, function_kinds, is_query, rows_of
 from dau_scheduler.rewrite.volatility import NONDETERMINISTIC
 from dau_scheduler.slt_order import (
     among_duckdbs,
@@ -179,7 +179,7 @@ def run_file(
                     expected = None
                 else:
                     if _MACRO.search(record.sql):
-                        volatile = function_kinds(con.cursor(), NONDETERMINISTIC).volatile
+                        volatile = function_kinds(rows_of(con.cursor()), NONDETERMINISTIC).volatile
                     continue
             elif not _is_query(record.sql) or _moved_on(record.sql, con, volatile):
                 report.outcomes["skipped"] += 1

@@ -90,6 +90,12 @@ class DuckDBArm:
         self._order_seen: bool | None = None
         self._collation: str | None = None
         self._txid: str | None = None
+        #: The transaction id the database's next statement takes if nothing but this Session
+        #: runs before it (:meth:`settle`; None when not known).
+        self._mark: int | None = None
+        #: Whether another statement ran on the database between :meth:`settle` and the
+        #: :meth:`sync_settings` after it (:meth:`ran_since`).
+        self._moved = True
         self._logging = ""
         self._temporary: frozenset[str] = frozenset()
         self._place: str | None = None
@@ -240,12 +246,16 @@ class DuckDBArm:
             try:
                 rows = self.con.execute(every + state).fetchall()
             except duckdb.Error:  # an aborted transaction: in_transaction sends the query there
+                self._mark, self._moved = None, True
                 return
         settings = sorted((str(n), str(v)) for n, v, local in rows if local is not None)
         self._settings = hash(tuple(settings))
         mine = {n: v for n, v, local in rows if local or local is None}
         self._collation = str(mine.pop("__dau_collation") or "")
         self._txid = mine.pop("__dau_txid")
+        expected, self._mark = self._mark, None
+        if expected is None or str(expected) != str(self._txid):
+            self._moved = True
         every_value = dict(settings)
         self._order_seen = ordered_by_default(
             every_value.get("default_order"), every_value.get("default_null_order")
@@ -280,6 +290,40 @@ class DuckDBArm:
             for name, value in mine.items()
             if value is not None and fresh.get(name) != value
         ]
+
+    def settle(self) -> None:
+        """At the end of a query on a user's connection: note the transaction id the
+        database's next statement takes if nothing but this Session runs before it. Every
+        statement on the database takes the next one, whichever connection or cursor runs it
+        (``CREATE [TEMP] MACRO``, ``SET``, an INSERT, a Python function registered), so the
+        next :meth:`sync_settings` tells whether another ran in between (:meth:`ran_since`).
+        Not where the connection logs every statement (this one would be logged too)."""
+        if self.owned or self._shared_from is not None:
+            return
+        if self._logging:
+            self._mark = None
+            return
+        with self._lock:
+            try:
+                now = self.con.execute("SELECT txid_current()").fetchall()[0][0]
+            except duckdb.Error:
+                self._mark = None
+                return
+        self._mark = int(now) + 1
+
+    def ran_since(self) -> bool:
+        """Whether a statement other than this Session's may have run on the database since
+        its last :meth:`settle` (seen by :meth:`sync_settings`; always true before the first,
+        and on a database this arm owns never asked), and forget it: a second call says no
+        until the next sync sees another."""
+        moved, self._moved = self._moved, False
+        return moved
+
+    def connection_rows(self, sql: str, params: Any = None) -> list[tuple[Any, ...]]:
+        """``sql``'s rows read on the user's connection itself, one call at a time: what only
+        it sees (its temporary macros) is seen."""
+        with self._lock:
+            return self.con.execute(sql, params).fetchall()
 
     def forbids_cross_products(self) -> bool:
         """Whether the user's connection sets ``debug_force_no_cross_product`` (at
