@@ -18,7 +18,7 @@ import pyarrow as pa
 
 from dau_scheduler import callers, checks, deciding, execution, inline_files, live, parameters
 from dau_scheduler.errors import ArmError, FoldError, PostureError, SplitError, SqlError
-from dau_scheduler.guards import one_query
+from dau_scheduler.guards import one_query, shadowing_refusal
 from dau_scheduler.refusals import connection_state
 from dau_scheduler.rewrite.pivots import values_written_in
 from dau_scheduler.rewrite.planner import CompiledSplit, SplitPlan
@@ -88,6 +88,17 @@ def settled(session: Session) -> Iterator[None]:
         session.host.settle()
 
 
+def shadowed(session: Session) -> str | None:
+    """Why a query is answered by DuckDB alone, as written, before anything reads or rewrites
+    it: the connection holds a macro named as one of DuckDB's own functions, which DuckDB
+    calls for that name (a temporary one on the connection alone, not on a cursor); a table
+    macro ``read_parquet`` is what a file's path would be read as by the rewrite (1,000 rows
+    of the file for the macro's one). None where none is."""
+    if session.host.owned:
+        return None
+    return shadowing_refusal(session.functions.kinds())
+
+
 def _unbound(
     session: Session,
     sql: str,
@@ -99,7 +110,7 @@ def _unbound(
     profile: str,
 ) -> SqlResult:
     """``answer`` of a query without parameters, the connection's settings read."""
-    why = connection_state(session.host, session.place, session.row_counts)
+    why = connection_state(session.host, session.place, session.row_counts) or shadowed(session)
     if why is not None:
         return refused_unplanned(session, sql, why, strict=strict)
     sql = written_out(session, sql)

@@ -66,8 +66,20 @@ class FunctionKinds:
     user_macros: frozenset[tuple[str, str]] = frozenset()
     #: The user's macros named as one of DuckDB's own functions, which they shadow wherever
     #: the name is called: in the split's own SQL too (``count_star``, which DuckDB calls for
-    #: ``count(*)``; ``abs``, ``isfinite``, ``coalesce`` the rewrite writes).
+    #: ``count(*)``; ``abs``, ``isfinite``, ``coalesce`` the rewrite writes); table macros
+    #: named as one of its table functions (``read_parquet``, which a file's path is read as).
     shadowing: frozenset[str] = frozenset()
+
+
+def shadowing_refusal(kinds: FunctionKinds) -> str | None:
+    """Why a split is refused where the user's macros shadow DuckDB's own functions, or None."""
+    if not kinds.shadowing:
+        return None
+    name = min(kinds.shadowing)
+    return (
+        f"the macro {name}() has the name of DuckDB's own function {name}(), which "
+        "the split's own SQL may call (DuckDB then calls the macro)"
+    )
 
 
 def _closure(seed: set[str], macros: list[tuple[str, str]]) -> frozenset[str]:
@@ -106,7 +118,9 @@ def function_kinds(rows_read: Rows, nondeterministic: Iterable[str]) -> Function
         (str(n), str(body)) for n, kind, body, internal in rows if kind == "macro" and not internal
     )
     own = {str(n) for n, _, _, internal in rows if internal}
-    shadowing = frozenset(name for name, _ in mine if name in own)
+    own_tables = {str(n) for n, kind, _, internal in rows if internal and "table" in str(kind)}
+    tables = {str(n) for n, kind, _, internal in rows if kind == "table_macro" and not internal}
+    shadowing = frozenset(name for name, _ in mine if name in own) | (tables & own_tables)
     return FunctionKinds(aggregates, volatile, frozenset(str(r[0]) for r in rows), mine, shadowing)
 
 
@@ -552,6 +566,7 @@ __all__ = [
     "FunctionKinds",
     "function_kinds",
     "rows_of",
+    "shadowing_refusal",
     "Rows",
     "arrow_for_device",
     "called_names",

@@ -19,6 +19,7 @@ from dau_scheduler.guards import (
     called_names,
     collated_tables,
     read_as_own_function,
+    shadowing_refusal,
     type_refusal,
 )
 from dau_scheduler.rewrite.block_parts import function_name
@@ -167,14 +168,12 @@ class Refusals:
         volatile = sorted(calls & kinds.volatile)
         if volatile:
             return f"the macro {volatile[0]}() calls a non-deterministic function"
-        if kinds.shadowing:
-            # DuckDB's test style ``CREATE MACRO count_star() AS 42``: DuckDB calls it for
-            # count(*), and each arm's partial counted 42 (84 folded for DuckDB's 42).
-            name = min(kinds.shadowing)
-            return (
-                f"the macro {name}() has the name of DuckDB's own function {name}(), which "
-                "the split's own SQL may call (DuckDB then calls the macro)"
-            )
+        # DuckDB's test style ``CREATE MACRO count_star() AS 42``: DuckDB calls it for count(*),
+        # and each arm's partial counted 42 (84 folded for DuckDB's 42). Session.sql refuses it
+        # before planning (answering.shadowed); explain and plan see it here.
+        shadowing = shadowing_refusal(kinds)
+        if shadowing is not None:
+            return shadowing
         macros = {name for name, _ in kinds.user_macros} & called_names(compiled.read_sql)
         shadowed = sorted(name for name in macros if read_as_own_function(name))
         if shadowed:
