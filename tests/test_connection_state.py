@@ -462,6 +462,22 @@ def test_a_shadowing_macro_created_after_the_first_query_is_seen(
         assert refusal is not None and "sum" in refusal
 
 
+def test_a_shadowing_macro_committed_after_a_query_in_its_transaction_is_seen(
+    con: duckdb.DuckDBPyConnection,
+) -> None:
+    """A query inside the user's transaction is answered on the connection; the COMMIT after
+    it takes no transaction id, so the note taken there must not say that nothing ran."""
+    with Session(con, device="duckdb") as session:
+        assert _same(session, con, "SELECT k, sum(i) FROM t GROUP BY k") is None
+        con.execute("BEGIN")
+        con.execute("CREATE MACRO sum(x) AS max(x)")
+        refusal = _same(session, con, "SELECT k, sum(i) FROM t GROUP BY k")
+        assert refusal is not None and "transaction" in refusal
+        con.execute("COMMIT")
+        refusal = _same(session, con, "SELECT k, sum(i) FROM t GROUP BY k")
+        assert refusal is not None and "sum" in refusal  # split before: 1,490 for 995
+
+
 @pytest.mark.parametrize("device", ["duckdb", "polars"])
 def test_a_temporary_macro_shadowing_duckdbs_own_function_is_refused(
     con: duckdb.DuckDBPyConnection, device: str
@@ -493,3 +509,10 @@ def test_the_host_tells_whether_another_statement_ran_between_two_queries(
         con.execute("SET VARIABLE v = 1")
         session.sql(sql, device_share=0.5)
         assert session.functions.kinds(sql) is not kinds
+        # Another connection open (it may commit a change later, which takes no id): no note.
+        other = con.cursor()
+        kinds = session.functions.kinds(sql)
+        session.sql(sql, device_share=0.5)
+        session.sql(sql, device_share=0.5)
+        assert session.functions.kinds(sql) is not kinds
+        other.close()

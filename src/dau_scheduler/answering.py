@@ -96,7 +96,12 @@ def shadowed(session: Session) -> str | None:
     of the file for the macro's one). None where none is."""
     if session.host.owned:
         return None
-    return shadowing_refusal(session.functions.kinds())
+    try:
+        kinds = session.functions.kinds()
+    except duckdb.Error as exc:  # an attached database invalidated, a memory_limit of a few MB
+        first = str(exc).strip().splitlines()[0]
+        return f"the connection's function catalog could not be read ({first})"
+    return shadowing_refusal(kinds)
 
 
 def _unbound(

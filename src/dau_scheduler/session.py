@@ -253,10 +253,6 @@ class Session:
         self._sources = sources
         self._read_schema()
         self._forget()
-        # Macros are not in the shape, but are often made beside what is (a script of CREATE
-        # statements): one shadowing a built-in would not be seen otherwise (docs/exactness.md,
-        # fifty-eighth session: still open where the shape stays as it was).
-        self.functions.forget()
         self.shape = shape
 
     def _attach(self, sources: dict[str, Source]) -> None:

@@ -96,6 +96,8 @@ class DuckDBArm:
         #: Whether another statement ran on the database between :meth:`settle` and the
         #: :meth:`sync_settings` after it (:meth:`ran_since`).
         self._moved = True
+        #: The transaction id the last :meth:`sync_settings` read.
+        self._synced_txid: str | None = None
         self._logging = ""
         self._temporary: frozenset[str] = frozenset()
         self._place: str | None = None
@@ -253,6 +255,7 @@ class DuckDBArm:
         mine = {n: v for n, v, local in rows if local or local is None}
         self._collation = str(mine.pop("__dau_collation") or "")
         self._txid = mine.pop("__dau_txid")
+        self._synced_txid = self._txid
         expected, self._mark = self._mark, None
         if expected is None or str(expected) != str(self._txid):
             self._moved = True
@@ -297,7 +300,10 @@ class DuckDBArm:
         statement on the database takes the next one, whichever connection or cursor runs it
         (``CREATE [TEMP] MACRO``, ``SET``, an INSERT, a Python function registered), so the
         next :meth:`sync_settings` tells whether another ran in between (:meth:`ran_since`).
-        Not where the connection logs every statement (this one would be logged too)."""
+        Not where the connection logs every statement (this one would be logged too); and
+        nothing is noted inside a transaction of the user's, or while another connection to
+        the database is open (a cursor of the user's), as either may commit a change later
+        and a commit takes no id: the next query reads the catalog again."""
         if self.owned or self._shared_from is not None:
             return
         if self._logging:
@@ -305,11 +311,17 @@ class DuckDBArm:
             return
         with self._lock:
             try:
-                now = self.con.execute("SELECT txid_current()").fetchall()[0][0]
+                now, connections = self.con.execute(
+                    "SELECT txid_current(), (SELECT count FROM duckdb_connection_count())"
+                ).fetchall()[0]
             except duckdb.Error:
                 self._mark = None
                 return
-        self._mark = int(now) + 1
+        # A commit takes no id of its own: inside a transaction of the user's (the id the
+        # settings read took: a query answered on the connection), or beside another
+        # connection, which may hold one open now, nothing can be told of what comes next.
+        alone = str(now) != self._synced_txid and connections == 1
+        self._mark = int(now) + 1 if alone else None
 
     def ran_since(self) -> bool:
         """Whether a statement other than this Session's may have run on the database since
@@ -321,9 +333,13 @@ class DuckDBArm:
 
     def connection_rows(self, sql: str, params: Any = None) -> list[tuple[Any, ...]]:
         """``sql``'s rows read on the user's connection itself, one call at a time: what only
-        it sees (its temporary macros) is seen."""
+        it sees (its temporary macros) is seen. Inside a transaction of the user's (``explain``
+        asked there) on a cursor instead: a read that fails there would abort it."""
         with self._lock:
-            return self.con.execute(sql, params).fetchall()
+            ids = [self.con.execute("SELECT txid_current()").fetchall()[0][0] for _ in "ab"]
+            if ids[0] != ids[1]:
+                return self.con.execute(sql, params).fetchall()
+        return self.cursor().execute(sql, params).fetchall()
 
     def forbids_cross_products(self) -> bool:
         """Whether the user's connection sets ``debug_force_no_cross_product`` (at
