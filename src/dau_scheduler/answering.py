@@ -88,7 +88,7 @@ def settled(session: Session) -> Iterator[None]:
         session.host.settle()
 
 
-def shadowed(session: Session) -> str | None:
+def shadowed(session: Session, sql: str) -> str | None:
     """Why a query is answered by DuckDB alone, as written, before anything reads or rewrites
     it: the connection holds a macro named as one of DuckDB's own functions, which DuckDB
     calls for that name (a temporary one on the connection alone, not on a cursor); a table
@@ -97,7 +97,7 @@ def shadowed(session: Session) -> str | None:
     if session.host.owned:
         return None
     try:
-        kinds = session.functions.kinds()
+        kinds = session.functions.kinds(sql)
     except duckdb.Error as exc:  # an attached database invalidated, a memory_limit of a few MB
         first = str(exc).strip().splitlines()[0]
         return f"the connection's function catalog could not be read ({first})"
@@ -115,7 +115,7 @@ def _unbound(
     profile: str,
 ) -> SqlResult:
     """``answer`` of a query without parameters, the connection's settings read."""
-    why = connection_state(session.host, session.place, session.row_counts) or shadowed(session)
+    why = connection_state(session.host, session.place, session.row_counts) or shadowed(session, sql)
     if why is not None:
         return refused_unplanned(session, sql, why, strict=strict)
     sql = written_out(session, sql)

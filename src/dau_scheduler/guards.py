@@ -196,7 +196,8 @@ class FunctionCatalog:
                 function_kinds(self._rows, NONDETERMINISTIC) if self._fresh else self._built_in()
             )
             self._kinds = kinds
-            self._not_functions |= unknown - kinds.known
+            # (what the query calls that a fresh read does not list is no function: ``r(i)``)
+            self._not_functions |= called - kinds.known
         return kinds
 
     def forget(self) -> None:
