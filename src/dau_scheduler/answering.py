@@ -115,7 +115,8 @@ def _unbound(
     profile: str,
 ) -> SqlResult:
     """``answer`` of a query without parameters, the connection's settings read."""
-    why = connection_state(session.host, session.place, session.row_counts) or shadowed(session, sql)
+    why = connection_state(session.host, session.place, session.row_counts)
+    why = why or shadowed(session, sql)
     if why is not None:
         return refused_unplanned(session, sql, why, strict=strict)
     sql = written_out(session, sql)
