@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+import functools
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, cast
 
 import duckdb
 import pyarrow as pa
@@ -29,7 +30,52 @@ from dau_scheduler.strategies import fit_available, fit_device, memory_plan
 if TYPE_CHECKING:
     from dau_scheduler.session import Session
 
+P = ParamSpec("P")
+R = TypeVar("R")
 
+
+def settles(answering: Callable[P, R]) -> Callable[P, R]:
+    """``answering`` (its first argument the Session) with the user's connection's transaction
+    id noted after it, however it ends (``DuckDBArm.settle``), so the next query tells whether
+    anything else ran in between."""
+
+    @functools.wraps(answering)
+    def noted(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return answering(*args, **kwargs)
+        finally:
+            cast("Session", args[0]).host.settle()
+
+    return noted
+
+
+def sync(session: Session) -> None:
+    """Before a query: the user's connection's settings read (``DuckDBArm.sync_settings``), and
+    where another statement ran on its database since the Session's last query, its function
+    catalog read again at the next look (a macro created since may shadow one of DuckDB's own
+    functions: docs/exactness.md, fifty-ninth session)."""
+    session.host.sync_settings()
+    if session.host.ran_since():
+        session.functions.forget()
+
+
+def shadowed(session: Session, sql: str) -> str | None:
+    """Why a query is answered by DuckDB alone, as written, before anything reads or rewrites
+    it: the connection holds a macro named as one of DuckDB's own functions, which DuckDB
+    calls for that name (a temporary one on the connection alone, not on a cursor); a table
+    macro ``read_parquet`` is what a file's path would be read as by the rewrite (1,000 rows
+    of the file for the macro's one). None where none is."""
+    if session.host.owned:
+        return None
+    try:
+        kinds = session.functions.kinds(sql)
+    except duckdb.Error as exc:  # an attached database invalidated, a memory_limit of a few MB
+        first = str(exc).strip().splitlines()[0]
+        return f"the connection's function catalog could not be read ({first})"
+    return shadowing_refusal(kinds)
+
+
+@settles
 def answer(
     session: Session,
     sql: str,
@@ -49,72 +95,12 @@ def answer(
     checks.options(posture, profile)
     checks.share(device_share)
     parameters.check(params)
-    with settled(session):
-        if params is not None:
-            return _bound(
-                session,
-                sql,
-                params,
-                posture,
-                device_share,
-                split_table,
-                strict=strict,
-                profile=profile,
-            )
-        if not synced:
-            sync(session)
-        return _unbound(
-            session, sql, posture, device_share, split_table, strict=strict, profile=profile
+    if params is not None:
+        return _bound(
+            session, sql, params, posture, device_share, split_table, strict=strict, profile=profile
         )
-
-
-def sync(session: Session) -> None:
-    """Before a query: the user's connection's settings read (``DuckDBArm.sync_settings``), and
-    where another statement ran on its database since the Session's last query, its function
-    catalog read again at the next look (a macro created since may shadow one of DuckDB's own
-    functions: docs/exactness.md, fifty-ninth session)."""
-    session.host.sync_settings()
-    if session.host.ran_since():
-        session.functions.forget()
-
-
-@contextlib.contextmanager
-def settled(session: Session) -> Iterator[None]:
-    """Around a query: after it, the user's connection's transaction id noted
-    (``DuckDBArm.settle``), so the next query tells whether anything else ran in between."""
-    try:
-        yield
-    finally:
-        session.host.settle()
-
-
-def shadowed(session: Session, sql: str) -> str | None:
-    """Why a query is answered by DuckDB alone, as written, before anything reads or rewrites
-    it: the connection holds a macro named as one of DuckDB's own functions, which DuckDB
-    calls for that name (a temporary one on the connection alone, not on a cursor); a table
-    macro ``read_parquet`` is what a file's path would be read as by the rewrite (1,000 rows
-    of the file for the macro's one). None where none is."""
-    if session.host.owned:
-        return None
-    try:
-        kinds = session.functions.kinds(sql)
-    except duckdb.Error as exc:  # an attached database invalidated, a memory_limit of a few MB
-        first = str(exc).strip().splitlines()[0]
-        return f"the connection's function catalog could not be read ({first})"
-    return shadowing_refusal(kinds)
-
-
-def _unbound(
-    session: Session,
-    sql: str,
-    posture: str,
-    device_share: float | None,
-    split_table: str | None,
-    *,
-    strict: bool,
-    profile: str,
-) -> SqlResult:
-    """``answer`` of a query without parameters, the connection's settings read."""
+    if not synced:
+        sync(session)
     why = connection_state(session.host, session.place, session.row_counts)
     why = why or shadowed(session, sql)
     if why is not None:

@@ -357,6 +357,7 @@ class Session:
             self._plan_keys[key] = profiling.plan_key(compiled, self.schema)
         return self._plan_keys[key]
 
+    @answering.settles
     def explain(
         self,
         sql: str,
@@ -367,14 +368,14 @@ class Session:
         """The split plan ``sql`` (with ``params`` written in, as ``sql`` takes them) runs
         with where the device arm gets rows, or why it is refused: nothing is executed (the
         device arm is asked whether it can run a partial)."""
-        with answering.settled(self):
-            sql, unread = answering.written_in(self, sql, params)
-            if unread is not None:
-                return SplitPlan(refusal=unread)
-            compiled = self._compiled(sql, split_table, sys._getframe(1))
-            if isinstance(compiled, str):
-                return SplitPlan(refusal=compiled)
-            compiled, refusal = answering.runs_with(self, compiled, split_table)
+        sql, unread = answering.written_in(self, sql, params)
+        if unread is not None:
+            return SplitPlan(refusal=unread)
+        # (the caller's frame: 1 is answering.settles' wrapper)
+        compiled = self._compiled(sql, split_table, sys._getframe(2))
+        if isinstance(compiled, str):
+            return SplitPlan(refusal=compiled)
+        compiled, refusal = answering.runs_with(self, compiled, split_table)
         if refusal is None or refusal == compiled.plan.refusal:
             return compiled.plan
         return compiled.plan.model_copy(update={"refusal": refusal})
@@ -441,6 +442,7 @@ class Session:
 
     # -- profiles and postures -----------------------------------------------------------------
 
+    @answering.settles
     def profile(
         self,
         sql: str,
@@ -453,18 +455,18 @@ class Session:
         its last: the side of a cut each takes), store the profile, return it."""
         if arm not in ("host", "device"):
             raise SqlError(f"unknown arm {arm!r}; expected 'host' or 'device'")
-        with answering.settled(self):
-            sql, unread = answering.written_in(self, sql, params)
-            if unread is not None:
-                raise SplitError(f"query refused for splitting, nothing to profile: {unread}")
-            found = self.compile(sql, split_table)
-            compiled, refusal = answering.runs_with(self, found, split_table)
-            if refusal is not None:
-                raise SplitError(f"query refused for splitting, nothing to profile: {refusal}")
-            measured = profiling.measure(self, compiled, arm=arm)
+        sql, unread = answering.written_in(self, sql, params)
+        if unread is not None:
+            raise SplitError(f"query refused for splitting, nothing to profile: {unread}")
+        found = self.compile(sql, split_table)
+        compiled, refusal = answering.runs_with(self, found, split_table)
+        if refusal is not None:
+            raise SplitError(f"query refused for splitting, nothing to profile: {refusal}")
+        measured = profiling.measure(self, compiled, arm=arm)
         self.cache.put(measured)
         return measured
 
+    @answering.settles
     def plan(
         self,
         sql: str,
@@ -476,18 +478,17 @@ class Session:
     ) -> WorkSplit:
         """The work split ``sql`` would run with and why; only profiles are measured (``auto``)."""
         checks.options(posture, profile)
-        with answering.settled(self):
-            sql, unread = answering.written_in(self, sql, params)
-            if unread is not None:
-                return _unsplit(unread)
-            found = self._compiled(sql, split_table, sys._getframe(1))
-            if isinstance(found, str):
-                return _unsplit(found)
-            compiled, refusal = answering.runs_with(self, found, split_table)
-            if refusal is not None:
-                return _unsplit(refusal)
-            decided = deciding.decide_for(self, compiled, posture, None, auto=profile == "auto")
-            return decided.split
+        sql, unread = answering.written_in(self, sql, params)
+        if unread is not None:
+            return _unsplit(unread)
+        found = self._compiled(sql, split_table, sys._getframe(2))  # (as in explain)
+        if isinstance(found, str):
+            return _unsplit(found)
+        compiled, refusal = answering.runs_with(self, found, split_table)
+        if refusal is not None:
+            return _unsplit(refusal)
+        decided = deciding.decide_for(self, compiled, posture, None, auto=profile == "auto")
+        return decided.split
 
 
 def _unsplit(why: str) -> WorkSplit:
