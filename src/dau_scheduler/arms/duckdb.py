@@ -334,9 +334,13 @@ class DuckDBArm:
     def connection_rows(self, sql: str, params: Any = None) -> list[tuple[Any, ...]]:
         """``sql``'s rows read on the user's connection itself, one call at a time: what only
         it sees (its temporary macros) is seen. Inside a transaction of the user's (``explain``
-        asked there) on a cursor instead: a read that fails there would abort it."""
+        asked there, or one already aborted) on a cursor instead: a read that fails there
+        would abort it."""
         with self._lock:
-            ids = [self.con.execute("SELECT txid_current()").fetchall()[0][0] for _ in "ab"]
+            try:
+                ids = [self.con.execute("SELECT txid_current()").fetchall()[0][0] for _ in "ab"]
+            except duckdb.Error:
+                ids = [None, None]
             if ids[0] != ids[1]:
                 return self.con.execute(sql, params).fetchall()
         return self.cursor().execute(sql, params).fetchall()
