@@ -516,3 +516,19 @@ def test_the_host_tells_whether_another_statement_ran_between_two_queries(
         session.sql(sql, device_share=0.5)
         assert session.functions.kinds(sql) is not kinds
         other.close()
+
+
+def test_explain_inside_an_aborted_transaction_reads_the_catalog_on_a_cursor(
+    con: duckdb.DuckDBPyConnection,
+) -> None:
+    """The function catalog is read on the connection itself, except where a read there would
+    fail or abort the user's transaction: explain raised 'Current transaction is aborted'."""
+    with Session(con, device="duckdb") as session:
+        sql = "SELECT k, sum(i) FROM t GROUP BY k"
+        session.sql(sql, device_share=0.5)
+        con.execute("CREATE MACRO m1(x) AS x")  # the catalog is read again at the next query
+        con.execute("BEGIN")
+        with pytest.raises(duckdb.CatalogException):
+            con.execute("SELECT * FROM nothing_here")
+        assert session.explain(sql).refusal is None
+        con.execute("ROLLBACK")
