@@ -188,12 +188,7 @@ class Session:
         self._read_schema()
         #: The catalog's aggregates (macros that aggregate too) and volatile macros.
         # (a user's connection read itself: its temporary macros are not its cursors')
-        self.functions = FunctionCatalog(
-            self.host.connection_rows
-            if self.on_user_connection
-            else lambda sql, params: self.host.cursor().execute(sql, params).fetchall(),
-            fresh=not self.host.owned,
-        )
+        self.functions = FunctionCatalog(self.host.connection_rows, fresh=not self.host.owned)
         self._forget()
         self._lock = threading.Lock()
         self._adopting = threading.Lock()

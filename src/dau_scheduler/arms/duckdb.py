@@ -332,18 +332,14 @@ class DuckDBArm:
         return moved
 
     def connection_rows(self, sql: str, params: Any = None) -> list[tuple[Any, ...]]:
-        """``sql``'s rows read on the user's connection itself, one call at a time: what only
-        it sees (its temporary macros) is seen. Inside a transaction of the user's (``explain``
-        asked there, or one already aborted) on a cursor instead: a read that fails there
-        would abort it."""
+        """``sql``'s rows read on the connection itself, one call at a time: what only a user's
+        connection sees (its temporary macros) is seen. Inside a transaction of the user's
+        (``explain`` asked there, or one already aborted: :meth:`in_transaction`) on a cursor
+        instead, as on a database this arm owns: a read that fails there would abort it."""
+        if self.owned or self._shared_from is not None or self.in_transaction():
+            return self.cursor().execute(sql, params).fetchall()
         with self._lock:
-            try:
-                ids = [self.con.execute("SELECT txid_current()").fetchall()[0][0] for _ in "ab"]
-            except duckdb.Error:
-                ids = [None, None]
-            if ids[0] != ids[1]:
-                return self.con.execute(sql, params).fetchall()
-        return self.cursor().execute(sql, params).fetchall()
+            return self.con.execute(sql, params).fetchall()
 
     def forbids_cross_products(self) -> bool:
         """Whether the user's connection sets ``debug_force_no_cross_product`` (at
