@@ -19,7 +19,8 @@ import pyarrow as pa
 
 from dau_scheduler import callers, checks, deciding, execution, inline_files, live, parameters
 from dau_scheduler.errors import ArmError, FoldError, PostureError, SplitError, SqlError
-from dau_scheduler.guards import one_query, shadowing_refusal
+from dau_scheduler.function_catalog import shadowing_refusal
+from dau_scheduler.guards import one_query
 from dau_scheduler.refusals import connection_state
 from dau_scheduler.rewrite.pivots import values_written_in
 from dau_scheduler.rewrite.planner import CompiledSplit, SplitPlan

@@ -15,13 +15,8 @@ import sqlglot
 from sqlglot import exp
 
 from dau_scheduler.arms.duckdb import DuckDBArm
-from dau_scheduler.guards import (
-    called_names,
-    collated_tables,
-    read_as_own_function,
-    shadowing_refusal,
-    type_refusal,
-)
+from dau_scheduler.function_catalog import called_names, read_as_own_function, shadowing_refusal
+from dau_scheduler.guards import collated_tables, type_refusal
 from dau_scheduler.rewrite.block_parts import function_name
 from dau_scheduler.rewrite.dialect import DIALECT
 from dau_scheduler.rewrite.overflow import MAGNITUDE

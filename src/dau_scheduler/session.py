@@ -36,7 +36,8 @@ from dau_scheduler.arms.duckdb import DuckDBArm, quote
 from dau_scheduler.checks import MIN_BUDGET_MB
 from dau_scheduler.compiling import compile_query, plan_holds
 from dau_scheduler.errors import SplitError, SqlError
-from dau_scheduler.guards import ColumnWidths, FunctionCatalog, load_resident
+from dau_scheduler.function_catalog import FunctionCatalog
+from dau_scheduler.guards import ColumnWidths, load_resident
 from dau_scheduler.merge import MergeRule
 from dau_scheduler.paths import profile_cache_root
 from dau_scheduler.posture import WorkSplit

@@ -63,7 +63,8 @@ from typing import Any
 
 import duckdb
 
-from dau_scheduler.guards import VOLATILE, called_names, function_kinds, is_query, rows_of
+from dau_scheduler.function_catalog import called_names, function_kinds, rows_of
+from dau_scheduler.guards import VOLATILE, is_query
 from dau_scheduler.rewrite.volatility import NONDETERMINISTIC
 from dau_scheduler.slt_order import (
     among_duckdbs,

@@ -20,7 +20,7 @@ import pyarrow as pa
 
 from dau_scheduler.arms.duckdb import quote
 from dau_scheduler.errors import SqlError
-from dau_scheduler.guards import called_names
+from dau_scheduler.function_catalog import called_names
 from dau_scheduler.refusals import PLAN_DEPENDENT
 from dau_scheduler.tables import check_name
 
