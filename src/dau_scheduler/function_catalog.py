@@ -40,15 +40,34 @@ class FunctionKinds:
     #: ``count(*)``; ``abs``, ``isfinite``, ``coalesce`` the rewrite writes); table macros
     #: named as one of its table functions (``read_parquet``, which a file's path is read as).
     shadowing: frozenset[str] = frozenset()
+    #: Functions registered on the connection's database through the Python API
+    #: (``create_function``): DuckDB lists them as its own (``internal``, in the system
+    #: catalog), so they are told by being absent from a database DuckDB has just opened. One
+    #: named as DuckDB's own adds an overload DuckDB calls for the arguments its own does not
+    #: take (``ln(VARCHAR)``), and is in :attr:`shadowing` too.
+    registered: frozenset[str] = frozenset()
+
+    def what(self, name: str) -> str:
+        """How a refusal names the user's function ``name``."""
+        if name in self.registered:
+            return f"the function {name}() registered on the connection (create_function)"
+        return f"the macro {name}()"
 
 
 def shadowing_refusal(kinds: FunctionKinds) -> str | None:
-    """Why a split is refused where the user's macros shadow DuckDB's own functions, or None."""
+    """Why a split is refused where the user's macros or registered functions shadow DuckDB's
+    own functions, or None."""
     if not kinds.shadowing:
         return None
     name = min(kinds.shadowing)
+    if name in kinds.registered:
+        return (
+            f"{kinds.what(name)} has the name of DuckDB's own function {name}(), which DuckDB "
+            "calls for the arguments its own does not take; the split's arms and its rewrite "
+            "would read the call as DuckDB's own"
+        )
     return (
-        f"the macro {name}() has the name of DuckDB's own function {name}(), which "
+        f"{kinds.what(name)} has the name of DuckDB's own function {name}(), which "
         "the split's own SQL may call (DuckDB then calls the macro)"
     )
 
@@ -74,25 +93,80 @@ def rows_of(cursor: duckdb.DuckDBPyConnection) -> Rows:
     return lambda sql, params: cursor.execute(sql, params).fetchall()
 
 
+#: One row per function overload: name, kind, macro body, whether DuckDB lists it as its own,
+#: for DuckDB's own the overload's signature where no extension is named for it (a function
+#: registered through the Python API names none, and a set of DuckDB's own it joined then
+#: names none either), and whether it has side effects.
+_LISTING = (
+    "SELECT DISTINCT lower(function_name), function_type, lower(macro_definition), internal, "
+    "CASE WHEN internal AND extension_name IS NULL THEN [function_type, "
+    "parameter_types::VARCHAR, return_type, varargs]::VARCHAR END, has_side_effects "
+    "FROM duckdb_functions()"
+)
+#: Every overload of DuckDB's own with its signature, as :data:`_LISTING` writes it.
+_SIGNATURES = (
+    "SELECT DISTINCT lower(function_name), [function_type, parameter_types::VARCHAR, "
+    "return_type, varargs]::VARCHAR FROM duckdb_functions() WHERE internal"
+)
+
+
+@functools.cache
+def _engine_signatures() -> frozenset[tuple[str, str]]:
+    """(name, signature) of every overload in a database this process's DuckDB has just
+    opened: DuckDB's own, which no Python function has been registered on."""
+    con = duckdb.connect(":memory:")
+    try:
+        rows = con.execute(_SIGNATURES).fetchall()
+    finally:
+        con.close()
+    return frozenset((str(n), str(signature)) for n, signature in rows)
+
+
 def function_kinds(rows_read: Rows, nondeterministic: Iterable[str]) -> FunctionKinds:
     """The aggregates, volatile macros and known names of a connection's catalog (one scan),
-    its temporary macros too where ``rows_read`` reads on the connection itself."""
-    rows = rows_read(
-        "SELECT DISTINCT lower(function_name), function_type, lower(macro_definition), internal "
-        "FROM duckdb_functions()",
-        None,
+    its temporary macros too where ``rows_read`` reads on the connection itself, and the
+    functions registered on its database through the Python API."""
+    engine = _engine_signatures()
+    macros: list[tuple[str, str]] = []
+    mine: set[tuple[str, str]] = set()
+    registered: set[str] = set()
+    side_effects: set[str] = set()
+    own: set[str] = set()
+    own_tables: set[str] = set()
+    tables: set[str] = set()
+    aggregate_names: set[str] = set()
+    known: set[str] = set()
+    for name, kind, body, internal, signature, side in rows_read(_LISTING, None):
+        name, kind = str(name), str(kind)
+        known.add(name)
+        if kind == "aggregate":
+            aggregate_names.add(name)
+        if kind == "macro":
+            if body:
+                macros.append((name, str(body)))
+            if not internal:
+                mine.add((name, str(body)))
+        if not internal:
+            if kind == "table_macro":
+                tables.add(name)
+        elif signature and (name, str(signature)) not in engine:
+            registered.add(name)  # through the Python API: no database DuckDB opens has it
+            if side:
+                side_effects.add(name)
+        else:
+            own.add(name)
+            if "table" in kind:
+                own_tables.add(name)
+    aggregates = _closure(aggregate_names, macros)
+    volatile = _closure(set(nondeterministic) | side_effects, macros) - set(nondeterministic)
+    shadowing = (
+        frozenset(name for name, _ in mine if name in own)
+        | (tables & own_tables)
+        | (registered & own)
     )
-    macros = [(str(n), str(body)) for n, kind, body, _ in rows if kind == "macro" and body]
-    aggregates = _closure({str(n) for n, kind, _, _ in rows if kind == "aggregate"}, macros)
-    volatile = _closure(set(nondeterministic), macros) - set(nondeterministic)
-    mine = frozenset(
-        (str(n), str(body)) for n, kind, body, internal in rows if kind == "macro" and not internal
+    return FunctionKinds(
+        aggregates, volatile, frozenset(known), frozenset(mine), shadowing, frozenset(registered)
     )
-    own = {str(n) for n, _, _, internal in rows if internal}
-    own_tables = {str(n) for n, kind, _, internal in rows if internal and "table" in str(kind)}
-    tables = {str(n) for n, kind, _, internal in rows if kind == "table_macro" and not internal}
-    shadowing = frozenset(name for name, _ in mine if name in own) | (tables & own_tables)
-    return FunctionKinds(aggregates, volatile, frozenset(str(r[0]) for r in rows), mine, shadowing)
 
 
 def _macro_bodies(rows_read: Rows, names: Iterable[str]) -> frozenset[tuple[str, str]]:

@@ -162,6 +162,11 @@ class Refusals:
         kinds = self.session.functions.kinds(compiled.read_sql)
         volatile = sorted(calls & kinds.volatile)
         if volatile:
+            if volatile[0] in kinds.registered:
+                return (
+                    f"{kinds.what(volatile[0])} has side effects: it would run once per arm "
+                    "and again in the final query"
+                )
             return f"the macro {volatile[0]}() calls a non-deterministic function"
         # DuckDB's test style ``CREATE MACRO count_star() AS 42``: DuckDB calls it for count(*),
         # and each arm's partial counted 42 (84 folded for DuckDB's 42). Session.sql refuses it
@@ -169,14 +174,17 @@ class Refusals:
         shadowing = shadowing_refusal(kinds)
         if shadowing is not None:
             return shadowing
-        macros = {name for name, _ in kinds.user_macros} & called_names(compiled.read_sql)
-        shadowed = sorted(name for name in macros if read_as_own_function(name))
+        mine = {name for name, _ in kinds.user_macros} | kinds.registered
+        shadowed = sorted(
+            name for name in mine & called_names(compiled.read_sql) if read_as_own_function(name)
+        )
         if shadowed:
             # sqlglot read DuckDB's test_alias_map_in_subquery.test's macro strip_null_value
-            # as Snowflake's STRIP_NULL_VALUE and wrote a CASE: the input came back unchanged.
+            # as Snowflake's STRIP_NULL_VALUE and wrote a CASE: the input came back unchanged;
+            # a registered space(BIGINT) was written as repeat(' ', k).
             return (
-                f"the macro {shadowed[0]}() has the name of a function sqlglot knows, which "
-                "the rewrite would write instead of the macro"
+                f"{kinds.what(shadowed[0])} has the name of a function sqlglot knows, which "
+                "the rewrite would write instead of the user's"
             )
         named = sorted(calls & TEXT_DEPENDENT)
         if named:
