@@ -532,3 +532,39 @@ def test_explain_inside_an_aborted_transaction_reads_the_catalog_on_a_cursor(
             con.execute("SELECT * FROM nothing_here")
         assert session.explain(sql).refusal is None
         con.execute("ROLLBACK")
+
+
+@pytest.mark.parametrize("device", ["duckdb", "polars"])
+def test_an_unfinished_result_of_the_users_is_named_and_kept(
+    con: duckdb.DuckDBPyConnection, device: str
+) -> None:
+    """DuckDB 2.0's connection holds the result of an ``execute()`` until a fetch comes back
+    empty; a statement the Session ``execute()``-d there dropped its unread rows (the user's
+    next ``fetchone()`` gave None, in the constructor and every entry point). As DuckDB's
+    ``con.sql`` does, each refuses by name before anything runs, and every row is kept."""
+    sql = "SELECT k, sum(i) FROM t GROUP BY k"
+
+    def unfinished() -> None:
+        con.execute("SELECT i FROM t ORDER BY i")
+        assert con.fetchone() == (0,)
+
+    def kept() -> None:
+        assert con.fetchone() == (1,)
+        assert len(con.fetchall()) == 998
+
+    unfinished()
+    with pytest.raises(SqlError, match="unfinished result of execute"):
+        Session(con, device=device)
+    kept()
+    with Session(con, device=device) as session:
+        for ask in (
+            lambda: session.sql(sql, device_share=0.5),
+            lambda: session.sql("SELECT count(*) FROM t WHERE i > ?", params=[5]),
+            lambda: session.explain(sql),
+            lambda: session.profile(sql),
+        ):
+            unfinished()
+            with pytest.raises(SqlError, match="unfinished result of execute"):
+                ask()
+            kept()
+        assert _same(session, con, sql) is None  # and answered once it is finished

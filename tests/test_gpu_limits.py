@@ -188,7 +188,7 @@ def test_a_sum_over_a_connection_is_bounded_by_its_rows_now() -> None:
     with Session(con, device=arm) as session:
         result = session.sql(sql, device_share=0.5)
         assert result.execution is not None and result.execution.device_rows > 0
-        assert result.table.to_pylist()[0]["count_star()"] == con.execute(sql).fetchone()[0]  # type: ignore[index]
+        assert result.table.to_pylist()[0]["count_star()"] == con.execute(sql).fetchall()[0][0]
         compiled = session.compile(sql)
         arm.sql_for(compiled)
         con.execute("INSERT INTO h SELECT * FROM h LIMIT 1")  # the same magnitudes, a row more
@@ -243,7 +243,7 @@ def test_a_connections_dates_are_bounded_by_their_days_now() -> None:
         for sql in queries:
             result = session.sql(sql, device_share=0.5)
             assert result.execution is not None and result.execution.device_rows > 0, sql
-            assert result.table.to_pylist()[0]["c"] == con.execute(sql).fetchone()[0]  # type: ignore[index]
+            assert result.table.to_pylist()[0]["c"] == con.execute(sql).fetchall()[0][0]
         compiled = session.compile(queries[0])
         arm.sql_for(compiled)
         con.execute("INSERT INTO w VALUES (5000, DATE '9000-01-01', DATE '2000-01-01')")
@@ -252,9 +252,7 @@ def test_a_connections_dates_are_bounded_by_their_days_now() -> None:
         for sql in queries:
             assert (
                 session.sql(sql, device_share=0.5).table.to_pylist()[0]["c"]
-                == (
-                    con.execute(sql).fetchone()[0]  # type: ignore[index]
-                )
+                == (con.execute(sql).fetchall()[0][0])
             )
     con.execute("INSERT INTO w VALUES (5001, DATE 'infinity', DATE '2000-01-01')")
     with Session(con, device=CudfStandIn()) as session:

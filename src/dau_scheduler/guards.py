@@ -47,8 +47,6 @@ ARROW_LOSSY: dict[str, str] = {
 LOST_AS_ROWS = frozenset({"JSON"})
 
 
-
-
 def default_order(cursor: duckdb.DuckDBPyConnection) -> bool:
     """Whether a connection orders as DuckDB does by default (ASC, NULLS LAST)."""
     row = cursor.execute(

@@ -32,7 +32,7 @@ from dau_scheduler import (
 from dau_scheduler.arms.base import Arm
 from dau_scheduler.arms.cluster import ClusterArm
 from dau_scheduler.arms.devices import DEVICES, DUCKDB, device_arm
-from dau_scheduler.arms.duckdb import DuckDBArm, quote
+from dau_scheduler.arms.duckdb import DuckDBArm, quote, relational_rows
 from dau_scheduler.checks import MIN_BUDGET_MB
 from dau_scheduler.compiling import compile_query, plan_holds
 from dau_scheduler.errors import SplitError, SqlError
@@ -125,6 +125,8 @@ class Session:
         self.fast_fold = fast_fold
         self.mem_budget_mb = mem_budget_mb
         self.lazy = mem_budget_mb is not None if lazy is None else bool(lazy)
+        if isinstance(tables, duckdb.DuckDBPyConnection):
+            relational_rows(tables, "SELECT 1")  # an unfinished result of the user's, named
         sources = resolve_sources(tables)  # bad tables are named before a cluster starts
         connection = None
         if cluster is not None:

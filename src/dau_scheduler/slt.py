@@ -173,7 +173,9 @@ def run_file(
                 # Expected errors, and statements this build rejects, alike: a SELECT among
                 # them is asked of the Session too, which must raise as DuckDB did.
                 try:
-                    con.execute(record.sql)
+                    # Run to its end: a statement's unfinished result (a SELECT run as a
+                    # statement) holds the connection, and the next query on it is refused.
+                    con.execute(record.sql).complete()
                 except duckdb.Error:
                     if not _is_query(record.sql) or _moved_on(record.sql, con, volatile):
                         continue

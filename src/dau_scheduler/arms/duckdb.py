@@ -61,6 +61,22 @@ FIRST_ROW_DEFAULTS = {"scalar_subquery_error_on_multiple_rows": "true"}
 FILE_CACHE_DEFAULTS = {"validate_external_file_cache": "validate_all"}
 
 
+def relational_rows(con: duckdb.DuckDBPyConnection, sql: str) -> list[tuple[Any, ...]]:
+    """``sql``'s rows read on a user's connection through DuckDB's relational API, which leaves
+    the result of the user's last ``execute()`` as it was; a SqlError naming it where that
+    result is unfinished (``execute()`` would have dropped its unread rows: the user's next
+    ``fetchone()`` gave None, its ``fetchall()`` no rows). The statement takes two transaction
+    ids (its bind, then its run), where ``execute()`` takes one."""
+    try:
+        return con.sql(sql).fetchall()
+    except duckdb.ResourceInUseException as exc:
+        raise SqlError(
+            "the connection holds an unfinished result of execute(): fetch it to its end, "
+            "call complete() or abort() on the connection, or give the Session a cursor() "
+            "(a statement run on the connection now would drop its unread rows)"
+        ) from exc
+
+
 class DuckDBArm:
     """Runs partial queries on DuckDB native tables.
 
@@ -246,7 +262,9 @@ class DuckDBArm:
         # holds open here; the system catalog's views, temporary too, hide no table.)
         with self._lock:
             try:
-                rows = self.con.execute(every + state).fetchall()
+                # The first statement of each query on the connection: an unfinished result of
+                # the user's is named before anything runs (relational_rows).
+                rows = relational_rows(self.con, every + state)
             except duckdb.Error:  # an aborted transaction: in_transaction sends the query there
                 self._mark, self._moved = None, True
                 return
@@ -311,7 +329,9 @@ class DuckDBArm:
             return
         with self._lock:
             try:
-                now, connections = self.con.execute(
+                # (On the relational API, as the settings read: an unfinished result the user
+                # left on the connection is kept, the query having been refused for it.)
+                now, connections = self.con.sql(
                     "SELECT txid_current(), (SELECT count FROM duckdb_connection_count())"
                 ).fetchall()[0]
             except duckdb.Error:
@@ -321,7 +341,9 @@ class DuckDBArm:
         # settings read took: a query answered on the connection), or beside another
         # connection, which may hold one open now, nothing can be told of what comes next.
         alone = str(now) != self._synced_txid and connections == 1
-        self._mark = int(now) + 1 if alone else None
+        # The settings read of the next query binds, then runs (relational_rows): it reads the
+        # second id after the one this read ran in, if nothing else ran.
+        self._mark = int(now) + 2 if alone else None
 
     def ran_since(self) -> bool:
         """Whether a statement other than this Session's may have run on the database since
