@@ -93,40 +93,43 @@ def rows_of(cursor: duckdb.DuckDBPyConnection) -> Rows:
     return lambda sql, params: cursor.execute(sql, params).fetchall()
 
 
-#: One row per function overload: name, kind, macro body, whether DuckDB lists it as its own,
-#: for DuckDB's own the overload's signature where no extension is named for it (a function
-#: registered through the Python API names none, and a set of DuckDB's own it joined then
-#: names none either), and whether it has side effects.
+#: One row per function name and kind: its macro body, whether DuckDB lists it as its own, a
+#: digest of the signatures (kind, parameter types, return type, varargs) of its overloads
+#: listed as DuckDB's own that name no extension (a function registered through the Python API
+#: names none, and a set of DuckDB's own it joined names none from then on either), and whether
+#: any has side effects.
 _LISTING = (
-    "SELECT DISTINCT lower(function_name), function_type, lower(macro_definition), internal, "
-    "CASE WHEN internal AND extension_name IS NULL THEN [function_type, "
-    "parameter_types::VARCHAR, return_type, varargs]::VARCHAR END, has_side_effects "
-    "FROM duckdb_functions()"
-)
-#: Every overload of DuckDB's own with its signature, as :data:`_LISTING` writes it.
-_SIGNATURES = (
-    "SELECT DISTINCT lower(function_name), [function_type, parameter_types::VARCHAR, "
-    "return_type, varargs]::VARCHAR FROM duckdb_functions() WHERE internal"
+    "SELECT lower(function_name), function_type, lower(macro_definition), internal, "
+    "bit_xor(CASE WHEN internal AND extension_name IS NULL THEN hash(function_type, "
+    "parameter_types, return_type, varargs) END), bool_or(has_side_effects) "
+    "FROM duckdb_functions() GROUP BY ALL"
 )
 
 
 @functools.cache
-def _engine_signatures() -> frozenset[tuple[str, str]]:
-    """(name, signature) of every overload in a database this process's DuckDB has just
-    opened: DuckDB's own, which no Python function has been registered on."""
+def _engine_digests() -> dict[tuple[str, str, str], int | None]:
+    """:data:`_LISTING`'s digest of each of DuckDB's own functions, by name, kind and macro
+    body (a macro's overloads are listed apart, each with its body), in a
+    database this process's DuckDB has just opened: where no Python function has been
+    registered. (A 64-bit digest: two signature sets taken for one by chance, one in 10^16.)"""
     con = duckdb.connect(":memory:")
     try:
-        rows = con.execute(_SIGNATURES).fetchall()
+        rows = con.execute(_LISTING).fetchall()
     finally:
         con.close()
-    return frozenset((str(n), str(signature)) for n, signature in rows)
+    return {
+        (str(n), str(kind), str(body)): digest
+        for n, kind, body, internal, digest, _ in rows
+        if internal
+    }
 
 
 def function_kinds(rows_read: Rows, nondeterministic: Iterable[str]) -> FunctionKinds:
     """The aggregates, volatile macros and known names of a connection's catalog (one scan),
     its temporary macros too where ``rows_read`` reads on the connection itself, and the
-    functions registered on its database through the Python API."""
-    engine = _engine_signatures()
+    functions registered on its database through the Python API: a name whose overloads
+    differ from those of a database DuckDB has just opened."""
+    engine = _engine_digests()
     macros: list[tuple[str, str]] = []
     mine: set[tuple[str, str]] = set()
     registered: set[str] = set()
@@ -136,7 +139,7 @@ def function_kinds(rows_read: Rows, nondeterministic: Iterable[str]) -> Function
     tables: set[str] = set()
     aggregate_names: set[str] = set()
     known: set[str] = set()
-    for name, kind, body, internal, signature, side in rows_read(_LISTING, None):
+    for name, kind, body, internal, digest, side in rows_read(_LISTING, None):
         name, kind = str(name), str(kind)
         known.add(name)
         if kind == "aggregate":
@@ -149,14 +152,16 @@ def function_kinds(rows_read: Rows, nondeterministic: Iterable[str]) -> Function
         if not internal:
             if kind == "table_macro":
                 tables.add(name)
-        elif signature and (name, str(signature)) not in engine:
-            registered.add(name)  # through the Python API: no database DuckDB opens has it
-            if side:
-                side_effects.add(name)
-        else:
+            continue
+        key = (name, kind, str(body))
+        if key in engine or digest is None:  # DuckDB's own, or an extension's it loaded
             own.add(name)
             if "table" in kind:
                 own_tables.add(name)
+        if digest is not None and digest != engine.get(key):
+            registered.add(name)  # through the Python API: no database DuckDB opens has it
+            if side:
+                side_effects.add(name)
     aggregates = _closure(aggregate_names, macros)
     volatile = _closure(set(nondeterministic) | side_effects, macros) - set(nondeterministic)
     shadowing = (
