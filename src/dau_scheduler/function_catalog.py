@@ -29,7 +29,8 @@ class FunctionKinds:
     #: ``CREATE MACRO m(x) AS sum(x)``): read as scalar functions they ran on each arm's rows and
     #: both answers came back (DuckDB's test/sql/function/numeric).
     aggregates: frozenset[str]
-    #: Macros whose bodies call a non-deterministic function (``nextval``, ``random``, ...).
+    #: Macros whose bodies call a non-deterministic function (``nextval``, ``random``, ...),
+    #: and functions registered with side effects (:attr:`registered`).
     volatile: frozenset[str]
     #: Every function and macro name the catalog listed (a name outside it is a new macro).
     known: frozenset[str]
@@ -38,7 +39,8 @@ class FunctionKinds:
     #: The user's macros named as one of DuckDB's own functions, which they shadow wherever
     #: the name is called: in the split's own SQL too (``count_star``, which DuckDB calls for
     #: ``count(*)``; ``abs``, ``isfinite``, ``coalesce`` the rewrite writes); table macros
-    #: named as one of its table functions (``read_parquet``, which a file's path is read as).
+    #: named as one of its table functions (``read_parquet``, which a file's path is read as);
+    #: registered functions named as one of DuckDB's own (:attr:`registered`).
     shadowing: frozenset[str] = frozenset()
     #: Functions registered on the connection's database through the Python API
     #: (``create_function``): DuckDB lists them as its own (``internal``, in the system
