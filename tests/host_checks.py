@@ -1,5 +1,6 @@
-"""A check shared by the tests of what the host computes for the Polars arm
-(test_host_subqueries.py, test_host_tables.py)."""
+"""Checks shared by the tests of what the host computes for the Polars arm
+(test_host_subqueries.py, test_host_tables.py) and of a Session over a user's connection
+(test_connection_state.py, test_registered_functions.py)."""
 
 from __future__ import annotations
 
@@ -21,3 +22,14 @@ def splits_through_changes(
         expected = connection.sql(sql).to_arrow_table()
         assert compare_tables(result.table, expected) is None, change
         assert result.execution is not None and result.execution.device_rows > 0
+
+
+def same_or_refusal(
+    session: Session, connection: duckdb.DuckDBPyConnection, sql: str
+) -> str | None:
+    """``sql`` on ``session`` (share 0.5) equals DuckDB's answer on ``connection``, split or
+    not; why it was not split, or None."""
+    result = session.sql(sql, device_share=0.5)
+    expected = connection.sql(sql).to_arrow_table()
+    assert compare_tables(result.table, expected, ordered=False) is None
+    return result.refusal

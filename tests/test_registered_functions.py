@@ -16,9 +16,9 @@ import pytest
 from duckdb.sqltypes import BIGINT, DOUBLE, VARCHAR
 
 from dau_scheduler import Session
-from dau_scheduler.compare import compare_tables
 from dau_scheduler.function_catalog import function_kinds, rows_of
 from dau_scheduler.rewrite.volatility import NONDETERMINISTIC
+from host_checks import same_or_refusal as _same
 
 
 @pytest.fixture
@@ -27,12 +27,6 @@ def con() -> Iterator[duckdb.DuckDBPyConnection]:
     con.execute("CREATE TABLE t AS SELECT i, i % 5 AS k, i::VARCHAR AS v FROM range(1000) r(i)")
     yield con
     con.close()
-
-
-def _same(session: Session, con: duckdb.DuckDBPyConnection, sql: str) -> str | None:
-    result = session.sql(sql, device_share=0.5)
-    assert compare_tables(result.table, con.sql(sql).to_arrow_table(), ordered=False) is None
-    return result.refusal
 
 
 def _register(
