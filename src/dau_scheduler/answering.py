@@ -112,7 +112,7 @@ def answer(
             session, sql, posture, device_share, auto=profile == "auto"
         )
         if alone is not None:
-            one_query(sql)
+            one_query(sql, session.host.parser())
             with contextlib.suppress(duckdb.Error):  # (the planned path names the error)
                 table = session.host.cursor().sql(sql).to_arrow_table()
                 return SqlResult(table, None, SplitPlan(), split=alone)
@@ -304,7 +304,7 @@ def refused_unplanned(session: Session, sql: str, why: str, *, strict: bool) -> 
     ``why``; ``strict`` raises SplitError instead, DuckDB's own error SqlError."""
     if strict:
         raise SplitError(f"query refused for splitting: {why}")
-    one_query(sql)
+    one_query(sql, session.host.parser())
     try:
         found = unsplit(session, sql)
     except duckdb.Error as exc:
@@ -384,7 +384,7 @@ def pivot_values(session: Session, sql: str) -> str:
     values DuckDB would find written in (``pivots.values_written_in``), so it can split;
     any other query as it is."""
     try:
-        statements = duckdb.extract_statements(sql)
+        statements = session.host.parser().extract_statements(sql)
     except (duckdb.Error, TypeError):  # (not text: named where the query is checked)
         return sql
     if len(statements) != 1 or statements[0].type != duckdb.StatementType.MULTI:
@@ -399,7 +399,7 @@ def _with_parameters(
     them in); DuckDB's own error (parameters that do not match) is a SqlError."""
     if strict:
         raise SplitError(f"query refused for splitting: {why}")
-    one_query(sql)
+    one_query(sql, session.host.parser())
     try:
         if session.on_user_connection:
             found = session.host.run_on_connection(sql, params)
@@ -427,7 +427,7 @@ def _elsewhere(session: Session, sql: str, error: str) -> SqlResult | None:
     if not session.on_user_connection and name is None:
         return None
     try:
-        one_query(sql)
+        one_query(sql, session.host.parser())
         found = unsplit(session, sql)
     except (duckdb.Error, SqlError) as exc:
         if name is not None:

@@ -50,7 +50,7 @@ def compile_query(
     """The split of ``sql`` over ``session``'s tables, validated first (one statement, a known
     split table, a query DuckDB binds); its final query checked over empty partials.
     ``vetted``: a candidate the device arm refuses gives way to the next (``_device_vet``)."""
-    one_query(sql)
+    one_query(sql, session.host.parser())
     if split_table is not None and split_table.lower() not in session.row_counts:
         raise SqlError(
             f"split_table {split_table!r} is not a table of this session; "

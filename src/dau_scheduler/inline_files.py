@@ -181,7 +181,7 @@ def as_paths(
     for start, stop, written, _ in reversed(edits):
         written_sql = written_sql[:start] + written + written_sql[stop:]
     try:
-        duckdb.extract_statements(written_sql)
+        cursor.extract_statements(written_sql)
     except duckdb.Error:  # (a spelling the rules above missed: the text as written)
         return sql
     return written_sql

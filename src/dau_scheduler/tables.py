@@ -22,7 +22,6 @@ from typing import Any
 
 import duckdb
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from dau_scheduler.errors import SqlError
 from dau_scheduler.hive import Partitions, appended, partition_values
@@ -166,6 +165,8 @@ class ConnectionSource:
             .sql(f"SELECT rowid AS __dau_rowid, {cols} FROM {self.ref}{where}")
             .to_arrow_table()
         )
+        import pyarrow.compute as pc  # (~25 ms to import: a one-shot query never needs it)
+
         rowids = table.column(0)
         if (
             len(rowids) > 1

@@ -442,6 +442,11 @@ class DuckDBArm:
         with self._lock:  # (the caller's Python objects seen, as DuckDB sees them: callers)
             return callers.run_seen(self.con, sql, params)
 
+    def parser(self) -> duckdb.DuckDBPyConnection:
+        """A cursor of this arm's database for reading statements (``extract_statements``):
+        none of the connection's local settings applied, as a parse needs none."""
+        return self.con.cursor()
+
     def cursor(self) -> duckdb.DuckDBPyConnection:
         cursor = self.con.cursor()
         for statement in self._local:

@@ -426,7 +426,7 @@ def values_written_in(sql: str, cursor: duckdb.DuckDBPyConnection) -> str:
             on_item = item if isinstance(on, exp.Column) else f"({item})"
             written = f"{written[:start]} {on_item} IN ({listed}) {written[end:]}"
         # Every ON item now lists its values, or DuckDB reads it otherwise: left as written.
-        kind = duckdb.extract_statements(written)[0].type
+        kind = cursor.extract_statements(written)[0].type
         return written if kind == duckdb.StatementType.SELECT else sql
     except (duckdb.Error, *UNANALYSABLE):
         return sql
