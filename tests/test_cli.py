@@ -52,6 +52,9 @@ def test_run_sql_text_and_csv(tpch_dir: Path) -> None:
     )
     assert result.exit_code == 0, result.output
     assert result.stdout.splitlines() == ['"n"', "25"]
+    # The report says why the host ran alone, not only that nothing was cut.
+    assert "split table" in result.stderr and "none" in result.stderr
+    assert "no device arm" in result.stderr
 
 
 def test_run_takes_the_query_s_parameters_as_text(tpch_dir: Path) -> None:

@@ -67,10 +67,13 @@ def print_table(table: pa.Table, fmt: str) -> None:
 
 
 def split_report(result: SqlResult) -> Table:
-    """The split report: posture, share, rows and seconds per arm, overlap, merge, refusal."""
+    """The split report: the split table, the decision and why, rows and seconds per arm,
+    overlap, merge, refusal."""
     report = Table("", "", title="split report", show_header=False)
     plan, ex = result.plan, result.execution
-    report.add_row("split table", str(plan.split_table))
+    report.add_row("split table", str(plan.split_table) if plan.split_table else "none")
+    if result.split is not None:
+        report.add_row("decision", result.split.rationale)
     if ex is not None:
         report.add_row("posture", ex.posture)
         report.add_row("device share", f"{ex.device_share:.4f}")
