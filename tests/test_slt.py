@@ -80,6 +80,7 @@ SPLITS = {
     "holistic_aggregates",
     "float_sums_near_overflow",
     "shadowing_macros",
+    "prefiltered_subqueries",
 }
 
 
@@ -185,6 +186,7 @@ OVER_ARROW = [
     "limit_percent",
     "tied_subquery_limits",
     "order_by_aggregates",
+    "prefiltered_subqueries",
 ]
 
 

@@ -101,6 +101,7 @@ from dau_scheduler.arms.polars_marks import (
     mark_plain_years,
     mark_stored_scales,
 )
+from dau_scheduler.arms.polars_prefilter import prefilter
 from dau_scheduler.arms.polars_semijoins import (
     correlated_not_ins_as_exists,
     in_subqueries_as_exists,
@@ -582,7 +583,7 @@ def polars_sql(
     refuse_divergent(partial, DECIMAL_SCALE)
     refuse_deep_nesting(partial)
     partial = in_subqueries_as_exists(partial.transform(like_as_functions, copy=False), schema)
-    partial = name_shared_outer_columns(partial, schema)
+    partial = prefilter(name_shared_outer_columns(partial, schema))
     return str(partial.sql(dialect=_PolarsSQL))
 
 
