@@ -361,8 +361,9 @@ def one_query(sql: str, parser: duckdb.DuckDBPyConnection | None = None) -> None
     process); DuckDB's default connection where None."""
     if not isinstance(sql, str) or not sql.strip():
         raise SqlError("the query is empty")
+    reader = parser if parser is not None else duckdb.default_connection()
     try:
-        statements = (parser or duckdb.default_connection()).extract_statements(sql)
+        statements = reader.extract_statements(sql)
     except duckdb.Error as exc:
         raise SqlError(f"malformed SQL: {str(exc).strip()}") from exc
     if len(statements) != 1:
