@@ -353,17 +353,16 @@ class _TableWidths(Mapping[str, int]):
         return len(self._names)
 
 
-def one_query(sql: str, parser: duckdb.DuckDBPyConnection | None = None) -> None:
+def one_query(sql: str, parser: duckdb.DuckDBPyConnection) -> None:
     """Raise ``SqlError`` unless ``sql`` is exactly one query that changes nothing (named
     before any engine runs it). ``parser``: the connection whose parser reads it (a cursor of
     the Session's database: it parses as the database that answers does, and costs nothing
     where ``duckdb.extract_statements`` opens the module's default database, ~15 ms once a
-    process); DuckDB's default connection where None."""
+    process)."""
     if not isinstance(sql, str) or not sql.strip():
         raise SqlError("the query is empty")
-    reader = parser if parser is not None else duckdb.default_connection()
     try:
-        statements = reader.extract_statements(sql)
+        statements = parser.extract_statements(sql)
     except duckdb.Error as exc:
         raise SqlError(f"malformed SQL: {str(exc).strip()}") from exc
     if len(statements) != 1:

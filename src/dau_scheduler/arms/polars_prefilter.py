@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from dau_scheduler.arms.polars_checks import defined_names, source_items
+from dau_scheduler.arms.polars_checks import defined_names, reads_outer_columns, source_items
 from dau_scheduler.rewrite.block_parts import conjuncts
 
 #: The derived tables' names (numbered) and their columns' prefix.
@@ -91,11 +91,8 @@ def _rewritable(select: exp.Select) -> tuple[list[exp.Expr], list[exp.Expr]] | N
     plain = [t for t in terms if not any(t is r for r in rest)]
     if not plain or not rest:
         return None
-    own = defined_names(select)
-    for column in select.find_all(exp.Column):
-        # A column of a query around the block: the derived table could not read it.
-        if column.find_ancestor(exp.Select) is select and column.table and column.table not in own:
-            return None
+    if reads_outer_columns(select):
+        return None  # (a column of a query around the block: the derived table could not read it)
     return plain, rest
 
 
@@ -119,12 +116,12 @@ def _prefiltered(select: exp.Select, alias: str) -> bool:
             continue
         name = names.setdefault((column.table, column.name), f"{alias}_{len(names)}")
         column.replace(exp.column(name, table=exp.to_identifier(alias, quoted=True), quoted=True))
+    # (Never empty: a correlated subquery reads at least one of the block's columns.)
     inner = exp.Select(
         expressions=[
             exp.alias_(exp.column(c, table=exp.to_identifier(t, quoted=True), quoted=True), n)
             for (t, c), n in names.items()
         ]
-        or [exp.alias_(exp.Literal.number(1), f"{alias}_one")]
     )
     inner.set("from_", select.args["from_"].copy())
     inner.set("joins", [j.copy() for j in select.args.get("joins") or []] or None)
