@@ -81,6 +81,7 @@ SPLITS = {
     "float_sums_near_overflow",
     "shadowing_macros",
     "prefiltered_subqueries",
+    "distinct_from_terms",
 }
 
 
@@ -112,6 +113,8 @@ POLARS_COVERS = {
     "integer_try_casts", "mixed_numeric_types", "parquet_reads", "pivots", "polars_forms",
     "polars_precedence_and_subquery_constants", "single_precision", "text_slices",
     "timestamp_interval_shifts", "timestamp_literals", "uuid_texts",
+    # sixty-second session: written for the Polars arm's SQL alone
+    "distinct_from_terms",
 }  # fmt: skip
 
 
