@@ -82,6 +82,7 @@ SPLITS = {
     "shadowing_macros",
     "prefiltered_subqueries",
     "distinct_from_terms",
+    "implied_conditions",
 }
 
 
@@ -114,7 +115,7 @@ POLARS_COVERS = {
     "polars_precedence_and_subquery_constants", "single_precision", "text_slices",
     "timestamp_interval_shifts", "timestamp_literals", "uuid_texts",
     # sixty-second session: written for the Polars arm's SQL alone
-    "distinct_from_terms",
+    "distinct_from_terms", "implied_conditions",
 }  # fmt: skip
 
 

@@ -24,19 +24,11 @@ from sqlglot import exp
 
 from dau_scheduler.arms.polars_checks import defined_names, reads_outer_columns, source_items
 from dau_scheduler.errors import SqlError
-from dau_scheduler.rewrite.block_parts import conjuncts
+from dau_scheduler.rewrite.block_parts import conjuncts, disjuncts
 
 #: The comparisons Polars decorrelates between an inner and an outer column (each checked
 #: against DuckDB over NULLs in both, in scalar, EXISTS, NOT EXISTS and IN subqueries).
 _COMPARISONS = (exp.EQ, exp.NEQ, exp.LT, exp.LTE, exp.GT, exp.GTE)
-
-
-def _disjuncts(condition: exp.Expr) -> list[exp.Expr]:
-    """The branches of a disjunction, through parentheses."""
-    inner = condition.unnest()
-    if isinstance(inner, exp.Or):
-        return [*_disjuncts(inner.this), *_disjuncts(inner.expression)]
-    return [inner]
 
 
 def common_conjuncts_first(node: exp.Expr) -> exp.Expr:
@@ -48,7 +40,7 @@ def common_conjuncts_first(node: exp.Expr) -> exp.Expr:
     where = node.args.get("where") if isinstance(node, exp.Select) else None
     if where is None:
         return node
-    branches = [conjuncts(branch) for branch in _disjuncts(where.this)]
+    branches = [conjuncts(branch) for branch in disjuncts(where.this)]
     if len(branches) < 2:
         return node
     common = [term for term in branches[0] if all(term in other for other in branches[1:])]

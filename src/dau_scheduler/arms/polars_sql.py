@@ -83,6 +83,7 @@ from dau_scheduler.arms.polars_gpu import (
     refuse_nan_comparisons,
     refuse_overflow_checks,
 )
+from dau_scheduler.arms.polars_implied import imply_table_conditions
 from dau_scheduler.arms.polars_join_sql import (
     filter_joined_table,
     filter_right_join_source,
@@ -589,7 +590,8 @@ def polars_sql(
     refuse_divergent(partial, DECIMAL_SCALE)
     refuse_deep_nesting(partial)
     partial = in_subqueries_as_exists(partial.transform(like_as_functions, copy=False), schema)
-    partial = prefilter(name_shared_outer_columns(partial, schema))
+    partial = imply_table_conditions(name_shared_outer_columns(partial, schema))
+    partial = prefilter(partial)
     return str(partial.sql(dialect=_PolarsSQL))
 
 

@@ -20,6 +20,14 @@ def conjuncts(condition: exp.Expr) -> list[exp.Expr]:
     return [inner]
 
 
+def disjuncts(condition: exp.Expr) -> list[exp.Expr]:
+    """The branches of a disjunction, through parentheses."""
+    inner = condition.unnest()
+    if isinstance(inner, exp.Or):
+        return [*disjuncts(inner.this), *disjuncts(inner.expression)]
+    return [inner]
+
+
 def distinct_on_keys(select: exp.Select) -> list[exp.Expr]:
     """The keys of a block's DISTINCT ON (none for another block)."""
     distinct = select.args.get("distinct")
@@ -124,6 +132,7 @@ __all__ = [
     "Refuse",
     "aggregate_calls",
     "conjuncts",
+    "disjuncts",
     "distinct_on_keys",
     "function_name",
     "is_aggregate",
