@@ -5,7 +5,9 @@ derived table over it, or ``t`` again) and a tiny ``v``, joined inner, by commas
 terms on one table (comparisons with constants written as sums and casts, IN lists holding
 NULL, BETWEEN, IS [NOT] NULL, IS [NOT] DISTINCT FROM, nested ORs and NOTs), terms across
 tables, and terms that call functions; over integers, text, doubles with NaN and infinities,
-decimals and dates, each with NULLs."""
+decimals and dates, each with NULLs. Beside them, IN and NOT IN of uncorrelated subqueries on
+one table's column (sets holding NULL, empty sets), which the arm applies to that table before
+the joins (``arms/polars_early_semijoins.py``)."""
 
 from _probe import arguments, write
 
@@ -92,6 +94,23 @@ def branch(names):
     return " AND ".join(terms)
 
 
+def semijoin(names):
+    """An IN or NOT IN of an uncorrelated subquery on one table's column (a semi or anti join
+    the Polars arm applies to that table before the joins: ``arms/polars_early_semijoins.py``)."""
+    a = R.choice(names)
+    column, values = R.choice(
+        [
+            ("k", "SELECT v.k FROM v WHERE v.m > 2"),
+            ("k", "SELECT u2.k FROM u AS u2 WHERE u2.j < 20"),
+            ("n", "SELECT v.n FROM v WHERE v.s IS NOT NULL"),
+            ("n", "SELECT CASE WHEN v.m = 3 THEN NULL ELSE v.n END FROM v"),
+            ("s", "SELECT v.s FROM v"),
+            ("k", "SELECT v.k FROM v WHERE v.m > 100"),
+        ]
+    )
+    return f"{a}.{column} {R.choice(['', 'NOT '])}IN ({values})"
+
+
 def disjunction(names):
     return "(" + " OR ".join(f"({branch(names)})" for _ in range(R.randint(2, 4))) + ")"
 
@@ -120,6 +139,8 @@ for _q in range(COUNT):
         conditions.append(disjunction(names))
     if R.random() < 0.3:
         conditions.append(one_table("t"))
+    for _ in range(R.choice([0, 0, 1, 1, 2])):
+        conditions.append(semijoin(names))
     where = " AND ".join(conditions)
     other = names[1]
     select = R.choice(

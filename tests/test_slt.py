@@ -83,6 +83,7 @@ SPLITS = {
     "prefiltered_subqueries",
     "distinct_from_terms",
     "implied_conditions",
+    "early_semijoins",
 }
 
 
@@ -115,7 +116,7 @@ POLARS_COVERS = {
     "polars_precedence_and_subquery_constants", "single_precision", "text_slices",
     "timestamp_interval_shifts", "timestamp_literals", "uuid_texts",
     # sixty-second session: written for the Polars arm's SQL alone
-    "distinct_from_terms", "implied_conditions",
+    "distinct_from_terms", "implied_conditions", "early_semijoins",
 }  # fmt: skip
 
 

@@ -93,7 +93,7 @@ def _table_of(term: exp.Expr, names: set[str]) -> str | None:
     return None
 
 
-def _joined_inner(select: exp.Select) -> bool:
+def joined_inner(select: exp.Select) -> bool:
     """Whether ``select``'s FROM holds only tables and derived tables, joined by inner, cross
     or comma joins."""
     if select.args.get("from_") is None or select.args.get("laterals"):
@@ -141,7 +141,7 @@ def imply_table_conditions(tree: exp.Expr) -> exp.Expr:
     docstring), in place."""
     for select in tree.find_all(exp.Select):
         where = select.args.get("where")
-        if where is None or not _joined_inner(select):
+        if where is None or not joined_inner(select):
             continue
         names = defined_names(select)
         terms = conjuncts(where.this)
@@ -157,4 +157,4 @@ def imply_table_conditions(tree: exp.Expr) -> exp.Expr:
     return tree
 
 
-__all__ = ["imply_table_conditions"]
+__all__ = ["imply_table_conditions", "joined_inner"]

@@ -60,6 +60,7 @@ from dau_scheduler.arms.polars_decimals import (
     check_products,
     mark_checked_products,
 )
+from dau_scheduler.arms.polars_early_semijoins import semijoins_first
 from dau_scheduler.arms.polars_floats import nan_ranked_extrema, round_half_away, special_value
 from dau_scheduler.arms.polars_forms import (
     constant_groups_need_rows,
@@ -590,7 +591,8 @@ def polars_sql(
     refuse_divergent(partial, DECIMAL_SCALE)
     refuse_deep_nesting(partial)
     partial = in_subqueries_as_exists(partial.transform(like_as_functions, copy=False), schema)
-    partial = imply_table_conditions(name_shared_outer_columns(partial, schema))
+    partial = name_shared_outer_columns(semijoins_first(partial), schema)
+    partial = imply_table_conditions(partial)
     partial = prefilter(partial)
     return str(partial.sql(dialect=_PolarsSQL))
 
