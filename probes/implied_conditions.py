@@ -7,7 +7,8 @@ NULL, BETWEEN, IS [NOT] NULL, IS [NOT] DISTINCT FROM, nested ORs and NOTs), term
 tables, and terms that call functions; over integers, text, doubles with NaN and infinities,
 decimals and dates, each with NULLs. Beside them, IN and NOT IN of uncorrelated subqueries on
 one table's column (sets holding NULL, empty sets), which the arm applies to that table before
-the joins (``arms/polars_early_semijoins.py``)."""
+the joins, and subqueries correlated with the column a set tests, which share the set
+(``arms/polars_early_semijoins.py``)."""
 
 from _probe import arguments, write
 
@@ -33,6 +34,11 @@ lines = [
     "CREATE TABLE v AS SELECT i AS m, i % 4 AS n, ['a','z',NULL][i % 3 + 1] AS s, i % 3 AS k, "
     "(i / 2)::DOUBLE AS f, (i / 4)::DECIMAL(6,2) AS d, DATE '2020-01-10' + i::INTEGER AS dt "
     "FROM range(8) r(i)",
+    "",
+    "statement ok",
+    "CREATE TABLE x AS SELECT i AS m, CASE WHEN i % 5 = 0 THEN NULL ELSE i % 4 END AS n, "
+    "['a','b',NULL][i % 3 + 1] AS s, CASE WHEN i % 7 = 0 THEN NULL ELSE i % 13 END AS k "
+    "FROM range(40) r(i)",
     "",
 ]
 
@@ -108,7 +114,23 @@ def semijoin(names):
             ("k", "SELECT v.k FROM v WHERE v.m > 100"),
         ]
     )
-    return f"{a}.{column} {R.choice(['', 'NOT '])}IN ({values})"
+    return a, column, f"{a}.{column} {R.choice(['', 'NOT '])}IN ({values})"
+
+
+def correlated(a, column):
+    """A subquery over ``x`` correlated with ``a.column`` (which an IN set tests): one row of
+    aggregates, EXISTS or NOT EXISTS, the set shared with it (TPC-H Q20's form)."""
+    match = f"x.{column} = {a}.{column}"
+    extra = R.choice(["", " AND x.m > 1", f" AND x.s = {a}.s"])
+    return R.choice(
+        [
+            f"{a}.n > (SELECT avg(x.m) - 3 FROM x WHERE {match}{extra})",
+            f"{a}.k >= (SELECT count(*) FROM x WHERE {match}{extra})",
+            f"EXISTS (SELECT 1 FROM x WHERE {match}{extra})",
+            f"NOT EXISTS (SELECT 1 FROM x WHERE {match}{extra})",
+            f"({a}.n < (SELECT max(x.n) FROM x WHERE {match}) OR {a}.s = 'a')",
+        ]
+    )
 
 
 def disjunction(names):
@@ -140,7 +162,10 @@ for _q in range(COUNT):
     if R.random() < 0.3:
         conditions.append(one_table("t"))
     for _ in range(R.choice([0, 0, 1, 1, 2])):
-        conditions.append(semijoin(names))
+        a, column, term = semijoin(names)
+        conditions.append(term)
+        if R.random() < 0.4:
+            conditions.append(correlated(a, column))
     where = " AND ".join(conditions)
     other = names[1]
     select = R.choice(
