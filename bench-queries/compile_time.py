@@ -5,7 +5,9 @@ code side by side.
     python bench-queries/compile_time.py --runs 4 --against /tmp/old/src
 
 Each run is one process that opens a Session over each benchmark's files (not timed) and
-compiles every query once (timed; a query the planner refuses counts as compiled). With
+compiles every query once (timed; a query the planner refuses counts as compiled), then
+writes the Polars arm's SQL of each one compiled with a partial (``*_arm``, timed apart: the
+arm's checks and rewrites; per query of the benchmark). With
 ``--against``, a run of that ``src`` folder (first on ``PYTHONPATH``) alternates with each
 run of this checkout's, and the ratio of their medians is printed: this machine's speed
 drifts within an hour, so only runs taken side by side compare.
@@ -32,12 +34,24 @@ for name, module in (("tpch", tpch), ("tpcds", tpcds)):
     with Session(files, device="polars") as session:
         queries = list(module.queries().values())
         t0 = time.perf_counter()
+        compiled = []
         for query in queries:
             try:
-                session.compile(query)
+                compiled.append(session.compile(query))
             except Exception:  # noqa: BLE001 (a refusal or an error: compiled either way)
                 pass
         out[name] = (time.perf_counter() - t0) * 1000 / len(queries)
+        # The Polars arm's SQL of each split one (its checks and rewrites), not cached.
+        t0 = time.perf_counter()
+        for one in compiled:
+            if one.partial is None:
+                continue
+            one.arm_sql.clear()
+            try:
+                session.device.sql_for(one)
+            except Exception:  # noqa: BLE001 (refused by the arm: written as far as it goes)
+                pass
+        out[name + "_arm"] = (time.perf_counter() - t0) * 1000 / len(queries)
 print(json.dumps(out))
 """
 
@@ -66,7 +80,7 @@ def main() -> None:
             there.append(_run(args.against))
         here.append(_run(None))
     result: dict[str, dict[str, float]] = {}
-    for name in ("tpch", "tpcds"):
+    for name in ("tpch", "tpcds", "tpch_arm", "tpcds_arm"):
         row = {"ms_per_query": statistics.median(r[name] for r in here)}
         if there:
             row["against_ms_per_query"] = statistics.median(r[name] for r in there)
