@@ -198,6 +198,7 @@ def _semijoins_shared(select: exp.Select, tree: exp.Expr) -> None:
             and isinstance(item.this, exp.Identifier)
             and not _named_elsewhere(item, tree)
         }
+        own = defined_names(query)  # (a column of a name the query defines is its own)
         restricted: dict[str, list[exp.Expr]] = {}
         for term in conjuncts(where.this):
             if not isinstance(term, exp.EQ):
@@ -207,7 +208,7 @@ def _semijoins_shared(select: exp.Select, tree: exp.Expr) -> None:
                     isinstance(mine, exp.Column)
                     and isinstance(outer, exp.Column)
                     and mine.table in items
-                    and outer.table not in items
+                    and outer.table not in own
                     and (outer.table, outer.name) in sets
                 ):
                     name = sets[(outer.table, outer.name)]
