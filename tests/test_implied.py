@@ -11,11 +11,9 @@ from pathlib import Path
 import sqlglot
 from sqlglot import exp
 
-from dau_scheduler import Session
 from dau_scheduler.arms.polars_implied import imply_table_conditions
-from dau_scheduler.compare import compare_tables
 from dau_scheduler.rewrite.block_parts import conjuncts
-from dau_scheduler.tpch import queries
+from polars_rewrites import tpch_written_and_exact
 
 
 def _added(sql: str) -> list[str]:
@@ -99,14 +97,7 @@ def test_blocks_and_conditions_left_as_written() -> None:
 def test_tpch_queries_with_ors_across_tables_split_exactly(tpch_dir: Path) -> None:
     """Q7 (two nations, each read twice) and Q19 (three brands' terms on ``part`` and
     ``lineitem``) are written on the Polars arm and split to DuckDB's answer."""
-    with Session(tpch_dir, device="polars") as session:
-        for name in ("q07", "q19"):
-            sql = queries()[name]
-            compiled = session.compile(sql, None)
-            assert session.device is not None
-            text = session.device.sql_for(compiled)  # type: ignore[attr-defined]
-            assert text.count(" OR ") > sql.count(" OR "), name
-            result = session.sql(sql, device_share=0.5)
-            assert result.execution is not None and result.execution.device_rows > 0, name
-            expected = session.host.cursor().sql(sql).to_arrow_table()
-            assert compare_tables(result.table, expected) is None, name
+    tpch_written_and_exact(
+        tpch_dir,
+        dict.fromkeys(("q07", "q19"), lambda text, sql: text.count(" OR ") > sql.count(" OR ")),
+    )

@@ -12,10 +12,8 @@ from pathlib import Path
 import sqlglot
 from sqlglot import exp
 
-from dau_scheduler import Session
 from dau_scheduler.arms.polars_prefilter import ALIAS, prefilter
-from dau_scheduler.compare import compare_tables
-from dau_scheduler.tpch import queries
+from polars_rewrites import tpch_written_and_exact
 
 
 def _written(sql: str) -> exp.Expr:
@@ -79,13 +77,7 @@ def test_tpch_subquery_queries_split_exactly_with_the_plain_conditions_first(
     """Q2, Q4, Q17, Q21 and Q22 hold a correlated subquery beside plain conditions; on the
     Polars arm each is written with them first and splits to DuckDB's answer. (Q20's block
     holds two correlated subqueries and nothing else.)"""
-    with Session(tpch_dir, device="polars") as session:
-        for name in ("q02", "q04", "q17", "q21", "q22"):
-            sql = queries()[name]
-            compiled = session.compile(sql, None)
-            assert session.device is not None
-            assert f'"{ALIAS}0"' in session.device.sql_for(compiled), name  # type: ignore[attr-defined]
-            result = session.sql(sql, device_share=0.5)
-            assert result.execution is not None and result.execution.device_rows > 0, name
-            expected = session.host.cursor().sql(sql).to_arrow_table()
-            assert compare_tables(result.table, expected) is None, name
+    tpch_written_and_exact(
+        tpch_dir,
+        dict.fromkeys(("q02", "q04", "q17", "q21", "q22"), lambda text, _: f'"{ALIAS}0"' in text),
+    )
