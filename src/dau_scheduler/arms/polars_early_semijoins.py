@@ -50,28 +50,16 @@ from sqlglot import exp
 
 from dau_scheduler.arms.polars_checks import defined_names, source_items
 from dau_scheduler.arms.polars_implied import joined_inner
-from dau_scheduler.arms.polars_semijoins import COLUMN as PREFIX_COLUMN
-from dau_scheduler.arms.polars_semijoins import PREFIX
+from dau_scheduler.arms.polars_semijoins import COLUMN, PREFIX, reads_a_set, set_test
 from dau_scheduler.rewrite.block_parts import conjuncts
 from dau_scheduler.rewrite.planner import PLACEHOLDER
-
-
-def _reads_a_set(select: exp.Select) -> bool:
-    """Whether ``select`` reads one of ``polars_semijoins``' CTEs alone."""
-    items = source_items(select)
-    return (
-        len(items) == 1
-        and isinstance(items[0], exp.Table)
-        and items[0].name.startswith(PREFIX)
-        and not select.args.get("joins")
-    )
 
 
 def _one_table_semijoin(term: exp.Expr, names: set[str]) -> str | None:
     """The one table of ``names`` a semi or anti join ``term`` (module docstring) tests the
     rows of, or None for any other term."""
     selects = list(term.find_all(exp.Select))
-    if not selects or not all(_reads_a_set(select) for select in selects):
+    if not selects or not all(reads_a_set(select) for select in selects):
         return None
     tables = set()
     for column in term.find_all(exp.Column):
@@ -136,27 +124,12 @@ def _restrict(item: exp.Table, terms: list[exp.Expr]) -> None:
 
 def _semijoin_sets(select: exp.Select) -> dict[tuple[str, str], str]:
     """``(table, column)`` -> the CTE of each semi join among ``select``'s WHERE's conjuncts
-    that tests a bare column of one of its tables (``EXISTS (SELECT 1 FROM __dau_inN WHERE
-    t.x = __dau_inN.__dau_in)``)."""
+    that tests a bare column of one of its tables (``polars_semijoins.set_test``)."""
     where, names, sets = select.args.get("where"), defined_names(select), {}
     for term in conjuncts(where.this) if where is not None else []:
-        inner = term.this if isinstance(term, exp.Exists) else None
-        if not isinstance(inner, exp.Select) or not _reads_a_set(inner) or inner.find(exp.Join):
-            continue
-        test = inner.args.get("where")
-        test = test.this.unnest() if test is not None else None
-        if not isinstance(test, exp.EQ) or inner.find(exp.Select, bfs=False) is not inner:
-            continue
-        outer, key = test.this, test.expression
-        if isinstance(outer, exp.Column) and outer.table.startswith(PREFIX):
-            outer, key = key, outer
-        if (
-            isinstance(outer, exp.Column)
-            and isinstance(key, exp.Column)
-            and outer.table in names
-            and key.table == inner.args["from_"].this.alias_or_name
-        ):
-            sets[(outer.table, outer.name)] = inner.args["from_"].this.name
+        found = set_test(term)
+        if found is not None and found[0].table in names:
+            sets[(found[0].table, found[0].name)] = found[1]
     return sets
 
 
@@ -187,7 +160,7 @@ def _semijoins_shared(select: exp.Select, tree: exp.Expr) -> None:
         if (
             query.parent_select is not select  # (a query nested deeper reads its own scope)
             or where is None
-            or _reads_a_set(query)  # (a semi join itself)
+            or reads_a_set(query)  # (a semi join itself)
             or not _one_row_or_exists(query)
         ):
             continue
@@ -212,7 +185,7 @@ def _semijoins_shared(select: exp.Select, tree: exp.Expr) -> None:
                     and (outer.table, outer.name) in sets
                 ):
                     name = sets[(outer.table, outer.name)]
-                    key = exp.column(PREFIX_COLUMN, table=name, quoted=True)
+                    key = exp.column(COLUMN, table=name, quoted=True)
                     test = exp.EQ(this=mine.copy(), expression=key)
                     check = exp.select("1").from_(exp.to_table(name, quoted=True)).where(test)
                     restricted.setdefault(mine.table, []).append(exp.Exists(this=check))

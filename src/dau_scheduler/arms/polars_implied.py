@@ -31,10 +31,9 @@ from __future__ import annotations
 from sqlglot import exp
 
 from dau_scheduler.arms.polars_checks import defined_names, source_items
+from dau_scheduler.arms.polars_functions import COMPARISONS
 from dau_scheduler.rewrite.block_parts import conjuncts, disjuncts
 
-#: Comparisons a term may make between a bare column and a constant.
-_COMPARISONS = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.NullSafeEQ, exp.NullSafeNEQ)
 #: Nodes a constant may be made of: literals, their signs, sums and products, and casts of them.
 _CONSTANT_PARTS = (
     exp.Literal,
@@ -70,7 +69,7 @@ def _table_of(term: exp.Expr, names: set[str]) -> str | None:
     if isinstance(node, (exp.And, exp.Or)):
         left, right = _table_of(node.this, names), _table_of(node.expression, names)
         return left if left is not None and left == right else None
-    if isinstance(node, _COMPARISONS):
+    if isinstance(node, COMPARISONS):  # (a bare column against a constant)
         for column, other in ((node.this, node.expression), (node.expression, node.this)):
             table = _column_of(column, names)
             if table is not None and _constant(other):

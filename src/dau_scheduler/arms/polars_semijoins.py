@@ -85,6 +85,42 @@ def _exists(column: exp.Column, name: str) -> exp.Exists:
     return exp.Exists(this=select.where(exp.EQ(this=column.copy(), expression=key)))
 
 
+def reads_a_set(select: exp.Select) -> bool:
+    """Whether ``select`` reads one of the CTEs this writes, alone."""
+    items = source_items(select)
+    return (
+        len(items) == 1
+        and isinstance(items[0], exp.Table)
+        and items[0].name.startswith(PREFIX)
+        and not select.args.get("joins")
+    )
+
+
+def set_test(term: exp.Expr) -> tuple[exp.Column, str] | None:
+    """The outer column and the CTE of ``term`` where it is a semi join :func:`_exists` wrote
+    (``EXISTS (SELECT 1 FROM __dau_inN WHERE x = __dau_inN.__dau_in)``), else None."""
+    inner = term.this if isinstance(term, exp.Exists) else None
+    if not isinstance(inner, exp.Select) or not reads_a_set(inner):
+        return None
+    if any(select is not inner for select in inner.find_all(exp.Select)):
+        return None
+    test = inner.args.get("where")
+    test = test.this.unnest() if test is not None else None
+    if not isinstance(test, exp.EQ):
+        return None
+    name = inner.args["from_"].this.name
+    for outer, key in ((test.this, test.expression), (test.expression, test.this)):
+        if (
+            isinstance(outer, exp.Column)
+            and isinstance(key, exp.Column)
+            and key.table == inner.args["from_"].this.alias_or_name
+            and key.name == COLUMN
+            and not outer.table.startswith(PREFIX)
+        ):
+            return outer, name
+    return None
+
+
 def _scalar(name: str, value: str) -> exp.Subquery:
     return exp.select(value).from_(exp.to_table(name, quoted=True)).subquery()
 
@@ -238,4 +274,11 @@ def _positive_ins(condition: exp.Expr) -> list[exp.In]:
     return [condition] if isinstance(condition, exp.In) else []
 
 
-__all__ = ["correlated_not_ins_as_exists", "in_subqueries_as_exists"]
+__all__ = [
+    "COLUMN",
+    "PREFIX",
+    "correlated_not_ins_as_exists",
+    "in_subqueries_as_exists",
+    "reads_a_set",
+    "set_test",
+]
