@@ -84,6 +84,7 @@ SPLITS = {
     "distinct_from_terms",
     "implied_conditions",
     "early_semijoins",
+    "derived_tables_named_like_tables",
 }
 
 
@@ -117,6 +118,8 @@ POLARS_COVERS = {
     "timestamp_interval_shifts", "timestamp_literals", "uuid_texts",
     # sixty-second session: written for the Polars arm's SQL alone
     "distinct_from_terms", "implied_conditions", "early_semijoins",
+    # sixty-third session
+    "derived_tables_named_like_tables",
 }  # fmt: skip
 
 

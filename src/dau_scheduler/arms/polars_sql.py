@@ -592,8 +592,8 @@ def polars_sql(
     refuse_deep_nesting(partial)
     partial = in_subqueries_as_exists(partial.transform(like_as_functions, copy=False), schema)
     partial = name_shared_outer_columns(semijoins_first(partial), schema)
-    partial = imply_table_conditions(partial)
-    partial = prefilter(partial)
+    partial = prefilter(imply_table_conditions(partial))
+    refuse_shadowing_aliases(partial)  # again: the rewrites above wrap tables in derived ones
     return str(partial.sql(dialect=_PolarsSQL))
 
 
