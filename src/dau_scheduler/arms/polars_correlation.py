@@ -209,7 +209,9 @@ def name_shared_outer_columns(tree: exp.Expr, schema: dict[str, dict[str, str]])
     of its own: its source ``u`` read as ``(SELECT *, u.n AS __dau_o0 FROM u) AS u`` and the
     reference as ``u.__dau_o0``, which Polars cannot read as another source's column. Refused
     by name where the query around it outputs a star (the new column would be an output) or
-    the source is neither a table nor a derived table."""
+    the source is neither a table nor a derived table. A wrapper named like a table the query
+    reads elsewhere (``u AS v`` beside the table ``v``) is refused after the rewrites
+    (``polars_sql``: Polars would read that table as the wrapper)."""
     wrappers: dict[int, tuple[exp.Expr, dict[str, tuple[exp.Identifier, str]]]] = {}
     count = 0
     for column, outer in _shared_outer_references(tree, schema):
