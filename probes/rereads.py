@@ -11,19 +11,11 @@ like a derived table as the derived one (30th and 62nd sessions); DuckDB is the 
 A split table ``t`` and two small tables ``u`` and ``v`` whose columns share names, with NULL
 keys; only integer and text columns, so every answer compares exactly."""
 
-from _probe import arguments, write
+from _probe import JOINED_TABLES, arguments, write
 
 R, out, COUNT = arguments()
 lines = [
-    "statement ok",
-    "CREATE TABLE t AS SELECT i, CASE WHEN i % 17 = 0 THEN NULL ELSE i % 11 END AS k, "
-    "CASE WHEN i % 23 = 0 THEN NULL ELSE (i % 7 - 3)::INTEGER END AS n, "
-    "['a','b',NULL,'ab'][i % 4 + 1] AS s FROM range(3000) r(i)",
-    "",
-    "statement ok",
-    "CREATE TABLE u AS SELECT i AS j, CASE WHEN i % 9 = 0 THEN NULL ELSE i % 13 END AS k, "
-    "(i % 5 - 2)::INTEGER AS n, ['a','b','z',NULL][i % 4 + 1] AS s FROM range(60) r(i)",
-    "",
+    *JOINED_TABLES,
     "statement ok",
     "CREATE TABLE v AS SELECT i AS j, i % 4 AS n, ['a','z',NULL][i % 3 + 1] AS s, "
     "CASE WHEN i = 5 THEN NULL ELSE i % 6 END AS k FROM range(9) r(i)",
