@@ -10,7 +10,12 @@ operations. Each limit was found by running the form on both engines (tests/slt/
   rest of the query: ``FROM f JOIN (SELECT k, count(*) AS c FROM dk GROUP BY k) AS dk ...
   WHERE f.k IN (SELECT k FROM dk WHERE c > 50)`` read the subquery's ``dk`` as the derived
   table (221 rows for 442; found by ``probes/joined_aggregates.py``, thirtieth session). A
-  derived table named like a table read outside it is refused.
+  derived table named like a table read outside it is refused. So is a source read under the
+  name of another table the query reads (``FROM t, u AS v WHERE v.s = 'z' AND v.n >= (SELECT
+  min(w.n) FROM v AS w ...)``): Polars also looks ``v.s`` up in the table ``v``, whose frame
+  holds only the columns the query reads of it, and failed as it ran (no column ``s`` in
+  ``v``; ``probes/rereads.py``, sixty-third session). So is one alias over two tables (``v AS
+  u`` beside ``u``'s rows read as ``u`` in a derived table: Polars read ``u.j`` in ``v``'s frame).
 - **Set operations** (``UNION``, ``INTERSECT``, ``EXCEPT``, with or without ``ALL``). Both
   engines keep one row per distinct row and match NULLs. They coerce branches of different types
   differently (``x UNION 2.5``: a double in Polars, a decimal in DuckDB), and keep a different
@@ -30,6 +35,7 @@ from sqlglot import exp
 
 from dau_scheduler.arms.polars_checks import reads_outer_columns
 from dau_scheduler.errors import SqlError
+from dau_scheduler.rewrite.planner import PLACEHOLDER
 
 
 def refuse_unsafe_ctes(tree: exp.Expr, held: Collection[str] | None) -> None:
@@ -58,9 +64,10 @@ def refuse_unsafe_ctes(tree: exp.Expr, held: Collection[str] | None) -> None:
         )
 
 
-def refuse_shadowing_aliases(tree: exp.Expr) -> None:
-    """Raise ``SqlError`` for a derived table named like a table read outside it (module
-    docstring)."""
+def refuse_shadowing_aliases(tree: exp.Expr, split_table: str) -> None:
+    """Raise ``SqlError`` for a derived table named like a table read outside it, or a source
+    read under another table's name (module docstring)."""
+    refuse_aliases_of_other_tables(tree, split_table)
     for subquery in tree.find_all(exp.Subquery):
         alias = subquery.alias_or_name.lower()
         if not alias or not isinstance(subquery.parent, (exp.From, exp.Join)):
@@ -72,6 +79,25 @@ def refuse_shadowing_aliases(tree: exp.Expr) -> None:
                     f"the derived table {alias} is named like the table {table.name} read "
                     "outside it, which Polars would read as the derived table"
                 )
+
+
+def refuse_aliases_of_other_tables(tree: exp.Expr, split_table: str) -> None:
+    """Raise ``SqlError`` for a name under which the query reads two tables: a source read under
+    the name of another table or CTE the query reads, or one alias over two tables (module
+    docstring); the split's placeholder is the split table's rows."""
+    tables: dict[str, set[str]] = {}
+    for table in tree.find_all(exp.Table):
+        name = (split_table if table.name == PLACEHOLDER else table.name).lower()
+        tables.setdefault(table.alias_or_name.lower(), set()).add(name)
+    read = set().union(*tables.values())
+    for alias, names in sorted(tables.items()):
+        named = names | ({alias} & read)
+        if len(named) > 1:
+            raise SqlError(
+                f"the query reads {' and '.join(sorted(named))} under the name {alias}, the "
+                "name of another table it reads, in whose frame Polars also looks up the "
+                "columns read as its"
+            )
 
 
 def refuse_set_operations(tree: exp.Expr, typed: bool) -> None:

@@ -586,14 +586,14 @@ def polars_sql(
                 mark_nan_free_columns(partial, nan_free)
             refuse_nan_comparisons(partial)
     refuse_unsafe_ctes(partial, None if types is None else [*types, PLACEHOLDER])
-    refuse_shadowing_aliases(partial)
+    refuse_shadowing_aliases(partial, split)
     refuse_set_operations(partial, typed=types is not None)
     refuse_divergent(partial, DECIMAL_SCALE)
     refuse_deep_nesting(partial)
     partial = in_subqueries_as_exists(partial.transform(like_as_functions, copy=False), schema)
     partial = name_shared_outer_columns(semijoins_first(partial), schema)
     partial = prefilter(imply_table_conditions(partial))
-    refuse_shadowing_aliases(partial)  # again: the rewrites above wrap tables in derived ones
+    refuse_shadowing_aliases(partial, split)  # again: the rewrites above write derived tables
     return str(partial.sql(dialect=_PolarsSQL))
 
 
