@@ -94,9 +94,8 @@ def refuse_aliases_of_other_tables(tree: exp.Expr, split_table: str) -> None:
         named = names | ({alias} & read)
         if len(named) > 1:
             raise SqlError(
-                f"the query reads {' and '.join(sorted(named))} under the name {alias}, the "
-                "name of another table it reads, in whose frame Polars also looks up the "
-                "columns read as its"
+                f"the query reads {' and '.join(sorted(named))} under one name, {alias}: "
+                "Polars may look a column read under it up in the other table's frame"
             )
 
 
