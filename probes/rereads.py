@@ -49,17 +49,12 @@ def rows_of(table):
     return R.choice([f"{table}", f"{table} AS {table}", f"{table} AS w", f"{table} w"])
 
 
-def alias_in(item):
-    parts = item.split()
-    return parts[-1]
-
-
-def subquery_term(outer, joined):
+def subquery_term(outer):
     """A term reading a small table again in a subquery (correlated with an outer source or
     not), possibly under the name an outer source holds."""
     table = small()
     item = rows_of(table)
-    a = alias_in(item)
+    a = item.split()[-1]
     col = R.choice(["k", "n", "s"])
     other = R.choice(outer)
     forms = [
@@ -76,9 +71,10 @@ def subquery_term(outer, joined):
 
 
 def joined_source():
-    """The FROM clause: ``t`` and one or two small tables, some under another table's name."""
-    names = ["t"]
-    parts = ["t"]
+    """The FROM clause (``t`` and one or two small tables, some under another table's name),
+    the names it defines, the conditions its commas leave to WHERE, and its CTEs by name (a
+    second CTE of a name is dropped: its join reads the first)."""
+    names, parts, joins_where, ctes = ["t"], ["t"], [], {}
     for _ in range(R.randint(1, 2)):
         table = small()
         alias = R.choice([table, table, "w" + str(len(names)), "u" if table == "v" else "v"])
@@ -100,21 +96,18 @@ def joined_source():
             parts.append(f"JOIN {rows} ON {on}")
         elif kind == "cte":
             name = R.choice(["u", "v", "c1"])
-            ctes.append(f"{name} AS (SELECT * FROM {table} WHERE {plain(table)})")
+            ctes.setdefault(name, f"{name} AS (SELECT * FROM {table} WHERE {plain(table)})")
             parts.append(f"{R.choice(['JOIN', 'LEFT JOIN'])} {name} AS {alias} ON {on}")
         else:
             parts.append(f"{kind} {table} AS {alias} ON {on}")
         names.append(alias)
-    return " ".join(parts).replace(" ,", ","), names
+    return " ".join(parts).replace(" ,", ","), names, joins_where, ctes
 
 
 for _q in range(COUNT):
-    ctes: list[str] = []
-    joins_where: list[str] = []
-    source, names = joined_source()
-    conditions = list(joins_where)
+    source, names, conditions, ctes = joined_source()
     for _ in range(R.randint(1, 3)):
-        conditions.append(subquery_term(names, names[1:]))
+        conditions.append(subquery_term(names))
     if R.random() < 0.5:
         conditions.append(plain(R.choice(names)))
     if R.random() < 0.3:
@@ -130,15 +123,7 @@ for _q in range(COUNT):
         ]
     )
     group = " GROUP BY g" if "AS g" in select else ""
-    with_ = ""
-    if ctes:
-        seen, kept = set(), []  # a second CTE of a name is dropped: its join reads the first
-        for c in ctes:
-            name = c.split(" AS ")[0]
-            if name not in seen:
-                seen.add(name)
-                kept.append(c)
-        with_ = "WITH " + ", ".join(kept) + " "
+    with_ = "WITH " + ", ".join(ctes.values()) + " " if ctes else ""
     where = " AND ".join(conditions)
     lines += ["query I", f"{with_}SELECT {select} FROM {source} WHERE {where}{group}", ""]
 write(out, lines)
